@@ -1,0 +1,219 @@
+// Loopback data path: the emulated NIC of one node. It serves the requests
+// other nodes aimed at this node, one at a time, in posting order per
+// source; a SEND that finds no posted receive stalls only its own
+// connection (RNR retry) until a receive arrives or the RNR budget ends.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "backends/loopback/loopback_fabric.h"
+
+namespace locus::loopback {
+namespace {
+
+// Copies like a DMA engine: front to back, a word at a time, while the CPU
+// may be writing the same bytes. The race with the CPU is the behaviour
+// being emulated, so ThreadSanitizer is told not to instrument it; loop
+// distribution is off so the compiler cannot turn this into memcpy, whose
+// copy order is unspecified.
+__attribute__((no_sanitize("thread"), optimize("no-tree-loop-distribute-patterns")))
+void nic_copy(std::byte* dst, const std::byte* src, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, src + i, 8);
+    std::memcpy(dst + i, &w, 8);
+  }
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+bool is_message(Opcode op) { return op == Opcode::kSend || op == Opcode::kWriteWithImm; }
+
+Access right_for(Opcode op) {
+  switch (op) {
+    case Opcode::kRead: return kRemoteRead;
+    case Opcode::kWrite:
+    case Opcode::kWriteWithImm: return kRemoteWrite;
+    case Opcode::kCas:
+    case Opcode::kFaa: return kRemoteAtomic;
+    default: return kLocalOnly;
+  }
+}
+
+}  // namespace
+
+const RegionEntry* Node::find_remote(const RemoteAddr& a, uint64_t len, Access need,
+                                     WcStatus* err) const {
+  auto it = regions_.find(a.region);
+  if (a.node != id_ || it == regions_.end() || it->second.rkey != a.rkey ||
+      (it->second.access & need) != need || len > it->second.length ||
+      a.offset > it->second.length - len) {
+    *err = WcStatus::kRemoteAccessError;
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void Node::finish_initiator(const InboundOp& op, WcStatus status) {
+  Node* src = fabric_.node(op.source);
+  if (src == nullptr) return;
+  if (op.wr.signaled || status != WcStatus::kSuccess) {
+    Completion c;
+    c.wr_id = op.wr.wr_id;
+    c.op = op.wr.op;
+    c.status = status;
+    c.peer = id_;
+    c.byte_len = op.wr.local.length;
+    src->complete(c);
+  }
+  src->outstanding_send().fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void Node::execute_one_sided(const InboundOp& op) {
+  const WorkRequest& wr = op.wr;
+  auto* local = static_cast<std::byte*>(wr.local.addr);
+  const bool atomic = wr.op == Opcode::kCas || wr.op == Opcode::kFaa;
+  const uint64_t len = atomic ? 8 : wr.local.length;
+  WcStatus status = WcStatus::kSuccess;
+  {
+    std::shared_lock<std::shared_mutex> lock(regions_mu_);
+    const RegionEntry* r = find_remote(wr.remote, len, right_for(wr.op), &status);
+    if (r != nullptr) {
+      std::byte* target = r->base + wr.remote.offset;
+      switch (wr.op) {
+        case Opcode::kRead: nic_copy(local, target, len); break;
+        case Opcode::kWrite:
+        case Opcode::kWriteWithImm: nic_copy(target, local, len); break;
+        case Opcode::kCas:
+        case Opcode::kFaa: {
+          if (reinterpret_cast<uintptr_t>(target) % 8 != 0) {
+            status = WcStatus::kRemoteOperationError;
+            break;
+          }
+          auto* word = reinterpret_cast<uint64_t*>(target);
+          uint64_t old;
+          if (wr.op == Opcode::kCas) {
+            old = wr.compare_add;
+            __atomic_compare_exchange_n(word, &old, wr.swap, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+          } else {
+            old = __atomic_fetch_add(word, wr.compare_add, __ATOMIC_SEQ_CST);
+          }
+          std::memcpy(local, &old, 8);
+          break;
+        }
+        default: status = WcStatus::kRemoteOperationError; break;
+      }
+    }
+  }
+  if (wr.op == Opcode::kWriteWithImm) {
+    // The receive was consumed before execution; a failed WRITE gives it back.
+    std::unique_lock<std::mutex> lock(nic_mu_);
+    RecvRequest recv = recvs_.front();
+    if (status != WcStatus::kSuccess) {
+      lock.unlock();
+    } else {
+      recvs_.pop_front();
+      lock.unlock();
+      posted_recvs_.fetch_sub(1, std::memory_order_acq_rel);
+      Completion c;
+      c.wr_id = recv.wr_id;
+      c.op = Opcode::kRecv;
+      c.peer = op.source;
+      c.byte_len = static_cast<uint32_t>(len);
+      c.imm = wr.imm;
+      c.has_imm = true;
+      complete(c);
+    }
+  }
+  finish_initiator(op, status);
+}
+
+bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
+  if (op.wr.op == Opcode::kSend) {
+    RecvRequest recv = recvs_.front();
+    recvs_.pop_front();
+    nic_lock.unlock();
+    posted_recvs_.fetch_sub(1, std::memory_order_acq_rel);
+    Completion rc;
+    rc.wr_id = recv.wr_id;
+    rc.op = Opcode::kRecv;
+    rc.peer = op.source;
+    WcStatus sender_status = WcStatus::kSuccess;
+    if (op.wr.local.length > recv.local.length) {
+      rc.status = WcStatus::kLocalLengthError;
+      sender_status = WcStatus::kRemoteOperationError;
+    } else {
+      nic_copy(static_cast<std::byte*>(recv.local.addr),
+               static_cast<const std::byte*>(op.wr.local.addr), op.wr.local.length);
+      rc.byte_len = op.wr.local.length;
+      rc.imm = op.wr.imm;
+    }
+    complete(rc);
+    finish_initiator(op, sender_status);
+  } else {
+    nic_lock.unlock();
+    execute_one_sided(op);
+  }
+  nic_lock.lock();
+  return true;
+}
+
+void Node::nic_loop() {
+  const LoopbackOptions& opt = fabric_.options();
+  std::unique_lock<std::mutex> lock(nic_mu_);
+  // Sources whose head-of-line message waits for a receive (few at once).
+  std::vector<NodeId> stalled;
+  while (!nic_stop_) {
+    if (inbound_.empty()) {
+      nic_cv_.wait(lock);
+      continue;
+    }
+    const Nanos now = fabric_.now_ns();
+    Nanos wake_at = INT64_MAX;
+    bool progressed = false;
+    stalled.clear();
+    for (auto it = inbound_.begin(); it != inbound_.end(); ++it) {
+      if (it->ready_at_ns > now) {
+        wake_at = std::min(wake_at, it->ready_at_ns);
+        break;  // later entries were posted later, so are not ready either
+      }
+      if (std::find(stalled.begin(), stalled.end(), it->source) != stalled.end()) continue;
+      InboundOp op = *it;
+      if (crashed()) {
+        inbound_.erase(it);
+        lock.unlock();
+        finish_initiator(op, WcStatus::kRetryExceeded);
+        lock.lock();
+        progressed = true;
+        break;
+      }
+      const bool wants_recv = is_message(op.wr.op);
+      if (wants_recv && recvs_.empty()) {
+        if (opt.no_recv_policy == NoRecvPolicy::kFail || now >= op.rnr_deadline_ns) {
+          inbound_.erase(it);
+          lock.unlock();
+          finish_initiator(op, WcStatus::kRnrRetryExceeded);
+          lock.lock();
+          progressed = true;
+          break;
+        }
+        stalled.push_back(op.source);
+        wake_at = std::min(wake_at, op.rnr_deadline_ns);
+        continue;
+      }
+      inbound_.erase(it);
+      try_execute(op, lock);
+      progressed = true;
+      break;  // the deque may have changed while unlocked: rescan
+    }
+    if (progressed) continue;
+    if (wake_at == INT64_MAX) {
+      nic_cv_.wait(lock);
+    } else {
+      nic_cv_.wait_for(lock, std::chrono::nanoseconds(std::max<Nanos>(wake_at - now, 1000)));
+    }
+  }
+}
+
+}  // namespace locus::loopback

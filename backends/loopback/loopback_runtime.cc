@@ -1,0 +1,240 @@
+// Loopback Transport and Runtime: post-time validation of work requests
+// against the endpoint's registrations and queue bounds, hand-off to the
+// target's NIC, and actors as OS threads.
+#include "backends/loopback/loopback_runtime.h"
+
+#include <thread>
+#include <vector>
+
+#include "backends/loopback/loopback_fabric.h"
+#include "backends/os/os_env.h"
+
+namespace locus::loopback {
+namespace {
+
+class LoopbackTransport final : public Transport {
+ public:
+  explicit LoopbackTransport(Node& node) : node_(node) {}
+
+  NodeId node_id() const override { return node_.id(); }
+  TransportLimits limits() const override {
+    const auto& o = node_.fabric().options();
+    return {o.max_send_wr, o.max_recv_wr, o.max_message_bytes};
+  }
+
+  StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
+    return node_.register_memory(addr, length, access);
+  }
+  Status deregister_memory(const Region& region) override {
+    return node_.deregister_memory(region);
+  }
+
+  Status post(std::span<const WorkRequest> batch) override {
+    if (batch.empty()) return Status();
+    const auto& opt = node_.fabric().options();
+    if (batch.size() > opt.max_send_wr) {
+      return resource_exhausted("post: batch of " + std::to_string(batch.size()) +
+                                " exceeds max_send_wr " + std::to_string(opt.max_send_wr));
+    }
+    for (const WorkRequest& wr : batch) LOCUS_RETURN_IF_ERROR(validate(wr, opt));
+    // Reserve send-queue slots for the whole batch, or post nothing.
+    auto& outstanding = node_.outstanding_send();
+    uint32_t cur = outstanding.load(std::memory_order_acquire);
+    do {
+      if (cur + batch.size() > opt.max_send_wr) {
+        return resource_exhausted("post: send queue full on " + node_.name() + " (" +
+                                  std::to_string(cur) + " outstanding, max_send_wr " +
+                                  std::to_string(opt.max_send_wr) + ")");
+      }
+    } while (!outstanding.compare_exchange_weak(cur, cur + static_cast<uint32_t>(batch.size()),
+                                                std::memory_order_acq_rel));
+    const Nanos now = node_.fabric().now_ns();
+    // Requests go to their target's NIC in posting order, one target at a time.
+    size_t i = 0;
+    while (i < batch.size()) {
+      const NodeId target_id = batch[i].remote.node;
+      size_t n = 0;
+      while (i + n < batch.size() && batch[i + n].remote.node == target_id && n < kChunk) {
+        InboundOp& op = scratch_[n];
+        op.wr = batch[i + n];
+        op.source = node_.id();
+        op.ready_at_ns = now + opt.op_latency;
+        op.rnr_deadline_ns = now + opt.op_latency + opt.rnr_timeout;
+        ++n;
+      }
+      Node* target = node_.fabric().node(target_id);
+      if (node_.crashed() || target == nullptr) {
+        const WcStatus st = node_.crashed() ? WcStatus::kFlushed : WcStatus::kRetryExceeded;
+        for (size_t k = 0; k < n; ++k) fail_locally(scratch_[k], st);
+      } else {
+        target->enqueue_inbound(scratch_, n);
+      }
+      i += n;
+    }
+    return Status();
+  }
+
+  Status post_recv(std::span<const RecvRequest> batch) override {
+    const auto& opt = node_.fabric().options();
+    for (const RecvRequest& r : batch) {
+      if (!node_.local_buffer_ok(r.local)) {
+        return invalid_argument("post_recv: buffer of " + std::to_string(r.local.length) +
+                                " bytes is not inside a registration with lkey " +
+                                std::to_string(r.local.lkey) + " on " + node_.name());
+      }
+    }
+    auto& posted = node_.posted_recvs();
+    uint32_t cur = posted.load(std::memory_order_acquire);
+    do {
+      if (cur + batch.size() > opt.max_recv_wr) {
+        return resource_exhausted("post_recv: receive queue full on " + node_.name() +
+                                  " (max_recv_wr " + std::to_string(opt.max_recv_wr) + ")");
+      }
+    } while (!posted.compare_exchange_weak(cur, cur + static_cast<uint32_t>(batch.size()),
+                                           std::memory_order_acq_rel));
+    node_.push_recvs(batch.data(), batch.size());
+    return Status();
+  }
+
+  size_t poll(std::span<Completion> out) override { return node_.poll(out.data(), out.size()); }
+  size_t wait(std::span<Completion> out, Nanos timeout) override {
+    return node_.wait(out.data(), out.size(), timeout);
+  }
+
+ private:
+  static constexpr size_t kChunk = 64;
+
+  Status validate(const WorkRequest& wr, const LoopbackOptions& opt) const {
+    const std::string what = std::string(opcode_name(wr.op)) + " (wr_id " +
+                             std::to_string(wr.wr_id) + ") on " + node_.name();
+    if (wr.op == Opcode::kRecv) return invalid_argument(what + ": RECV is posted with post_recv");
+    if ((wr.op == Opcode::kCas || wr.op == Opcode::kFaa) && wr.local.length < 8) {
+      return invalid_argument(what + ": atomics need an 8-byte local buffer");
+    }
+    if (wr.op == Opcode::kSend && wr.local.length > opt.max_message_bytes) {
+      return invalid_argument(what + ": message of " + std::to_string(wr.local.length) +
+                              " bytes exceeds max_message_bytes " +
+                              std::to_string(opt.max_message_bytes));
+    }
+    if (!node_.local_buffer_ok(wr.local)) {
+      return invalid_argument(what + ": local buffer is not inside a registration with lkey " +
+                              std::to_string(wr.local.lkey));
+    }
+    return Status();
+  }
+
+  void fail_locally(const InboundOp& op, WcStatus st) {
+    Completion c;
+    c.wr_id = op.wr.wr_id;
+    c.op = op.wr.op;
+    c.status = st;
+    c.peer = op.wr.remote.node;
+    node_.complete(c);
+    node_.outstanding_send().fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+  Node& node_;
+  InboundOp scratch_[kChunk];
+};
+
+struct PendingActor {
+  NodeId node;
+  std::string name;
+  ActorKind kind;
+  std::function<void(Env&)> fn;
+};
+
+class LoopbackRuntime final : public Runtime {
+ public:
+  explicit LoopbackRuntime(const LoopbackOptions& options)
+      : fabric_(options), seed_rng_(options.seed) {}
+
+  ~LoopbackRuntime() override {
+    stop_.store(true, std::memory_order_release);
+    for (auto& t : daemons_) t.join();
+  }
+
+  std::string_view backend_name() const override { return "loopback"; }
+
+  StatusOr<NodeId> add_node(const NodeOptions& options) override {
+    LOCUS_ASSIGN_OR_RETURN(Node * node, fabric_.add_node(options.name));
+    transports_.resize(node->id() + 1);
+    transports_[node->id()] = std::make_unique<LoopbackTransport>(*node);
+    return node->id();
+  }
+
+  Status spawn(NodeId node, std::string name, ActorKind kind,
+               std::function<void(Env&)> fn) override {
+    if (node >= transports_.size() || !transports_[node]) {
+      return invalid_argument("spawn " + name + ": no node " + std::to_string(node));
+    }
+    pending_.push_back({node, std::move(name), kind, std::move(fn)});
+    return Status();
+  }
+
+  Status run() override {
+    std::vector<std::thread> workers;
+    for (auto& a : pending_) {
+      auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
+      Env env = make_env(a.node, rng.get());
+      randoms_.push_back(std::move(rng));
+      auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
+      if (a.kind == ActorKind::kDaemon) {
+        daemons_.emplace_back(std::move(body));
+      } else {
+        workers.emplace_back(std::move(body));
+      }
+    }
+    pending_.clear();
+    for (auto& t : workers) t.join();
+    stop_.store(true, std::memory_order_release);
+    for (auto& t : daemons_) t.join();
+    daemons_.clear();
+    stop_.store(false, std::memory_order_release);
+    return Status();
+  }
+
+  Env setup_env(NodeId node) override {
+    randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(0x5E7u + actor_count_++)));
+    return make_env(node, randoms_.back().get());
+  }
+
+  Status crash_node(NodeId node) override {
+    Node* n = fabric_.node(node);
+    if (n == nullptr) return invalid_argument("crash_node: no node " + std::to_string(node));
+    n->crash();
+    return Status();
+  }
+
+ private:
+  Env make_env(NodeId node, Random* rng) {
+    Env env;
+    env.transport = transports_.at(node).get();
+    env.clock = &clock_;
+    env.cpu = &cpu_;
+    env.random = rng;
+    env.sync = &sync_;
+    env.stop = &stop_;
+    return env;
+  }
+
+  Fabric fabric_;
+  Random seed_rng_;
+  uint64_t actor_count_ = 0;
+  std::vector<std::unique_ptr<LoopbackTransport>> transports_;
+  std::vector<std::unique_ptr<Random>> randoms_;
+  std::vector<PendingActor> pending_;
+  std::vector<std::thread> daemons_;
+  std::atomic<bool> stop_{false};
+  os::SteadyClock clock_;
+  os::NoopCpu cpu_;
+  os::StdSyncFactory sync_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_loopback_runtime(const LoopbackOptions& options) {
+  return std::make_unique<LoopbackRuntime>(options);
+}
+
+}  // namespace locus::loopback

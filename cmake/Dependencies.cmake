@@ -1,0 +1,13 @@
+# Every dependency comes from Debian 12's packages (see ci/install-deps.sh).
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
+find_package(rapidcheck REQUIRED)
+find_package(libcuckoo REQUIRED)
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)

@@ -1,0 +1,12 @@
+# locus_add_test(NAME SOURCES... [LIBS ...] [LABELS ...])
+# One Boost.Test executable registered with CTest under NAME.
+function(locus_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE locus_test_support ${T_LIBS})
+  add_test(NAME ${name} COMMAND ${name} --log_level=message --report_level=short)
+  if(T_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+endfunction()

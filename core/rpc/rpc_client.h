@@ -1,0 +1,71 @@
+// RpcClient: synchronous request/response calls over SEND/RECV.
+//
+// One outstanding call at a time per client (a client is one actor). The
+// request is built in place in a registered send buffer; the response is
+// returned as a view into a registered receive buffer, valid until the
+// next call. Responses to calls that already timed out are recognised by
+// their request id and dropped.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "core/common/status.h"
+#include "core/rpc/message.h"
+#include "core/transport/endpoint.h"
+
+namespace locus::rpc {
+
+struct RpcClientOptions {
+  uint32_t max_message_bytes = 16 * 1024;  // header included
+  uint32_t recv_buffers = 4;               // absorbs late responses
+};
+
+struct RpcClientStats {
+  uint64_t calls = 0;
+  uint64_t error_responses = 0;
+  uint64_t stale_responses = 0;
+  uint64_t timeouts = 0;
+};
+
+class RpcClient {
+ public:
+  static StatusOr<std::unique_ptr<RpcClient>> create(Endpoint& endpoint,
+                                                     const RpcClientOptions& options = {});
+  ~RpcClient();
+  RpcClient(const RpcClient&) = delete;
+  RpcClient& operator=(const RpcClient&) = delete;
+
+  // Where to build the next request's payload.
+  std::span<std::byte> payload_buffer() {
+    return {send_buf_ + kHeaderBytes, options_.max_message_bytes - kHeaderBytes};
+  }
+  // Sends the first payload_bytes of payload_buffer() as a `type` request to
+  // `server` and waits for the response. An error response becomes its
+  // Status (code and message from the server); the OK payload is returned.
+  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes);
+  // Convenience: copies `payload` into the buffer first.
+  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type,
+                                            std::span<const std::byte> payload);
+
+  const RpcClientStats& stats() const { return stats_; }
+
+ private:
+  RpcClient(Endpoint& endpoint, const RpcClientOptions& options);
+  Status init();
+  Status post_recv_buffer(uint32_t index);
+
+  Endpoint& endpoint_;
+  RpcClientOptions options_;
+  std::unique_ptr<std::byte[]> memory_;
+  Region region_;
+  bool registered_ = false;
+  std::byte* send_buf_ = nullptr;
+  std::byte* recv_bufs_ = nullptr;
+  int64_t recv_to_repost_ = -1;  // buffer lent to the caller by the last call
+  uint64_t next_request_id_ = 1;
+  RpcClientStats stats_;
+};
+
+}  // namespace locus::rpc

@@ -1,0 +1,57 @@
+// Endpoint: synchronous request/completion matching on top of a Transport.
+//
+// Core code is written "post, then wait", but one endpoint's completion
+// queue is shared by everything that endpoint does (RPC calls and one-sided
+// READs of an index client, say). Endpoint hands out wr_ids and waits for
+// a particular one, parking completions that belong to someone else in a
+// bounded side buffer so they are not lost. No allocation after creation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/transport/env.h"
+
+namespace locus {
+
+class Endpoint {
+ public:
+  static constexpr Nanos kDefaultTimeout = 5 * kSecond;
+
+  explicit Endpoint(Env env, Nanos timeout = kDefaultTimeout);
+
+  Env& env() { return env_; }
+  Transport& transport() { return *env_.transport; }
+  NodeId node_id() const { return env_.transport->node_id(); }
+  Nanos timeout() const { return timeout_; }
+
+  uint64_t next_wr_id() { return ++last_wr_id_; }
+
+  // Posts `batch` and waits for each request's completion (all signaled).
+  // Returns the first failure as a Status naming the peer and operation.
+  Status execute(std::span<const WorkRequest> batch);
+  // Posts one request and waits for it.
+  Status execute(const WorkRequest& wr) { return execute(std::span<const WorkRequest>(&wr, 1)); }
+
+  // Waits for the completion of wr_id (send side).
+  StatusOr<Completion> await(uint64_t wr_id);
+  // Waits for the next receive completion.
+  StatusOr<Completion> await_recv();
+  // Like await_recv, but returns kTimeout after `timeout`.
+  StatusOr<Completion> await_recv_for(Nanos timeout);
+
+ private:
+  // Pulls completions until `match` accepts one; others are parked.
+  template <typename Match>
+  StatusOr<Completion> await_matching(Match match, Nanos timeout, const char* what);
+  bool park(const Completion& c);
+
+  Env env_;
+  Nanos timeout_;
+  uint64_t last_wr_id_ = 0;
+  std::vector<Completion> parked_;  // capacity fixed at construction
+  std::vector<Completion> scratch_;
+};
+
+}  // namespace locus

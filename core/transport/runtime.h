@@ -1,0 +1,46 @@
+// Runtime: how a backend creates endpoints and runs actors. A loopback
+// actor is an OS thread; a SimGrid actor is a simulated process. Core code
+// only sees the Env each actor is handed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/common/status.h"
+#include "core/transport/env.h"
+
+namespace locus {
+
+enum class ActorKind {
+  kWorker,  // run() waits for it to return
+  kDaemon,  // a server loop: must return soon after env.stop_requested()
+};
+
+struct NodeOptions {
+  std::string name;       // for messages: "server0", "client3"
+  bool is_server = false;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual std::string_view backend_name() const = 0;
+
+  // Creates an endpoint with its own Transport and returns its id.
+  virtual StatusOr<NodeId> add_node(const NodeOptions& options) = 0;
+  // Schedules fn to run as an actor on `node`, with an Env whose Random is
+  // forked from the run's seed by actor order (so runs are reproducible).
+  virtual Status spawn(NodeId node, std::string name, ActorKind kind,
+                       std::function<void(Env&)> fn) = 0;
+  // Runs until every worker has returned, then stops the daemons.
+  virtual Status run() = 0;
+  // Env for set-up code outside any actor (registering regions, loading).
+  virtual Env setup_env(NodeId node) = 0;
+  // Fault injection: the node stops answering, as if its host died. Requests
+  // to it complete with kRetryExceeded; its own actors see kFlushed.
+  virtual Status crash_node(NodeId node) = 0;
+};
+
+}  // namespace locus
