@@ -1,6 +1,8 @@
 // Status names and formatting.
 #include "core/common/status.h"
 
+#include <ostream>
+
 namespace locus {
 
 std::string_view status_code_name(StatusCode code) {
@@ -25,6 +27,8 @@ std::string_view status_code_name(StatusCode code) {
   }
   return "UNKNOWN";
 }
+
+std::ostream& operator<<(std::ostream& os, StatusCode code) { return os << status_code_name(code); }
 
 std::string Status::to_string() const {
   if (is_ok()) return "OK";

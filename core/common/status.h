@@ -7,6 +7,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@ enum class StatusCode : uint8_t {
 };
 
 std::string_view status_code_name(StatusCode code);
+std::ostream& operator<<(std::ostream& os, StatusCode code);
 
 class [[nodiscard]] Status {
  public:

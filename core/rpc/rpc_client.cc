@@ -30,12 +30,13 @@ RpcClient::~RpcClient() {
 
 Status RpcClient::init() {
   const uint64_t bytes = uint64_t{options_.max_message_bytes} * (1 + options_.recv_buffers);
-  memory_.reset(new (std::align_val_t{64}) std::byte[bytes]());
+  memory_ = AlignedBuffer(bytes);
+  if (!memory_.valid()) return resource_exhausted("rpc: cannot allocate " + std::to_string(bytes) + " bytes of buffers");
   LOCUS_ASSIGN_OR_RETURN(region_,
-                         endpoint_.transport().register_memory(memory_.get(), bytes, kLocalOnly));
+                         endpoint_.transport().register_memory(memory_.data(), bytes, kLocalOnly));
   registered_ = true;
-  send_buf_ = memory_.get();
-  recv_bufs_ = memory_.get() + options_.max_message_bytes;
+  send_buf_ = memory_.data();
+  recv_bufs_ = memory_.data() + options_.max_message_bytes;
   for (uint32_t i = 0; i < options_.recv_buffers; ++i) LOCUS_RETURN_IF_ERROR(post_recv_buffer(i));
   return Status();
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 
+#include "core/common/aligned_buffer.h"
 #include "core/common/status.h"
 #include "core/rpc/message.h"
 #include "core/transport/endpoint.h"
@@ -58,7 +59,7 @@ class RpcClient {
 
   Endpoint& endpoint_;
   RpcClientOptions options_;
-  std::unique_ptr<std::byte[]> memory_;
+  AlignedBuffer memory_;
   Region region_;
   bool registered_ = false;
   std::byte* send_buf_ = nullptr;

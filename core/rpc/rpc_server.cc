@@ -35,11 +35,12 @@ RpcServer::~RpcServer() {
 Status RpcServer::init() {
   const uint64_t count = uint64_t{options_.recv_buffers} + options_.send_buffers;
   const uint64_t bytes = count * options_.max_message_bytes;
-  memory_.reset(new (std::align_val_t{64}) std::byte[bytes]());
-  LOCUS_ASSIGN_OR_RETURN(region_, env_.transport->register_memory(memory_.get(), bytes, kLocalOnly));
+  memory_ = AlignedBuffer(bytes);
+  if (!memory_.valid()) return resource_exhausted("rpc: cannot allocate " + std::to_string(bytes) + " bytes of buffers");
+  LOCUS_ASSIGN_OR_RETURN(region_, env_.transport->register_memory(memory_.data(), bytes, kLocalOnly));
   registered_ = true;
-  recv_bufs_ = memory_.get();
-  send_bufs_ = memory_.get() + uint64_t{options_.recv_buffers} * options_.max_message_bytes;
+  recv_bufs_ = memory_.data();
+  send_bufs_ = memory_.data() + uint64_t{options_.recv_buffers} * options_.max_message_bytes;
   free_send_.reserve(options_.send_buffers);
   for (uint32_t i = options_.send_buffers; i > 0; --i) free_send_.push_back(i - 1);
   backlog_.reserve(options_.recv_buffers);

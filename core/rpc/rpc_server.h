@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/aligned_buffer.h"
 #include "core/common/status.h"
 #include "core/rpc/message.h"
 #include "core/transport/env.h"
@@ -87,7 +88,7 @@ class RpcServer {
   Env env_;
   RpcServerOptions options_;
   std::vector<Slot> handlers_;
-  std::unique_ptr<std::byte[]> memory_;
+  AlignedBuffer memory_;
   Region region_;
   bool registered_ = false;
   std::byte* send_bufs_ = nullptr;

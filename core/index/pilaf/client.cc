@@ -1,0 +1,202 @@
+// PilafClient: see client.h. Scratch layout of the client's registered
+// buffer: one entry, three entries for miss confirmation, two meta copies,
+// then room for the largest extent.
+#include "core/index/pilaf/client.h"
+
+#include <cstring>
+#include <string>
+
+#include "core/index/pilaf/protocol.h"
+
+namespace locus::pilaf {
+namespace {
+constexpr uint32_t kEntryAt = 0;
+constexpr uint32_t kProbeAt = 32;
+constexpr uint32_t kMetaBeforeAt = 128;
+constexpr uint32_t kMetaAfterAt = 144;
+constexpr uint32_t kExtentAt = 192;
+static_assert(kProbeAt + kWays * kEntryBytes <= kMetaBeforeAt);
+static_assert(kMetaAfterAt + sizeof(Meta) <= kExtentAt);
+
+Status retry_status() { return Status(StatusCode::kAborted, "retry"); }
+}  // namespace
+
+StatusOr<std::unique_ptr<PilafClient>> PilafClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
+                                                            NodeId server,
+                                                            const ClientOptions& options) {
+  std::unique_ptr<PilafClient> c(new PilafClient(endpoint, rpc, server, options));
+  LOCUS_RETURN_IF_ERROR(c->refresh_layout());
+  return c;
+}
+
+PilafClient::PilafClient(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server,
+                         const ClientOptions& options)
+    : endpoint_(endpoint), rpc_(rpc), server_(server), options_(options) {}
+
+PilafClient::~PilafClient() {
+  if (registered_) (void)endpoint_.transport().deregister_memory(region_);
+}
+
+Status PilafClient::refresh_layout() {
+  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(server_, kGetLayout, 0));
+  rpc::Reader r(body);
+  Layout fresh;
+  if (!decode_layout(r, &fresh)) {
+    return corruption("pilaf: server " + std::to_string(server_) + " sent an invalid layout");
+  }
+  layout_ = fresh;
+  ++stats_.layout_refreshes;
+  return ensure_buffers();
+}
+
+Status PilafClient::ensure_buffers() {
+  const uint64_t need = kExtentAt + uint64_t{layout_.max_kv_bytes};
+  if (registered_ && buffer_.size() >= need) return Status();
+  if (registered_) {
+    LOCUS_RETURN_IF_ERROR(endpoint_.transport().deregister_memory(region_));
+    registered_ = false;
+  }
+  buffer_ = AlignedBuffer(need);
+  if (!buffer_.valid()) return resource_exhausted("pilaf client: cannot allocate read buffer");
+  LOCUS_ASSIGN_OR_RETURN(region_, endpoint_.transport().register_memory(buffer_.data(), need, kLocalOnly));
+  registered_ = true;
+  return Status();
+}
+
+WorkRequest PilafClient::read_request(const RemoteAddr& from, void* into, uint32_t bytes) {
+  WorkRequest wr;
+  wr.wr_id = endpoint_.next_wr_id();
+  wr.op = Opcode::kRead;
+  wr.remote = from;
+  wr.local = {into, bytes, region_.lkey};
+  return wr;
+}
+
+Status PilafClient::read_entry(uint64_t slot, Entry* out) {
+  std::byte* into = buffer_.data() + kEntryAt;
+  ++stats_.entry_reads;
+  LOCUS_RETURN_IF_ERROR(
+      endpoint_.execute(read_request(remote_at(layout_.table, slot * kEntryBytes), into, kEntryBytes)));
+  std::memcpy(out, into, kEntryBytes);
+  if (!entry_intact(*out)) {
+    ++stats_.entry_retries;
+    return retry_status();
+  }
+  return Status();
+}
+
+StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, const KeyHash& kh) {
+  for (int w = 0; w < kWays; ++w) {
+    const uint64_t slot = kh.slot[w];
+    if ((w >= 1 && slot == kh.slot[0]) || (w == 2 && slot == kh.slot[1])) continue;
+    Entry e;
+    LOCUS_RETURN_IF_ERROR(read_entry(slot, &e));
+    if (e.empty() || e.key_tag != kh.tag) continue;
+    if (e.kv_length > layout_.max_kv_bytes) return retry_status();
+    std::byte* extent = buffer_.data() + kExtentAt;
+    ++stats_.extent_reads;
+    LOCUS_RETURN_IF_ERROR(endpoint_.execute(
+        read_request(remote_at(layout_.extents, e.kv_offset), extent, e.kv_length)));
+    if (crc64(extent, e.kv_length) != e.kv_crc) {
+      ++stats_.extent_retries;
+      return retry_status();
+    }
+    std::string_view k, v;
+    if (!parse_extent(extent, e.kv_length, &k, &v)) {
+      return corruption("pilaf: extent with a valid checksum but a bad header at offset " +
+                        std::to_string(e.kv_offset));
+    }
+    if (k == key) return v;
+  }
+  LOCUS_ASSIGN_OR_RETURN(bool absent, confirm_miss(kh));
+  if (!absent) {
+    ++stats_.miss_rechecks;
+    return retry_status();
+  }
+  return not_found("pilaf get: no such key");
+}
+
+StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh) {
+  // One batch, executed in order at the server: meta, the three slots,
+  // meta again. An unchanged, even move sequence means no kick chain ran
+  // while the slots were read, so a key absent from all three is absent.
+  std::byte* buf = buffer_.data();
+  const RemoteAddr meta = remote_at(layout_.meta, 0);
+  WorkRequest batch[kWays + 2];
+  batch[0] = read_request(meta, buf + kMetaBeforeAt, sizeof(Meta));
+  for (int w = 0; w < kWays; ++w) {
+    batch[w + 1] = read_request(remote_at(layout_.table, kh.slot[w] * kEntryBytes),
+                                buf + kProbeAt + w * kEntryBytes, kEntryBytes);
+  }
+  batch[kWays + 1] = read_request(meta, buf + kMetaAfterAt, sizeof(Meta));
+  stats_.entry_reads += kWays;
+  LOCUS_RETURN_IF_ERROR(endpoint_.execute(batch));
+  Meta before, after;
+  std::memcpy(&before, buf + kMetaBeforeAt, sizeof(Meta));
+  std::memcpy(&after, buf + kMetaAfterAt, sizeof(Meta));
+  if (before.epoch != layout_.epoch || after.epoch != layout_.epoch) {
+    return Status(StatusCode::kRemoteAccessError, "pilaf: layout epoch changed");
+  }
+  if (before.move_seq != after.move_seq || (before.move_seq & 1) != 0) return false;
+  for (int w = 0; w < kWays; ++w) {
+    Entry e;
+    std::memcpy(&e, buf + kProbeAt + w * kEntryBytes, kEntryBytes);
+    if (!entry_intact(e) || (!e.empty() && e.key_tag == kh.tag)) return false;
+  }
+  return true;
+}
+
+StatusOr<std::string_view> PilafClient::rpc_get(std::string_view key) {
+  rpc::Writer w(rpc_.payload_buffer());
+  w.blob(key);
+  if (!w.ok()) return invalid_argument("pilaf get: key too long for one message");
+  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(server_, kGet, w.size()));
+  rpc::Reader r(body);
+  std::string_view value;
+  if (!r.blob(&value) || !r.at_end()) {
+    return corruption("pilaf get: malformed response from server " + std::to_string(server_));
+  }
+  return value;
+}
+
+StatusOr<std::string_view> PilafClient::get(std::string_view key) {
+  ++stats_.gets;
+  if (options_.mode == GetMode::kVerbsOnly) return rpc_get(key);
+  KeyHash kh = hash_key(key, layout_.bucket_count - 1);
+  for (uint32_t attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    auto r = rdma_get_once(key, kh);
+    if (r.is_ok()) return r;
+    const StatusCode code = r.status().code();
+    if (code == StatusCode::kAborted) continue;
+    if (code != StatusCode::kRemoteAccessError) return r;
+    // A region was replaced (or the epoch moved): fetch the layout again.
+    LOCUS_RETURN_IF_ERROR(refresh_layout());
+    kh = hash_key(key, layout_.bucket_count - 1);
+  }
+  return corruption("pilaf get: no consistent read after " + std::to_string(options_.max_attempts) +
+                    " attempts");
+}
+
+StatusOr<bool> PilafClient::contains(std::string_view key) {
+  auto r = get(key);
+  if (r.is_ok()) return true;
+  if (r.status().code() == StatusCode::kNotFound) return false;
+  return r.status();
+}
+
+Status PilafClient::put(std::string_view key, std::string_view value) {
+  rpc::Writer w(rpc_.payload_buffer());
+  w.blob(key);
+  w.blob(value);
+  if (!w.ok()) return invalid_argument("pilaf put: key and value exceed one message");
+  return rpc_.call(server_, kPut, w.size()).status();
+}
+
+Status PilafClient::remove(std::string_view key) {
+  rpc::Writer w(rpc_.payload_buffer());
+  w.blob(key);
+  if (!w.ok()) return invalid_argument("pilaf delete: key too long for one message");
+  return rpc_.call(server_, kDelete, w.size()).status();
+}
+
+}  // namespace locus::pilaf

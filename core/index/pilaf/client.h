@@ -1,0 +1,82 @@
+// PilafClient: one client's view of one Pilaf server.
+//
+// RDMA mode: get and contains read the table entry at each of the key's
+// three slots and then the extent it points to, with one-sided READs;
+// both are verified by CRC64 and re-read when a concurrent server write
+// tore them (each retry is counted). A miss is confirmed against the meta
+// move sequence, so a key in the middle of a cuckoo move is not reported
+// absent. A remote access error means the server replaced a region: the
+// client fetches the layout again and retries. VO mode sends gets to the
+// server as RPCs instead. Put and delete are always RPCs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "core/common/aligned_buffer.h"
+#include "core/index/pilaf/layout.h"
+#include "core/rpc/rpc_client.h"
+#include "core/transport/endpoint.h"
+
+namespace locus::pilaf {
+
+enum class GetMode { kRdma, kVerbsOnly };
+
+struct ClientStats {
+  uint64_t gets = 0;
+  uint64_t entry_reads = 0;
+  uint64_t extent_reads = 0;
+  uint64_t entry_retries = 0;    // entry CRC mismatch: torn by a concurrent write
+  uint64_t extent_retries = 0;   // extent CRC mismatch: freed or rewritten meanwhile
+  uint64_t miss_rechecks = 0;    // misses re-probed because entries were moving
+  uint64_t layout_refreshes = 0;
+
+  uint64_t retries() const { return entry_retries + extent_retries + miss_rechecks; }
+};
+
+struct ClientOptions {
+  GetMode mode = GetMode::kRdma;
+  uint32_t max_attempts = 10'000;  // verification retries before giving up
+};
+
+class PilafClient {
+ public:
+  // Connects to `server` through `rpc` (which shares `endpoint`).
+  static StatusOr<std::unique_ptr<PilafClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
+                                                        NodeId server,
+                                                        const ClientOptions& options = {});
+  ~PilafClient();
+
+  // The value, valid until the next call on this client; NOT_FOUND if absent.
+  StatusOr<std::string_view> get(std::string_view key);
+  StatusOr<bool> contains(std::string_view key);
+  Status put(std::string_view key, std::string_view value);
+  Status remove(std::string_view key);
+
+  const ClientStats& stats() const { return stats_; }
+  const Layout& layout() const { return layout_; }
+
+ private:
+  PilafClient(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server, const ClientOptions& options);
+  Status refresh_layout();
+  Status ensure_buffers();
+  // One verified attempt; kAborted means "retry", kRemoteAccessError "refresh".
+  StatusOr<std::string_view> rdma_get_once(std::string_view key, const KeyHash& kh);
+  Status read_entry(uint64_t slot, Entry* out);
+  StatusOr<bool> confirm_miss(const KeyHash& kh);
+  StatusOr<std::string_view> rpc_get(std::string_view key);
+  WorkRequest read_request(const RemoteAddr& from, void* into, uint32_t bytes);
+
+  Endpoint& endpoint_;
+  rpc::RpcClient& rpc_;
+  NodeId server_;
+  ClientOptions options_;
+  Layout layout_;
+  AlignedBuffer buffer_;  // entries, meta copies, one extent
+  Region region_;
+  bool registered_ = false;
+  ClientStats stats_;
+};
+
+}  // namespace locus::pilaf

@@ -1,0 +1,47 @@
+// LoopbackPilaf: a Pilaf server on a loopback runtime, ready for client
+// actors, for tests. The server runs its RPC dispatch loop as a daemon
+// actor; `server_loop` lets a test interleave its own server-side work.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/index/pilaf/client.h"
+#include "core/index/pilaf/server.h"
+#include "core/rpc/rpc_client.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/endpoint.h"
+
+namespace locus::testing {
+
+struct PilafCluster {
+  std::unique_ptr<Runtime> runtime;
+  NodeId server_node = kInvalidNode;
+  std::unique_ptr<rpc::RpcServer> rpc;
+  std::unique_ptr<pilaf::PilafServer> pilaf;
+
+  // Failures seen on actor threads (Boost.Test assertions are not
+  // thread-safe): record here, assert empty on the test thread after run().
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  void fail(std::string what) {
+    std::lock_guard<std::mutex> lock(errors_mu);
+    errors.push_back(std::move(what));
+  }
+
+  // Builds the runtime and server; the daemon starts at runtime->run().
+  // `between_requests`, if set, runs on the server thread after each
+  // serve_once (e.g. local puts racing with RDMA readers).
+  static std::unique_ptr<PilafCluster> create(const pilaf::StoreOptions& store,
+                                              const loopback::LoopbackOptions& lo = {},
+                                              std::function<void()> between_requests = {});
+  // Adds a client actor that is handed a connected PilafClient.
+  void add_client(const std::string& name, pilaf::ClientOptions options,
+                  std::function<void(pilaf::PilafClient&, Env&)> body);
+};
+
+}  // namespace locus::testing

@@ -1,0 +1,210 @@
+// Pilaf: the store against std::unordered_map, the client end to end on
+// the loopback backend (RDMA and VO gets, table and extent growth under
+// way), and the race of RDMA readers against a writing server.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <string>
+#include <unordered_map>
+
+#include "core/common/random.h"
+#include "core/index/pilaf/store.h"
+#include "tests/support/loopback_cluster.h"
+
+namespace locus {
+namespace {
+
+std::string key_of(uint64_t i) { return "key" + std::to_string(i); }
+
+// A value that names its key and version and can be verified by anyone.
+std::string make_value(std::string_view key, uint64_t version, size_t filler_bytes) {
+  std::string v = std::string(key) + "#" + std::to_string(version) + "#";
+  const uint64_t seed = std::hash<std::string_view>()(key) ^ (version * 0x9E3779B97F4A7C15ULL);
+  for (size_t i = 0; i < filler_bytes; ++i) v.push_back(static_cast<char>('a' + (seed + i * 7) % 26));
+  return v;
+}
+
+// True if `value` is exactly what make_value wrote for `key` at some version.
+bool value_was_written_for(std::string_view key, std::string_view value) {
+  if (value.size() < key.size() + 2 || value.substr(0, key.size()) != key || value[key.size()] != '#') {
+    return false;
+  }
+  const size_t end = value.find('#', key.size() + 1);
+  if (end == std::string_view::npos || end == key.size() + 1) return false;
+  uint64_t version = 0;
+  for (size_t i = key.size() + 1; i < end; ++i) {
+    if (value[i] < '0' || value[i] > '9') return false;
+    version = version * 10 + static_cast<uint64_t>(value[i] - '0');
+  }
+  return value == make_value(key, version, value.size() - end - 1);
+}
+
+pilaf::StoreOptions tiny_store() {
+  pilaf::StoreOptions o;
+  o.initial_buckets = 16;
+  o.initial_extent_bytes = 4096;
+  o.min_extent_block_bytes = 16;
+  o.max_kv_bytes = 4096;
+  return o;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(pilaf_store)
+
+BOOST_AUTO_TEST_CASE(differential_against_unordered_map) {
+  auto store = pilaf::Store::create(tiny_store());
+  BOOST_REQUIRE(store.is_ok());
+  pilaf::Store& s = **store;
+  std::unordered_map<std::string, std::string> ref;
+  Random rng(42);
+  for (uint64_t op = 0; op < 200'000; ++op) {
+    const std::string key = key_of(rng.uniform(3000));
+    const uint64_t dice = rng.uniform(10);
+    if (dice < 6) {
+      const std::string value = make_value(key, op, rng.uniform(300));
+      BOOST_REQUIRE(s.put(key, value).is_ok());
+      ref[key] = value;
+    } else if (dice < 8) {
+      const Status st = s.remove(key);
+      const bool had = ref.erase(key) == 1;
+      BOOST_REQUIRE_EQUAL(st.is_ok(), had);
+      if (!had) BOOST_REQUIRE(st.code() == StatusCode::kNotFound);
+    }
+    std::string_view got;
+    const bool found = s.find(key, &got);
+    auto it = ref.find(key);
+    BOOST_REQUIRE_EQUAL(found, it != ref.end());
+    if (found) BOOST_REQUIRE(got == it->second);
+    if (op % 50'000 == 0) {
+      for (const auto& [k, v] : ref) {
+        BOOST_REQUIRE(s.find(k, &got));
+        BOOST_REQUIRE(got == v);
+      }
+    }
+  }
+  const pilaf::StoreStats st = s.stats();
+  BOOST_TEST(st.keys == ref.size());
+  BOOST_TEST(st.table_grows > 0u);
+  BOOST_TEST(st.extent_grows > 0u);
+  BOOST_TEST(st.kicks > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_input) {
+  auto store = pilaf::Store::create(tiny_store());
+  BOOST_REQUIRE(store.is_ok());
+  BOOST_TEST((*store)->put("", "v").code() == StatusCode::kInvalidArgument);
+  BOOST_TEST((*store)->put("k", std::string(5000, 'x')).code() == StatusCode::kInvalidArgument);
+  BOOST_TEST((*store)->remove("absent").code() == StatusCode::kNotFound);
+  BOOST_TEST(pilaf::Store::create(pilaf::StoreOptions{.max_load_factor = 0.99}).status().code() ==
+             StatusCode::kInvalidArgument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pilaf_end_to_end)
+
+void run_differential(pilaf::GetMode mode, uint64_t ops) {
+  auto cluster = testing::PilafCluster::create(tiny_store());
+  std::atomic<uint64_t> refreshes{0};
+  cluster->add_client("client0", {.mode = mode}, [&](pilaf::PilafClient& c, Env& env) {
+    std::unordered_map<std::string, std::string> ref;
+    for (uint64_t op = 0; op < ops; ++op) {
+      const std::string key = key_of(env.random->uniform(1500));
+      const uint64_t dice = env.random->uniform(10);
+      if (dice < 4) {
+        const std::string value = make_value(key, op, env.random->uniform(200));
+        if (Status st = c.put(key, value); !st.is_ok()) return cluster->fail("put: " + st.to_string());
+        ref[key] = value;
+      } else if (dice < 5) {
+        const Status st = c.remove(key);
+        const bool had = ref.erase(key) == 1;
+        if (st.is_ok() != had || (!had && st.code() != StatusCode::kNotFound)) {
+          return cluster->fail("delete " + key + ": " + st.to_string());
+        }
+      } else {
+        auto got = c.get(key);
+        auto it = ref.find(key);
+        if (it == ref.end()) {
+          if (got.is_ok() || got.status().code() != StatusCode::kNotFound) {
+            return cluster->fail("get of absent " + key + " gave " + got.status().to_string());
+          }
+        } else if (!got.is_ok() || *got != it->second) {
+          return cluster->fail("get " + key + " wrong: " + got.status().to_string());
+        }
+      }
+    }
+    for (const auto& [k, v] : ref) {
+      auto has = c.contains(k);
+      if (!has.is_ok() || !*has) return cluster->fail("contains " + k + " false at the end");
+    }
+    refreshes = c.stats().layout_refreshes;
+  });
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->errors.empty(), cluster->errors.front());
+  const pilaf::StoreStats st = cluster->pilaf->store().stats();
+  BOOST_TEST(st.table_grows > 0u);
+  BOOST_TEST(st.extent_grows > 0u);
+  if (mode == pilaf::GetMode::kRdma) {
+    // The client started on the first layout and must have followed every growth.
+    BOOST_TEST(refreshes.load() > 1u);
+  }
+  BOOST_TEST(cluster->rpc->stats().rejected() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(rdma_gets_match_unordered_map) { run_differential(pilaf::GetMode::kRdma, 20'000); }
+BOOST_AUTO_TEST_CASE(vo_gets_match_unordered_map) { run_differential(pilaf::GetMode::kVerbsOnly, 8'000); }
+
+BOOST_AUTO_TEST_CASE(readers_race_a_writing_server) {
+  // The server thread overwrites a small key set as fast as it can (values
+  // of changing sizes, so extents are freed and reused) while four clients
+  // read the same keys with RDMA. No read may return a value that was never
+  // written for its key.
+  constexpr int kKeys = 16;
+  constexpr Nanos kDuration = 2 * kSecond;
+  pilaf::StoreOptions opts = tiny_store();
+  opts.initial_buckets = 64;
+  opts.initial_extent_bytes = 1 << 20;
+  uint64_t version = 0;
+  Random writer_rng(7);
+  pilaf::Store* store = nullptr;
+  auto cluster = testing::PilafCluster::create(opts, {}, [&] {
+    const std::string key = key_of(writer_rng.uniform(kKeys));
+    (void)store->put(key, make_value(key, ++version, 1 + writer_rng.uniform(1500)));
+  });
+  store = &cluster->pilaf->store();
+  for (int k = 0; k < kKeys; ++k) BOOST_REQUIRE(store->put(key_of(k), make_value(key_of(k), 0, 10)).is_ok());
+
+  std::atomic<uint64_t> gets{0}, retries{0}, entry_retries{0}, extent_retries{0};
+  for (int i = 0; i < 4; ++i) {
+    cluster->add_client("reader" + std::to_string(i), {}, [&](pilaf::PilafClient& c, Env& env) {
+      const Nanos end = env.clock->now() + kDuration;
+      uint64_t n = 0;
+      while (env.clock->now() < end) {
+        const std::string key = key_of(env.random->uniform(kKeys));
+        auto got = c.get(key);
+        if (!got.is_ok()) return cluster->fail("get " + key + ": " + got.status().to_string());
+        if (!value_was_written_for(key, *got)) {
+          return cluster->fail("get " + key + " returned a value never written for it: " +
+                               std::string(got->substr(0, 40)));
+        }
+        ++n;
+      }
+      gets += n;
+      retries += c.stats().retries();
+      entry_retries += c.stats().entry_retries;
+      extent_retries += c.stats().extent_retries;
+    });
+  }
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->errors.empty(), cluster->errors.front());
+  BOOST_TEST(gets.load() > 0u);
+  BOOST_TEST(version > 0u);
+  BOOST_TEST_MESSAGE("race: " << gets.load() << " verified gets against " << version
+                              << " server puts; retries " << retries.load() << " (entry "
+                              << entry_retries.load() << ", extent " << extent_retries.load() << ")");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
