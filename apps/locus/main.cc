@@ -1,0 +1,19 @@
+// locus: the command line. Each subcommand lives in its own file and
+// registers itself here.
+#include <CLI/CLI.hpp>
+
+#include "apps/locus/bench_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"locus: RDMA-accessible distributed index structures (Pilaf, Cell, Nessie, "
+               "NAM index, Catfish) on loopback, verbs and SimGrid backends"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  locus::cli::add_bench_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of locus from Debian 12's
+# packages. Idempotent: packages already present are skipped, and nothing
+# is run when all are there. Uses sudo only when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-test-dev libboost-dev        # Boost.Test; Boost.Geometry as an oracle
+  libisal-dev                           # CRC64
+  libxxhash-dev                         # key hashing
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  librapidcheck-dev                     # property tests
+  libcuckoo-dev                         # baseline for `locus bench --micro cuckoo`
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
