@@ -1,5 +1,7 @@
 // locus: the command line. Each subcommand lives in its own file and
 // registers itself here.
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include "apps/locus/bench_command.h"
@@ -8,6 +10,10 @@ int main(int argc, char** argv) {
   CLI::App app{"locus: RDMA-accessible distributed index structures (Pilaf, Cell, Nessie, "
                "NAM index, Catfish) on loopback, verbs and SimGrid backends"};
   app.require_subcommand(1);
+  // Bad arguments get one line naming the option; --help has the rest.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("locus: ") + e.what() + " (see --help)\n";
+  });
   int exit_code = 0;
   locus::cli::add_bench_command(app, exit_code);
   try {

@@ -57,6 +57,9 @@ const RegionEntry* Node::find_remote(const RemoteAddr& a, uint64_t len, Access n
 void Node::finish_initiator(const InboundOp& op, WcStatus status) {
   Node* src = fabric_.node(op.source);
   if (src == nullptr) return;
+  // Free the send-queue slot before the completion is visible: a caller
+  // that sees the completion may post again at once.
+  src->outstanding_send().fetch_sub(1, std::memory_order_acq_rel);
   if (op.wr.signaled || status != WcStatus::kSuccess) {
     Completion c;
     c.wr_id = op.wr.wr_id;
@@ -66,7 +69,6 @@ void Node::finish_initiator(const InboundOp& op, WcStatus status) {
     c.byte_len = op.wr.local.length;
     src->complete(c);
   }
-  src->outstanding_send().fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void Node::execute_one_sided(const InboundOp& op) {

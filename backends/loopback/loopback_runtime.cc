@@ -129,8 +129,8 @@ class LoopbackTransport final : public Transport {
     c.op = op.wr.op;
     c.status = st;
     c.peer = op.wr.remote.node;
-    node_.complete(c);
     node_.outstanding_send().fetch_sub(1, std::memory_order_acq_rel);
+    node_.complete(c);
   }
 
   Node& node_;

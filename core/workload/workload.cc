@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace locus::workload {
 
 std::string_view op_kind_name(OpKind kind) {
@@ -40,6 +42,11 @@ std::shared_ptr<AcknowledgedCounter> Workload::make_insert_counter(const Workloa
 StatusOr<Workload> Workload::create(const WorkloadSpec& spec, std::shared_ptr<AcknowledgedCounter> inserts) {
   LOCUS_RETURN_IF_ERROR(spec.validate());
   if (!inserts) inserts = make_insert_counter(spec);
+  if (inserts->last() + 1 < spec.recordcount) {
+    // Loaded keys would look uninserted and key draws would never end.
+    return invalid_argument(fmt::format("insert counter starts at {}, below recordcount {}",
+                                        inserts->last() + 1, spec.recordcount));
+  }
   const uint64_t lo = spec.insertstart;
   const uint64_t loaded = spec.effective_insertcount();
   const double theta = spec.zipfianconstant;

@@ -18,6 +18,11 @@
 
 namespace locus::testing {
 
+// The first recorded failure, or "" (safe to use in an assertion message).
+inline std::string first_error(const std::vector<std::string>& errors) {
+  return errors.empty() ? std::string() : errors.front();
+}
+
 struct PilafCluster {
   std::unique_ptr<Runtime> runtime;
   NodeId server_node = kInvalidNode;

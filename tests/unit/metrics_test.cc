@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "core/common/random.h"
 #include "core/metrics/latency_histogram.h"
@@ -249,7 +251,9 @@ BOOST_AUTO_TEST_CASE(json_round_trip) {
   BOOST_CHECK_EQUAL(r.at("counters").at("cas_conflicts").get<int64_t>(), 3);
   BOOST_CHECK_EQUAL(r.at("extra").at("ratio").get<double>(), 0.25);
 
-  const std::string path = "metrics_test_out.json";
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("locus_metrics_test_" + std::to_string(::getpid()) + ".json"))
+          .string();
   BOOST_REQUIRE(write_json_file(path, {run, run}).is_ok());
   std::ifstream in(path);
   BOOST_CHECK_EQUAL(nlohmann::json::parse(in).at("runs").size(), 2u);

@@ -306,6 +306,35 @@ BOOST_AUTO_TEST_CASE(latest_skews_to_recent_inserts) {
   BOOST_CHECK_EQUAL(hottest_and_recent_share(latest).first, latest);
 }
 
+BOOST_AUTO_TEST_CASE(clients_share_one_insert_counter) {
+  auto spec = standard_workload('D');
+  BOOST_REQUIRE(spec.is_ok());
+  auto counter = Workload::make_insert_counter(*spec);
+  auto c1 = Workload::create(*spec, counter);
+  auto c2 = Workload::create(*spec, counter);
+  BOOST_REQUIRE(c1.is_ok() && c2.is_ok());
+  Random r1(1), r2(2);
+  std::vector<uint64_t> inserted;
+  for (int i = 0; i < 4000; ++i) {
+    for (auto* client : {&*c1, &*c2}) {
+      const Op op = client->next_operation(client == &*c1 ? r1 : r2);
+      if (op.kind != OpKind::kInsert) continue;
+      inserted.push_back(op.keynum);
+      BOOST_REQUIRE(client->acknowledge_insert(op.keynum).is_ok());
+    }
+  }
+  // Insert key numbers continue after the loaded keys, without repeats, and
+  // both clients see the same readable range.
+  std::sort(inserted.begin(), inserted.end());
+  BOOST_REQUIRE(!inserted.empty());
+  BOOST_CHECK_EQUAL(inserted.front(), spec->recordcount);
+  BOOST_CHECK_EQUAL(inserted.back(), spec->recordcount + inserted.size() - 1);
+  BOOST_CHECK_EQUAL(c1->inserts().last(), inserted.back());
+  BOOST_CHECK_EQUAL(c2->inserts().last(), inserted.back());
+  // A counter that starts inside the loaded range is rejected.
+  BOOST_CHECK(!Workload::create(*spec, std::make_shared<AcknowledgedCounter>(10)).is_ok());
+}
+
 BOOST_AUTO_TEST_CASE(same_seed_same_stream) {
   auto spec = standard_workload('E');
   BOOST_REQUIRE(spec.is_ok());
