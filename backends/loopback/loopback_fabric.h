@@ -77,6 +77,9 @@ class Node {
   bool try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock);
   void execute_one_sided(const InboundOp& op);
   void finish_initiator(const InboundOp& op, WcStatus status);
+  // Pops the oldest posted receive (nic_lock held on entry, released on
+  // return) and starts its completion.
+  Completion take_recv(std::unique_lock<std::mutex>& nic_lock, NodeId source);
   // Looks up a live region by id; on success holds regions_mu_ shared in `lock`.
   const RegionEntry* find_remote(const RemoteAddr& a, uint64_t len, Access need,
                                  WcStatus* err) const;

@@ -108,39 +108,34 @@ void Node::execute_one_sided(const InboundOp& op) {
       }
     }
   }
-  if (wr.op == Opcode::kWriteWithImm) {
-    // The receive was consumed before execution; a failed WRITE gives it back.
+  if (wr.op == Opcode::kWriteWithImm && status == WcStatus::kSuccess) {
+    // Only a WRITE that succeeded consumes the receive it waited for.
     std::unique_lock<std::mutex> lock(nic_mu_);
-    RecvRequest recv = recvs_.front();
-    if (status != WcStatus::kSuccess) {
-      lock.unlock();
-    } else {
-      recvs_.pop_front();
-      lock.unlock();
-      posted_recvs_.fetch_sub(1, std::memory_order_acq_rel);
-      Completion c;
-      c.wr_id = recv.wr_id;
-      c.op = Opcode::kRecv;
-      c.peer = op.source;
-      c.byte_len = static_cast<uint32_t>(len);
-      c.imm = wr.imm;
-      c.has_imm = true;
-      complete(c);
-    }
+    Completion c = take_recv(lock, op.source);
+    c.byte_len = static_cast<uint32_t>(len);
+    c.imm = wr.imm;
+    c.has_imm = true;
+    complete(c);
   }
   finish_initiator(op, status);
 }
 
+Completion Node::take_recv(std::unique_lock<std::mutex>& nic_lock, NodeId source) {
+  const RecvRequest recv = recvs_.front();
+  recvs_.pop_front();
+  nic_lock.unlock();
+  posted_recvs_.fetch_sub(1, std::memory_order_acq_rel);
+  Completion c;
+  c.wr_id = recv.wr_id;
+  c.op = Opcode::kRecv;
+  c.peer = source;
+  return c;
+}
+
 bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
   if (op.wr.op == Opcode::kSend) {
-    RecvRequest recv = recvs_.front();
-    recvs_.pop_front();
-    nic_lock.unlock();
-    posted_recvs_.fetch_sub(1, std::memory_order_acq_rel);
-    Completion rc;
-    rc.wr_id = recv.wr_id;
-    rc.op = Opcode::kRecv;
-    rc.peer = op.source;
+    const RecvRequest recv = recvs_.front();
+    Completion rc = take_recv(nic_lock, op.source);
     WcStatus sender_status = WcStatus::kSuccess;
     if (op.wr.local.length > recv.local.length) {
       rc.status = WcStatus::kLocalLengthError;

@@ -15,13 +15,10 @@
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
 
 namespace locus::testing {
 
-// The first recorded failure, or "" (safe to use in an assertion message).
-inline std::string first_error(const std::vector<std::string>& errors) {
-  return errors.empty() ? std::string() : errors.front();
-}
 
 struct PilafCluster {
   std::unique_ptr<Runtime> runtime;
@@ -29,14 +26,8 @@ struct PilafCluster {
   std::unique_ptr<rpc::RpcServer> rpc;
   std::unique_ptr<pilaf::PilafServer> pilaf;
 
-  // Failures seen on actor threads (Boost.Test assertions are not
-  // thread-safe): record here, assert empty on the test thread after run().
-  std::mutex errors_mu;
-  std::vector<std::string> errors;
-  void fail(std::string what) {
-    std::lock_guard<std::mutex> lock(errors_mu);
-    errors.push_back(std::move(what));
-  }
+  FailureLog failures;
+  void fail(std::string what) { failures.fail(std::move(what)); }
 
   // Builds the runtime and server; the daemon starts at runtime->run().
   // `between_requests`, if set, runs on the server thread after each

@@ -141,7 +141,7 @@ void run_differential(pilaf::GetMode mode, uint64_t ops) {
     refreshes = c.stats().layout_refreshes;
   });
   BOOST_REQUIRE(cluster->runtime->run().is_ok());
-  BOOST_REQUIRE_MESSAGE(cluster->errors.empty(), testing::first_error(cluster->errors));
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
   const pilaf::StoreStats st = cluster->pilaf->store().stats();
   BOOST_TEST(st.table_grows > 0u);
   BOOST_TEST(st.extent_grows > 0u);
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(readers_race_a_writing_server) {
     });
   }
   BOOST_REQUIRE(cluster->runtime->run().is_ok());
-  BOOST_REQUIRE_MESSAGE(cluster->errors.empty(), testing::first_error(cluster->errors));
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
   BOOST_TEST(gets.load() > 0u);
   BOOST_TEST(version > 0u);
   BOOST_TEST_MESSAGE("race: " << gets.load() << " verified gets against " << version

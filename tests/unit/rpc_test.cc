@@ -13,7 +13,7 @@
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
-#include "tests/support/loopback_cluster.h"
+#include "tests/support/failure_log.h"
 
 namespace locus {
 namespace {
@@ -25,12 +25,8 @@ struct EchoServer {
   std::unique_ptr<Runtime> runtime;
   NodeId server = kInvalidNode;
   std::unique_ptr<rpc::RpcServer> rpc;
-  std::mutex mu;
-  std::vector<std::string> errors;
-  void fail(std::string s) {
-    std::lock_guard<std::mutex> l(mu);
-    errors.push_back(std::move(s));
-  }
+  testing::FailureLog failures;
+  void fail(std::string s) { failures.fail(std::move(s)); }
 
   explicit EchoServer(rpc::RpcServerOptions options = {}) {
     loopback::LoopbackOptions lo;
@@ -92,7 +88,7 @@ BOOST_AUTO_TEST_CASE(calls_and_error_responses) {
     if (too_big.status().code() != StatusCode::kInvalidArgument) return es.fail("oversized call not refused");
   }).is_ok());
   BOOST_REQUIRE(es.runtime->run().is_ok());
-  BOOST_REQUIRE_MESSAGE(es.errors.empty(), testing::first_error(es.errors));
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
   BOOST_TEST(es.rpc->stats().requests == 1001u);
   BOOST_TEST(es.rpc->stats().handler_errors == 1u);
   BOOST_TEST(es.rpc->stats().rejected() == 0u);
@@ -171,7 +167,7 @@ BOOST_AUTO_TEST_CASE(hostile_requests_are_answered_and_counted) {
     }
   }).is_ok());
   BOOST_REQUIRE(es.runtime->run().is_ok());
-  BOOST_REQUIRE_MESSAGE(es.errors.empty(), testing::first_error(es.errors));
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
   const rpc::RpcServerStats s = es.rpc->stats();
   BOOST_TEST(sent.load() == 3000u);
   BOOST_TEST(error_replies.load() == 3000u);
@@ -210,7 +206,7 @@ BOOST_AUTO_TEST_CASE(dead_client_does_not_stop_the_server) {
     }
   }).is_ok());
   BOOST_REQUIRE(es.runtime->run().is_ok());
-  BOOST_REQUIRE_MESSAGE(es.errors.empty(), testing::first_error(es.errors));
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
   BOOST_TEST(es.rpc->stats().requests >= 501u);
 }
 
