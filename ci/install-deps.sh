@@ -12,6 +12,7 @@ packages=(
   libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   librapidcheck-dev                     # property tests
   libcuckoo-dev                         # baseline for `locus bench --micro cuckoo`
+  libsimgrid-dev                        # the SimGrid backend
 )
 
 missing=()

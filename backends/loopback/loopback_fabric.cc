@@ -86,8 +86,7 @@ bool Node::local_buffer_ok(const LocalBuf& buf) const {
   const RegionEntry& e = it->second;
   auto* p = static_cast<const std::byte*>(buf.addr);
   if (buf.length == 0) return true;
-  return p >= e.base && buf.length <= e.length &&
-         static_cast<uint64_t>(p - e.base) <= e.length - buf.length;
+  return p >= e.base && range_within(static_cast<uint64_t>(p - e.base), buf.length, e.length);
 }
 
 void Node::crash() {

@@ -46,8 +46,7 @@ const RegionEntry* Node::find_remote(const RemoteAddr& a, uint64_t len, Access n
                                      WcStatus* err) const {
   auto it = regions_.find(a.region);
   if (a.node != id_ || it == regions_.end() || it->second.rkey != a.rkey ||
-      (it->second.access & need) != need || len > it->second.length ||
-      a.offset > it->second.length - len) {
+      (it->second.access & need) != need || !range_within(a.offset, len, it->second.length)) {
     *err = WcStatus::kRemoteAccessError;
     return nullptr;
   }

@@ -36,7 +36,10 @@ class LoopbackTransport final : public Transport {
       return resource_exhausted("post: batch of " + std::to_string(batch.size()) +
                                 " exceeds max_send_wr " + std::to_string(opt.max_send_wr));
     }
-    for (const WorkRequest& wr : batch) LOCUS_RETURN_IF_ERROR(validate(wr, opt));
+    for (const WorkRequest& wr : batch) {
+      LOCUS_RETURN_IF_ERROR(check_work_request(wr, opt.max_message_bytes,
+                                               node_.local_buffer_ok(wr.local), node_.name()));
+    }
     // Reserve send-queue slots for the whole batch, or post nothing.
     auto& outstanding = node_.outstanding_send();
     uint32_t cur = outstanding.load(std::memory_order_acquire);
@@ -103,25 +106,6 @@ class LoopbackTransport final : public Transport {
 
  private:
   static constexpr size_t kChunk = 64;
-
-  Status validate(const WorkRequest& wr, const LoopbackOptions& opt) const {
-    const std::string what = std::string(opcode_name(wr.op)) + " (wr_id " +
-                             std::to_string(wr.wr_id) + ") on " + node_.name();
-    if (wr.op == Opcode::kRecv) return invalid_argument(what + ": RECV is posted with post_recv");
-    if ((wr.op == Opcode::kCas || wr.op == Opcode::kFaa) && wr.local.length < 8) {
-      return invalid_argument(what + ": atomics need an 8-byte local buffer");
-    }
-    if (wr.op == Opcode::kSend && wr.local.length > opt.max_message_bytes) {
-      return invalid_argument(what + ": message of " + std::to_string(wr.local.length) +
-                              " bytes exceeds max_message_bytes " +
-                              std::to_string(opt.max_message_bytes));
-    }
-    if (!node_.local_buffer_ok(wr.local)) {
-      return invalid_argument(what + ": local buffer is not inside a registration with lkey " +
-                              std::to_string(wr.local.lkey));
-    }
-    return Status();
-  }
 
   void fail_locally(const InboundOp& op, WcStatus st) {
     Completion c;

@@ -28,6 +28,7 @@ class SteadyClock final : public Clock {
 class NoopCpu final : public Cpu {
  public:
   void charge(Nanos) override {}
+  void charge_work(std::string_view, Nanos) override {}
 };
 
 class StdMutex final : public Mutex {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string_view>
 
 #include "core/common/random.h"
 #include "core/common/time.h"
@@ -26,6 +27,10 @@ class Cpu {
  public:
   virtual ~Cpu() = default;
   virtual void charge(Nanos duration) = 0;
+  // Charges a named piece of work (an RPC handler, say) that took
+  // `native_ns` on this machine. A simulator charges the cost its model
+  // gives that name; real backends do nothing.
+  virtual void charge_work(std::string_view name, Nanos native_ns) = 0;
 };
 
 class Mutex {

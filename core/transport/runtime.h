@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.h"
 #include "core/transport/env.h"
@@ -16,6 +17,13 @@ namespace locus {
 enum class ActorKind {
   kWorker,  // run() waits for it to return
   kDaemon,  // a server loop: must return soon after env.stop_requested()
+};
+
+// How busy a modelled resource was over a run (simulating backends only).
+struct ResourceUsage {
+  std::string name;   // "server0.nic", "server0.cpu", "link.client3"
+  std::string kind;   // "nic", "cpu", "link", "pcie"
+  double utilization = 0;  // busy fraction of capacity, 0..1
 };
 
 struct NodeOptions {
@@ -41,6 +49,10 @@ class Runtime {
   // Fault injection: the node stops answering, as if its host died. Requests
   // to it complete with kRetryExceeded; its own actors see kFlushed.
   virtual Status crash_node(NodeId node) = 0;
+
+  // Utilisation of each modelled resource over the last run(); empty on
+  // backends that model nothing (loopback, verbs).
+  virtual std::vector<ResourceUsage> resource_usage() const { return {}; }
 };
 
 }  // namespace locus

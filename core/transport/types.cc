@@ -50,4 +50,23 @@ Status completion_error(const Completion& c) {
   return Status(code, std::move(msg));
 }
 
+Status check_work_request(const WorkRequest& wr, uint32_t max_message_bytes, bool local_ok,
+                          std::string_view endpoint) {
+  const bool atomic = wr.op == Opcode::kCas || wr.op == Opcode::kFaa;
+  const bool bad_op = wr.op == Opcode::kRecv;
+  const bool short_atomic = atomic && wr.local.length < 8;
+  const bool oversized = wr.op == Opcode::kSend && wr.local.length > max_message_bytes;
+  if (!bad_op && !short_atomic && !oversized && local_ok) return Status();
+  std::string what = std::string(opcode_name(wr.op)) + " (wr_id " + std::to_string(wr.wr_id) +
+                     ") on " + std::string(endpoint) + ": ";
+  if (bad_op) return invalid_argument(what + "RECV is posted with post_recv");
+  if (short_atomic) return invalid_argument(what + "atomics need an 8-byte local buffer");
+  if (oversized) {
+    return invalid_argument(what + "message of " + std::to_string(wr.local.length) +
+                            " bytes exceeds max_message_bytes " + std::to_string(max_message_bytes));
+  }
+  return invalid_argument(what + "local buffer is not inside a registration with lkey " +
+                          std::to_string(wr.local.lkey));
+}
+
 }  // namespace locus

@@ -144,4 +144,17 @@ struct Completion {
 // A Status describing a failed completion, naming the peer and operation.
 Status completion_error(const Completion& c);
 
+// The checks every backend makes at post time on one work request:
+// opcode, atomic operand size, message size and (as `local_ok`, computed
+// by the backend) whether the local buffer lies in a registration. The
+// message names the endpoint and the request; nothing is built on success.
+Status check_work_request(const WorkRequest& wr, uint32_t max_message_bytes, bool local_ok,
+                          std::string_view endpoint);
+
+// True if [offset, offset + length) lies within a region of region_length
+// bytes, without overflow for any inputs.
+constexpr bool range_within(uint64_t offset, uint64_t length, uint64_t region_length) {
+  return length <= region_length && offset <= region_length - length;
+}
+
 }  // namespace locus

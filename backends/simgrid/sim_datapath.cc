@@ -1,0 +1,270 @@
+// The simulated life of a batch of work requests, carried by an executor
+// actor of the initiating node:
+//   1. request packets cross the network (SimGrid CM02 flows over PCIe,
+//      host links and rack uplinks); a SEND first takes its turn on the
+//      initiator NIC's verb-send budget;
+//   2. on arrival each request takes, in posting order per connection, a
+//      service slot on the target NIC (FCFS budgets, or processor sharing);
+//   3. the request takes effect on the target's memory while the NIC
+//      serves it: a READ copies its first half of cache lines when service
+//      starts and the rest when it ends, so it can see a concurrent CPU
+//      write part-way, exactly the tearing real NICs show;
+//   4. responses (data, atomic results, ACKs) cross back, and completions
+//      are delivered in posting order per connection.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/simgrid/sim_world.h"
+
+namespace locus::simgrid_backend {
+namespace {
+
+constexpr uint64_t kCacheLine = 64;
+
+bool is_rdma(Opcode op) {
+  return op == Opcode::kRead || op == Opcode::kWrite || op == Opcode::kCas || op == Opcode::kFaa;
+}
+
+Access right_for(Opcode op) {
+  switch (op) {
+    case Opcode::kRead: return kRemoteRead;
+    case Opcode::kWrite:
+    case Opcode::kWriteWithImm: return kRemoteWrite;
+    case Opcode::kCas:
+    case Opcode::kFaa: return kRemoteAtomic;
+    default: return kLocalOnly;
+  }
+}
+
+uint32_t op_bytes(const WorkRequest& wr) {
+  return (wr.op == Opcode::kCas || wr.op == Opcode::kFaa) ? 8 : wr.local.length;
+}
+
+const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
+  auto it = target.regions.find(wr.remote.region);
+  if (it == target.regions.end()) return nullptr;
+  const SimRegion& r = it->second;
+  const Access need = right_for(wr.op);
+  if (r.rkey != wr.remote.rkey || (r.access & need) != need ||
+      !range_within(wr.remote.offset, op_bytes(wr), r.length)) {
+    return nullptr;
+  }
+  return &r;
+}
+
+Connection& connection(SimNode& from, NodeId to) {
+  Connection& c = from.connections[to];
+  if (!c.cv) c.cv = sg4::ConditionVariable::create();
+  return c;
+}
+
+void wait_turn(SimNode& from, Connection& c, uint64_t Connection::*counter, uint64_t ticket) {
+  if (c.*counter == ticket) return;
+  std::unique_lock<sg4::Mutex> lock(*from.mu);
+  while (c.*counter != ticket) c.cv->wait(lock);
+}
+
+void advance(Connection& c, uint64_t Connection::*counter) {
+  ++(c.*counter);
+  c.cv->notify_all();
+}
+
+}  // namespace
+
+void World::execute_batch(SimNode& from, Batch& batch) {
+  const scenario::NicSpec& nic = platform_.nic;
+  const uint32_t header = options_.header_bytes;
+  const size_t n = batch.wrs.size();
+  std::vector<sg4::CommPtr> flows(n);
+  std::vector<WcStatus> status(n, WcStatus::kSuccess);
+  std::vector<NicQueues::Slot> slots(n);
+  std::vector<Nanos> service_ns(n, 0);
+
+  // 1. Requests onto the wire.
+  for (size_t i = 0; i < n; ++i) {
+    const WorkRequest& wr = batch.wrs[i];
+    SimNode* target = node(wr.remote.node);
+    if (from.crashed) {
+      status[i] = WcStatus::kFlushed;
+      continue;
+    }
+    if (target == nullptr || target->crashed) {
+      status[i] = WcStatus::kRetryExceeded;
+      continue;
+    }
+    const bool carries_payload =
+        wr.op == Opcode::kWrite || wr.op == Opcode::kWriteWithImm || wr.op == Opcode::kSend;
+    const uint64_t bytes = header + (carries_payload ? wr.local.length : 0) +
+                           (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 16 : 0);
+    if (wr.op == Opcode::kSend) {
+      const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
+      sg4::this_actor::sleep_until(from.nic.reserve_verbs(sg4::Engine::get_clock(), s).finish_s);
+    }
+    from.bytes_out += bytes;
+    target->bytes_in += bytes;
+    flows[i] = sg4::Comm::sendto_async(from.host, target->host, bytes);
+  }
+
+  // 2. Arrival, and a NIC slot in posting order per connection.
+  for (size_t i = 0; i < n; ++i) {
+    const WorkRequest& wr = batch.wrs[i];
+    Connection& conn = connection(from, wr.remote.node);
+    if (flows[i]) flows[i]->wait();
+    wait_turn(from, conn, &Connection::serving, batch.tickets[i]);
+    if (status[i] == WcStatus::kSuccess) {
+      SimNode& target = *node(wr.remote.node);
+      const uint32_t len = op_bytes(wr);
+      Nanos ns = 0;
+      switch (wr.op) {
+        case Opcode::kRead: ns = nic.read.service_ns(len); break;
+        case Opcode::kWrite: ns = nic.write.service_ns(len); break;
+        case Opcode::kCas:
+        case Opcode::kFaa: ns = nic.atomic.service_ns(len); break;
+        default: ns = nic.recv.service_ns(len); break;
+      }
+      service_ns[i] = ns;
+      const double now = sg4::Engine::get_clock();
+      if (nic.model == scenario::NicModel::kFcfs) {
+        slots[i] = is_rdma(wr.op) ? target.nic.reserve_rdma(now, ns * 1e-9)
+                                  : target.nic.reserve_verbs(now, ns * 1e-9);
+      }
+    }
+    advance(conn, &Connection::serving);
+  }
+
+  // 3. Service and effect on the target, then the response onto the wire.
+  for (size_t i = 0; i < n; ++i) {
+    flows[i] = nullptr;
+    if (status[i] != WcStatus::kSuccess) continue;
+    const WorkRequest& wr = batch.wrs[i];
+    SimNode& target = *node(wr.remote.node);
+    if (nic.model == scenario::NicModel::kProcessorSharing) {
+      const double start = sg4::Engine::get_clock();
+      sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service_ns[i]))->start()->wait();
+      slots[i] = {start, sg4::Engine::get_clock()};
+      target.nic.account(is_rdma(wr.op), static_cast<double>(service_ns[i]) * 1e-9);
+    }
+    status[i] = apply(from, target, wr, slots[i]);
+    if (target.crashed) {
+      status[i] = WcStatus::kRetryExceeded;
+      continue;
+    }
+    const uint64_t bytes = header + (wr.op == Opcode::kRead && status[i] == WcStatus::kSuccess
+                                         ? wr.local.length
+                                         : (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 8 : 0));
+    target.bytes_out += bytes;
+    from.bytes_in += bytes;
+    flows[i] = sg4::Comm::sendto_async(target.host, from.host, bytes);
+  }
+
+  // 4. Completions, in posting order per connection.
+  for (size_t i = 0; i < n; ++i) {
+    const WorkRequest& wr = batch.wrs[i];
+    if (flows[i]) flows[i]->wait();
+    Connection& conn = connection(from, wr.remote.node);
+    wait_turn(from, conn, &Connection::completing, batch.tickets[i]);
+    --from.outstanding_send;
+    if (wr.signaled || status[i] != WcStatus::kSuccess) {
+      Completion c;
+      c.wr_id = wr.wr_id;
+      c.op = wr.op;
+      c.status = status[i];
+      c.peer = wr.remote.node;
+      c.byte_len = wr.local.length;
+      from.complete(c);
+    }
+    advance(conn, &Connection::completing);
+  }
+}
+
+WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
+                      const NicQueues::Slot& slot) {
+  (void)from;
+  auto* local = static_cast<std::byte*>(wr.local.addr);
+  if (wr.op == Opcode::kSend) {
+    sg4::this_actor::sleep_until(slot.finish_s);
+    return deliver_message(from, target, wr);
+  }
+  const uint64_t len = op_bytes(wr);
+  sg4::this_actor::sleep_until(slot.start_s);
+  const SimRegion* r = find_remote(target, wr);
+  if (r == nullptr || target.crashed) return WcStatus::kRemoteAccessError;
+  std::byte* remote = r->base + wr.remote.offset;
+  if (wr.op == Opcode::kRead) {
+    // Torn-read model: first half of the lines now, the rest at the end.
+    const uint64_t lines = (len + kCacheLine - 1) / kCacheLine;
+    const uint64_t first = std::min(len, (lines / 2) * kCacheLine);
+    if (first > 0) std::memcpy(local, remote, first);
+    sg4::this_actor::sleep_until(slot.finish_s);
+    r = find_remote(target, wr);
+    if (r == nullptr) return WcStatus::kRemoteAccessError;
+    if (len > first) std::memcpy(local + first, r->base + wr.remote.offset + first, len - first);
+    return WcStatus::kSuccess;
+  }
+  sg4::this_actor::sleep_until(slot.finish_s);
+  r = find_remote(target, wr);
+  if (r == nullptr) return WcStatus::kRemoteAccessError;
+  remote = r->base + wr.remote.offset;
+  switch (wr.op) {
+    case Opcode::kWrite:
+      if (len > 0) std::memcpy(remote, local, len);
+      return WcStatus::kSuccess;
+    case Opcode::kWriteWithImm:
+      if (!await_recv(target)) return WcStatus::kRnrRetryExceeded;
+      r = find_remote(target, wr);  // the wait may have taken time
+      if (r == nullptr) return WcStatus::kRemoteAccessError;
+      if (len > 0) std::memcpy(r->base + wr.remote.offset, local, len);
+      return deliver_message(from, target, wr);
+    case Opcode::kCas:
+    case Opcode::kFaa: {
+      if (reinterpret_cast<uintptr_t>(remote) % 8 != 0) return WcStatus::kRemoteOperationError;
+      uint64_t old;
+      std::memcpy(&old, remote, 8);
+      const uint64_t next = wr.op == Opcode::kCas ? (old == wr.compare_add ? wr.swap : old)
+                                                  : old + wr.compare_add;
+      std::memcpy(remote, &next, 8);
+      std::memcpy(local, &old, 8);
+      return WcStatus::kSuccess;
+    }
+    default: return WcStatus::kRemoteOperationError;
+  }
+}
+
+bool World::await_recv(SimNode& target) {
+  if (!target.recvs.empty()) return true;
+  // RNR: the initiator retries until a receive is posted or the budget ends.
+  const double deadline = sg4::Engine::get_clock() + static_cast<double>(options_.rnr_timeout) * 1e-9;
+  std::unique_lock<sg4::Mutex> lock(*target.mu);
+  while (target.recvs.empty() && !target.crashed) {
+    if (target.recv_cv->wait_until(lock, deadline) == std::cv_status::timeout) break;
+  }
+  return !target.recvs.empty();
+}
+
+WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr) {
+  if (!await_recv(target)) return WcStatus::kRnrRetryExceeded;
+  const RecvRequest recv = target.recvs.front();
+  target.recvs.pop_front();
+  --target.posted_recvs;
+  Completion rc;
+  rc.wr_id = recv.wr_id;
+  rc.op = Opcode::kRecv;
+  rc.peer = from.id;
+  WcStatus sender = WcStatus::kSuccess;
+  if (wr.op == Opcode::kWriteWithImm) {
+    rc.byte_len = wr.local.length;
+    rc.imm = wr.imm;
+    rc.has_imm = true;
+  } else if (wr.local.length > recv.local.length) {
+    rc.status = WcStatus::kLocalLengthError;
+    sender = WcStatus::kRemoteOperationError;
+  } else {
+    if (wr.local.length > 0) std::memcpy(recv.local.addr, wr.local.addr, wr.local.length);
+    rc.byte_len = wr.local.length;
+    rc.imm = wr.imm;
+  }
+  target.complete(rc);
+  return sender;
+}
+
+}  // namespace locus::simgrid_backend

@@ -1,0 +1,137 @@
+// World construction: the SimGrid engine, its configuration and the
+// platform (hosts, links, PCIe, routes) built from a PlatformSpec.
+#include <cmath>
+#include <string>
+
+#include <xbt/log.h>
+
+#include "backends/simgrid/sim_world.h"
+
+namespace locus::simgrid_backend {
+namespace {
+
+double bytes_per_s(double gbps) { return gbps * 1e9 / 8.0; }
+
+}  // namespace
+
+void NicQueues::configure(double rdma_share_with_verbs, double verbs_share_with_rdma) {
+  // At both peaks at once, RDMA keeps rdma_share of its rate and verbs
+  // keep verbs_share of theirs: each verb message costs the RDMA budget
+  // (1 - rdma_share) / verbs_share of its own service time, and each RDMA
+  // operation costs the verbs budget (1 - verbs_share) / rdma_share.
+  verbs_cost_on_rdma_ = (1.0 - rdma_share_with_verbs) / std::max(verbs_share_with_rdma, 1e-9);
+  rdma_cost_on_verbs_ = (1.0 - verbs_share_with_rdma) / std::max(rdma_share_with_verbs, 1e-9);
+}
+
+NicQueues::Slot NicQueues::reserve_rdma(double now_s, double service_s) {
+  const double start = std::max(now_s, rdma_free_s_);
+  rdma_free_s_ = start + service_s;
+  verbs_free_s_ = std::max(now_s, verbs_free_s_) + service_s * rdma_cost_on_verbs_;
+  busy_rdma_s_ += service_s;
+  return {start, rdma_free_s_};
+}
+
+NicQueues::Slot NicQueues::reserve_verbs(double now_s, double service_s) {
+  const double start = std::max(now_s, verbs_free_s_);
+  verbs_free_s_ = start + service_s;
+  rdma_free_s_ = std::max(now_s, rdma_free_s_) + service_s * verbs_cost_on_rdma_;
+  busy_verbs_s_ += service_s;
+  return {start, verbs_free_s_};
+}
+
+World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
+    : platform_(platform), options_(options) {
+  int argc = 1;
+  char arg0[] = "locus";
+  char* argv[] = {arg0, nullptr};
+  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  // SimGrid's configuration outlives an engine and refuses to be set
+  // again, so the first engine of the process sets it for all of them.
+  static bool configured = false;
+  if (!configured) {
+    configured = true;
+    xbt_log_control_set("root.thresh:warning");  // no per-setting INFO lines
+    // A pure bandwidth-sharing model: no TCP factors, no reverse-path ACK
+    // traffic, and a solver precise enough for sub-microsecond services.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("surf/precision:1e-12");
+    sg4::Engine::set_config("maxmin/precision:1e-9");
+    sg4::Engine::set_config("contexts/stack-size:256");
+    sg4::Engine::set_config("network/loopback-lat:0");
+  }
+  build_platform();
+  start_s_ = sg4::Engine::get_clock();
+}
+
+World::~World() = default;
+
+void World::build_platform() {
+  const scenario::PlatformSpec& p = platform_;
+  auto* zone = sg4::create_full_zone("locus");
+  struct HostLinks {
+    sg4::Host* host;
+    sg4::Link* link;
+    sg4::Link* pcie;
+    uint32_t rack;
+  };
+  std::vector<HostLinks> all;
+  auto add_host = [&](const std::string& name, uint32_t cores) {
+    sg4::Host* h = zone->create_host(name, 1e9);  // 1 flop = 1 ns of work
+    h->set_core_count(static_cast<int>(cores));
+    h->seal();
+    sg4::Link* link = zone->create_split_duplex_link(name + ".link", bytes_per_s(p.host_link.bandwidth_gbps))
+                          ->set_latency(p.host_link.latency_us * 1e-6);
+    link->seal();
+    sg4::Link* pcie = zone->create_split_duplex_link(name + ".pcie", bytes_per_s(p.pcie.bandwidth_gbps))
+                          ->set_latency(p.pcie.latency_us * 1e-6);
+    pcie->seal();
+    links_.push_back(link);
+    links_.push_back(pcie);
+    const uint32_t rack = static_cast<uint32_t>(all.size()) / std::max<uint32_t>(p.hosts_per_rack, 1);
+    all.push_back({h, link, pcie, rack});
+    return h;
+  };
+  for (uint32_t s = 0; s < p.servers; ++s) server_hosts_.push_back(add_host("server" + std::to_string(s), p.cores_per_server));
+  for (uint32_t c = 0; c < p.client_hosts; ++c) client_hosts_.push_back(add_host("chost" + std::to_string(c), p.cores_per_client_host));
+
+  std::vector<sg4::Link*> uplinks;
+  const bool two_level = p.topology == scenario::Topology::kTwoLevel;
+  if (two_level) {
+    const uint32_t racks = all.empty() ? 0 : all.back().rack + 1;
+    for (uint32_t r = 0; r < racks; ++r) {
+      sg4::Link* up = zone->create_split_duplex_link("rack" + std::to_string(r) + ".uplink",
+                                                     bytes_per_s(p.rack_uplink.bandwidth_gbps))
+                          ->set_latency(p.rack_uplink.latency_us * 1e-6);
+      up->seal();
+      uplinks.push_back(up);
+      links_.push_back(up);
+    }
+  }
+  using Dir = sg4::LinkInRoute::Direction;
+  auto route = [&](const HostLinks& a, const HostLinks& b) {
+    std::vector<sg4::LinkInRoute> r{{a.pcie, Dir::UP}, {a.link, Dir::UP}};
+    if (two_level && a.rack != b.rack) {
+      r.emplace_back(uplinks[a.rack], Dir::UP);
+      r.emplace_back(uplinks[b.rack], Dir::DOWN);
+    }
+    r.emplace_back(b.link, Dir::DOWN);
+    r.emplace_back(b.pcie, Dir::DOWN);
+    zone->add_route(a.host->get_netpoint(), b.host->get_netpoint(), nullptr, nullptr, r, true);
+  };
+  // Servers talk to everyone; clients talk to servers (and, on small
+  // platforms such as tests, to each other).
+  const size_t n_servers = server_hosts_.size();
+  const bool clients_meet = all.size() <= 64;
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = i + 1; j < all.size(); ++j) {
+      if (i < n_servers || clients_meet) route(all[i], all[j]);
+    }
+  }
+  if (p.nic.model == scenario::NicModel::kProcessorSharing) {
+    for (auto& h : all) zone->create_host(h.host->get_name() + ".nic", 1e9)->seal();
+  }
+  zone->seal();
+}
+
+}  // namespace locus::simgrid_backend

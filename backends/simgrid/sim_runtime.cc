@@ -1,0 +1,269 @@
+// The SimGrid Transport, Clock, Cpu, blocking primitives and Runtime. The
+// transport validates and queues work; executors (sim_datapath.cc) carry
+// it through the platform model.
+#include "backends/simgrid/sim_runtime.h"
+
+#include <cmath>
+#include <string>
+
+#include "backends/simgrid/sim_world.h"
+
+namespace locus::simgrid_backend {
+namespace {
+
+class SimTransport final : public Transport {
+ public:
+  SimTransport(World& world, SimNode& node) : world_(world), node_(node) {}
+
+  NodeId node_id() const override { return node_.id; }
+  TransportLimits limits() const override {
+    const SimOptions& o = world_.options();
+    return {o.max_send_wr, o.max_recv_wr, o.max_message_bytes};
+  }
+
+  StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
+    if (addr == nullptr && length > 0) return invalid_argument("register_memory: null address");
+    const RegionId id = world_.next_region_id();
+    SimRegion r{static_cast<std::byte*>(addr), length, access, world_.make_rkey(id)};
+    node_.regions.emplace(id, r);
+    return Region{node_.id, id, id, r.rkey, r.base, length, access};
+  }
+
+  Status deregister_memory(const Region& region) override {
+    if (region.node != node_.id || node_.regions.erase(region.id) == 0) {
+      return not_found("deregister_memory: region " + std::to_string(region.id) +
+                       " is not registered on " + node_.name);
+    }
+    return Status();
+  }
+
+  Status post(std::span<const WorkRequest> batch) override {
+    if (batch.empty()) return Status();
+    const SimOptions& o = world_.options();
+    for (const WorkRequest& wr : batch) {
+      LOCUS_RETURN_IF_ERROR(check_work_request(wr, o.max_message_bytes, local_ok(wr.local), node_.name));
+    }
+    if (node_.outstanding_send + batch.size() > o.max_send_wr) {
+      return resource_exhausted("post: send queue full on " + node_.name + " (" +
+                                std::to_string(node_.outstanding_send) + " outstanding, max_send_wr " +
+                                std::to_string(o.max_send_wr) + ")");
+    }
+    auto b = std::make_unique<Batch>();
+    b->wrs.assign(batch.begin(), batch.end());
+    b->tickets.reserve(batch.size());
+    for (const WorkRequest& wr : batch) b->tickets.push_back(node_.connections[wr.remote.node].next_ticket++);
+    node_.outstanding_send += static_cast<uint32_t>(batch.size());
+    world_.submit(node_, std::move(b));
+    return Status();
+  }
+
+  Status post_recv(std::span<const RecvRequest> batch) override {
+    for (const RecvRequest& r : batch) {
+      if (!local_ok(r.local)) {
+        return invalid_argument("post_recv: buffer of " + std::to_string(r.local.length) +
+                                " bytes is not inside a registration with lkey " +
+                                std::to_string(r.local.lkey) + " on " + node_.name);
+      }
+    }
+    if (node_.posted_recvs + batch.size() > world_.options().max_recv_wr) {
+      return resource_exhausted("post_recv: receive queue full on " + node_.name);
+    }
+    for (const RecvRequest& r : batch) node_.recvs.push_back(r);
+    node_.posted_recvs += static_cast<uint32_t>(batch.size());
+    node_.recv_cv->notify_all();
+    return Status();
+  }
+
+  size_t poll(std::span<Completion> out) override { return drain(out); }
+
+  size_t wait(std::span<Completion> out, Nanos timeout) override {
+    if (node_.cq.empty() && timeout > 0) {
+      const double deadline = sg4::Engine::get_clock() + static_cast<double>(timeout) * 1e-9;
+      std::unique_lock<sg4::Mutex> lock(*node_.mu);
+      while (node_.cq.empty()) {
+        if (node_.cq_cv->wait_until(lock, deadline) == std::cv_status::timeout) break;
+      }
+    }
+    return drain(out);
+  }
+
+ private:
+  size_t drain(std::span<Completion> out) {
+    size_t n = 0;
+    while (n < out.size() && !node_.cq.empty()) {
+      out[n++] = node_.cq.front();
+      node_.cq.pop_front();
+    }
+    return n;
+  }
+
+  bool local_ok(const LocalBuf& buf) const {
+    auto it = node_.regions.find(buf.lkey);
+    if (it == node_.regions.end()) return false;
+    if (buf.length == 0) return true;
+    auto* p = static_cast<const std::byte*>(buf.addr);
+    const SimRegion& r = it->second;
+    return p >= r.base && range_within(static_cast<uint64_t>(p - r.base), buf.length, r.length);
+  }
+
+  World& world_;
+  SimNode& node_;
+};
+
+class SimClock final : public Clock {
+ public:
+  explicit SimClock(const World& world) : world_(world) {}
+  Nanos now() const override { return world_.now_ns(); }
+  void sleep_for(Nanos d) override {
+    if (d > 0) sg4::this_actor::sleep_for(static_cast<double>(d) * 1e-9);
+  }
+
+ private:
+  const World& world_;
+};
+
+// Work is simulated on the node's host: one flop is one nanosecond.
+class SimCpu final : public Cpu {
+ public:
+  SimCpu(const scenario::CpuSpec& spec, SimNode& node) : spec_(spec), node_(node) {}
+  void charge(Nanos d) override {
+    if (d <= 0) return;
+    node_.cpu_busy_s += static_cast<double>(d) * 1e-9;
+    sg4::this_actor::execute(static_cast<double>(d));
+  }
+  void charge_work(std::string_view name, Nanos native_ns) override {
+    if (name == "client.op") return charge(us_to_ns(spec_.client_op_us));
+    if (spec_.measured) return charge(static_cast<Nanos>(static_cast<double>(native_ns) * spec_.measured_factor));
+    auto it = spec_.handler_cost_us.find(std::string(name));
+    charge(us_to_ns(it != spec_.handler_cost_us.end() ? it->second : spec_.default_handler_us));
+  }
+
+ private:
+  static Nanos us_to_ns(double us) { return static_cast<Nanos>(std::llround(us * 1e3)); }
+  const scenario::CpuSpec& spec_;
+  SimNode& node_;
+};
+
+class SimMutex final : public Mutex {
+ public:
+  SimMutex() : mu_(sg4::Mutex::create()) {}
+  void lock() override { mu_->lock(); }
+  void unlock() override { mu_->unlock(); }
+  sg4::Mutex& native() { return *mu_; }
+
+ private:
+  sg4::MutexPtr mu_;
+};
+
+class SimCondVar final : public CondVar {
+ public:
+  SimCondVar() : cv_(sg4::ConditionVariable::create()) {}
+  void wait(Mutex& mu) override {
+    std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
+    cv_->wait(lock);
+    lock.release();
+  }
+  bool wait_for(Mutex& mu, Nanos timeout) override {
+    std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
+    const bool notified = cv_->wait_for(lock, static_cast<double>(timeout) * 1e-9) == std::cv_status::no_timeout;
+    lock.release();
+    return notified;
+  }
+  void notify_one() override { cv_->notify_one(); }
+  void notify_all() override { cv_->notify_all(); }
+
+ private:
+  sg4::ConditionVariablePtr cv_;
+};
+
+class SimSyncFactory final : public SyncFactory {
+ public:
+  std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<SimMutex>(); }
+  std::unique_ptr<CondVar> new_condvar() override { return std::make_unique<SimCondVar>(); }
+};
+
+struct NodeParts {
+  std::unique_ptr<SimTransport> transport;
+  std::unique_ptr<SimCpu> cpu;
+};
+
+class SimRuntime final : public Runtime {
+ public:
+  SimRuntime(const scenario::PlatformSpec& platform, const SimOptions& options)
+      : world_(platform, options), seed_rng_(options.seed), clock_(world_) {}
+
+  std::string_view backend_name() const override { return "simgrid"; }
+
+  StatusOr<NodeId> add_node(const NodeOptions& options) override {
+    LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server));
+    parts_.push_back({std::make_unique<SimTransport>(world_, *node),
+                      std::make_unique<SimCpu>(world_.platform().cpu, *node)});
+    return node->id;
+  }
+
+  Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override {
+    if (world_.node(node) == nullptr) return invalid_argument("spawn " + name + ": no node " + std::to_string(node));
+    auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
+    Env env = make_env(node, rng.get());
+    randoms_.push_back(std::move(rng));
+    sg4::ActorPtr actor = sg4::Actor::create(name, world_.node(node)->host,
+                                             [env, fn = std::move(fn)]() mutable { fn(env); });
+    if (kind == ActorKind::kDaemon) actor->daemonize();
+    return Status();
+  }
+
+  Status run() override {
+    const double start = sg4::Engine::get_clock();
+    world_.reset_usage();
+    sg4::Engine::get_instance()->run();
+    last_run_s_ = sg4::Engine::get_clock() - start;
+    stop_.store(true, std::memory_order_release);
+    return Status();
+  }
+
+  Env setup_env(NodeId node) override {
+    randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(0x5E7u + actor_count_++)));
+    return make_env(node, randoms_.back().get());
+  }
+
+  Status crash_node(NodeId node) override {
+    SimNode* n = world_.node(node);
+    if (n == nullptr) return invalid_argument("crash_node: no node " + std::to_string(node));
+    n->crashed = true;
+    n->recv_cv->notify_all();
+    return Status();
+  }
+
+  std::vector<ResourceUsage> resource_usage() const override { return world_.usage(last_run_s_); }
+
+ private:
+  Env make_env(NodeId node, Random* rng) {
+    Env env;
+    env.transport = parts_.at(node).transport.get();
+    env.clock = &clock_;
+    env.cpu = parts_.at(node).cpu.get();
+    env.random = rng;
+    env.sync = &sync_;
+    env.stop = &stop_;
+    return env;
+  }
+
+  World world_;
+  Random seed_rng_;
+  uint64_t actor_count_ = 0;
+  SimClock clock_;
+  SimSyncFactory sync_;
+  std::vector<NodeParts> parts_;
+  std::vector<std::unique_ptr<Random>> randoms_;
+  std::atomic<bool> stop_{false};
+  double last_run_s_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,
+                                              const SimOptions& options) {
+  return std::make_unique<SimRuntime>(platform, options);
+}
+
+}  // namespace locus::simgrid_backend

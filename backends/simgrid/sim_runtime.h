@@ -1,0 +1,32 @@
+// The SimGrid backend: the unchanged core running as SimGrid actors on a
+// simulated platform (hosts with cores, links, PCIe, and a queueing model
+// of each NIC). Time is simulated: Clock, Cpu and every wait advance it.
+// Same platform, same seed: byte-identical results.
+//
+// One SimGrid engine exists per process at a time; create one runtime,
+// run it, destroy it, and only then create the next.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/common/time.h"
+#include "core/scenario/platform.h"
+#include "core/transport/runtime.h"
+
+namespace locus::simgrid_backend {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  uint32_t max_send_wr = 64;
+  uint32_t max_recv_wr = 1024;
+  uint32_t max_message_bytes = 1u << 20;
+  Nanos rnr_timeout = 2 * kMillisecond;
+  // Bytes on the wire besides the payload (transport headers).
+  uint32_t header_bytes = 30;
+};
+
+std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,
+                                              const SimOptions& options);
+
+}  // namespace locus::simgrid_backend

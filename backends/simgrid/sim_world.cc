@@ -1,0 +1,117 @@
+// World: nodes, submission of work to executor actors, and resource usage.
+#include <cmath>
+#include <string>
+
+#include "backends/simgrid/sim_world.h"
+
+namespace locus::simgrid_backend {
+
+void SimNode::complete(const Completion& c) {
+  cq.push_back(c);
+  cq_cv->notify_all();
+}
+
+Nanos World::now_ns() const {
+  return static_cast<Nanos>(std::llround((sg4::Engine::get_clock() - start_s_) * 1e9));
+}
+
+uint32_t World::make_rkey(RegionId id) const {
+  uint64_t x = (static_cast<uint64_t>(id) << 32) ^ (options_.seed * 0x9E3779B97F4A7C15ULL);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 29;
+  return static_cast<uint32_t>(x) | 1u;
+}
+
+StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server) {
+  auto node = std::make_unique<SimNode>();
+  node->id = static_cast<NodeId>(nodes_.size());
+  node->name = name;
+  node->is_server = is_server;
+  if (is_server) {
+    if (next_server_host_ >= server_hosts_.size()) {
+      return invalid_argument("simgrid: node " + name + " needs a server host, but the platform has " +
+                              std::to_string(server_hosts_.size()) + " servers");
+    }
+    node->host = server_hosts_[next_server_host_++];
+  } else {
+    if (client_hosts_.empty()) {
+      return invalid_argument("simgrid: node " + name + " needs a client host, but platform.client_hosts is 0");
+    }
+    node->host = client_hosts_[next_client_host_++ % client_hosts_.size()];
+  }
+  if (platform_.nic.model == scenario::NicModel::kProcessorSharing) {
+    node->nic_host = sg4::Host::by_name(node->host->get_name() + ".nic");
+  }
+  node->nic.configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
+  node->mu = sg4::Mutex::create();
+  node->cq_cv = sg4::ConditionVariable::create();
+  node->recv_cv = sg4::ConditionVariable::create();
+  node->work_cv = sg4::ConditionVariable::create();
+  nodes_.push_back(std::move(node));
+  return nodes_.back().get();
+}
+
+void World::submit(SimNode& from, std::unique_ptr<Batch> batch) {
+  from.pending.push_back(std::move(batch));
+  if (from.idle_executors > 0) {
+    from.work_cv->notify_one();
+    return;
+  }
+  // Every executor is busy carrying earlier batches: add one. Executors
+  // are bounded by max_send_wr, since each carries at least one request.
+  ++from.executors;
+  SimNode* node = &from;
+  sg4::Actor::create(from.name + ".nic" + std::to_string(from.executors), from.host,
+                     [this, node] { executor_loop(*node); })
+      ->daemonize();
+}
+
+void World::executor_loop(SimNode& node) {
+  while (true) {
+    if (node.pending.empty()) {
+      std::unique_lock<sg4::Mutex> lock(*node.mu);
+      ++node.idle_executors;
+      while (node.pending.empty()) node.work_cv->wait(lock);
+      --node.idle_executors;
+      continue;
+    }
+    std::unique_ptr<Batch> batch = std::move(node.pending.front());
+    node.pending.pop_front();
+    execute_batch(node, *batch);
+  }
+}
+
+std::vector<ResourceUsage> World::usage(double duration_s) const {
+  std::vector<ResourceUsage> out;
+  if (duration_s <= 0) return out;
+  for (const auto& n : nodes_) {
+    if (!n->is_server) continue;
+    out.push_back({n->name + ".nic.rdma", "nic", n->nic.busy_rdma_s() / duration_s});
+    out.push_back({n->name + ".nic.verbs", "nic", n->nic.busy_verbs_s() / duration_s});
+    out.push_back({n->name + ".cpu", "cpu",
+                   n->cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
+  }
+  // Links and PCIe: bytes carried over capacity, per direction, counted by
+  // the executors (every byte to or from a server crosses both).
+  const double link_bytes_s = platform_.host_link.bandwidth_gbps * 1e9 / 8.0 * duration_s;
+  const double pcie_bytes_s = platform_.pcie.bandwidth_gbps * 1e9 / 8.0 * duration_s;
+  for (const auto& n : nodes_) {
+    if (!n->is_server) continue;
+    out.push_back({n->name + ".link.in", "link", static_cast<double>(n->bytes_in) / link_bytes_s});
+    out.push_back({n->name + ".link.out", "link", static_cast<double>(n->bytes_out) / link_bytes_s});
+    out.push_back({n->name + ".pcie", "pcie",
+                   static_cast<double>(std::max(n->bytes_in, n->bytes_out)) / pcie_bytes_s});
+  }
+  return out;
+}
+
+void World::reset_usage() {
+  for (auto& n : nodes_) {
+    n->nic.reset_busy();
+    n->cpu_busy_s = 0;
+    n->bytes_in = n->bytes_out = 0;
+  }
+}
+
+}  // namespace locus::simgrid_backend

@@ -1,0 +1,148 @@
+// Internals of the SimGrid backend. A World owns the engine, the hosts and
+// every simulated node; a SimNode is one endpoint: its registrations, its
+// completion queue, its posted receives, its NIC's service queues and the
+// executor actors that carry its work requests through the network model.
+//
+// Everything here runs in SimGrid's single OS thread; actors only switch
+// at simulation calls (wait, sleep, execute, communicate), so plain data
+// structures are safe between such calls and need no locks.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "backends/simgrid/sim_runtime.h"
+#include "core/transport/transport.h"
+
+namespace locus::simgrid_backend {
+
+namespace sg4 = simgrid::s4u;
+
+struct SimRegion {
+  std::byte* base = nullptr;
+  uint64_t length = 0;
+  Access access = kLocalOnly;
+  uint32_t rkey = 0;
+};
+
+// A NIC's first-come-first-served service budgets: one for RDMA (READ,
+// WRITE, atomics) and one for verb messages. Running both at once costs
+// each a share of the other (PlatformSpec's independence factors), charged
+// as extra work ahead of later requests in the other budget.
+class NicQueues {
+ public:
+  void configure(double rdma_share_with_verbs, double verbs_share_with_rdma);
+  struct Slot {
+    double start_s;
+    double finish_s;
+  };
+  Slot reserve_rdma(double now_s, double service_s);
+  Slot reserve_verbs(double now_s, double service_s);
+  // Processor-sharing model: only the busy time is kept here.
+  void account(bool rdma, double service_s) { (rdma ? busy_rdma_s_ : busy_verbs_s_) += service_s; }
+  double busy_s() const { return busy_rdma_s_ + busy_verbs_s_; }
+  double busy_rdma_s() const { return busy_rdma_s_; }
+  double busy_verbs_s() const { return busy_verbs_s_; }
+  void reset_busy() { busy_rdma_s_ = busy_verbs_s_ = 0; }
+
+ private:
+  double rdma_free_s_ = 0, verbs_free_s_ = 0;
+  double verbs_cost_on_rdma_ = 0, rdma_cost_on_verbs_ = 0;
+  double busy_rdma_s_ = 0, busy_verbs_s_ = 0;
+};
+
+// Posting-order bookkeeping of one connection (initiator -> target), so
+// requests are served and completed in order even though each batch is
+// carried by its own executor actor.
+struct Connection {
+  uint64_t next_ticket = 0;
+  uint64_t serving = 0;     // ticket whose NIC slot is reserved next
+  uint64_t completing = 0;  // ticket whose completion is delivered next
+  sg4::ConditionVariablePtr cv;
+};
+
+struct Batch {
+  std::vector<WorkRequest> wrs;
+  std::vector<uint64_t> tickets;
+};
+
+class World;
+
+struct SimNode {
+  NodeId id = kInvalidNode;
+  std::string name;
+  sg4::Host* host = nullptr;
+  sg4::Host* nic_host = nullptr;  // processor-sharing NIC model only
+  bool is_server = false;
+  bool crashed = false;
+
+  std::unordered_map<RegionId, SimRegion> regions;
+  std::deque<Completion> cq;
+  std::deque<RecvRequest> recvs;
+  uint32_t outstanding_send = 0;
+  uint32_t posted_recvs = 0;
+  NicQueues nic;
+  double cpu_busy_s = 0;
+  uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
+
+  sg4::MutexPtr mu;  // only to pair with the condition variables below
+  sg4::ConditionVariablePtr cq_cv;
+  sg4::ConditionVariablePtr recv_cv;
+  sg4::ConditionVariablePtr work_cv;
+  std::deque<std::unique_ptr<Batch>> pending;
+  uint32_t executors = 0;
+  uint32_t idle_executors = 0;
+  std::unordered_map<NodeId, Connection> connections;
+
+  void complete(const Completion& c);
+};
+
+class World {
+ public:
+  World(const scenario::PlatformSpec& platform, const SimOptions& options);
+  ~World();
+
+  const scenario::PlatformSpec& platform() const { return platform_; }
+  const SimOptions& options() const { return options_; }
+  double start_s() const { return start_s_; }
+  Nanos now_ns() const;
+
+  StatusOr<SimNode*> add_node(const std::string& name, bool is_server);
+  SimNode* node(NodeId id) { return id < nodes_.size() ? nodes_[id].get() : nullptr; }
+  size_t node_count() const { return nodes_.size(); }
+  RegionId next_region_id() { return next_region_++; }
+  uint32_t make_rkey(RegionId id) const;
+
+  // Queues a validated batch on `from` and wakes (or creates) an executor.
+  void submit(SimNode& from, std::unique_ptr<Batch> batch);
+  std::vector<ResourceUsage> usage(double duration_s) const;
+  void reset_usage();
+
+ private:
+  void build_platform();
+  void executor_loop(SimNode& node);
+  void execute_batch(SimNode& from, Batch& batch);
+  // The request's effect on the target's memory during its NIC slot.
+  WcStatus apply(SimNode& from, SimNode& target, const WorkRequest& wr, const NicQueues::Slot& slot);
+  // Consumes the target's oldest posted receive (waiting out RNR).
+  WcStatus deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr);
+  // Waits (RNR) until the target has a posted receive; false if none came.
+  bool await_recv(SimNode& target);
+
+  scenario::PlatformSpec platform_;
+  SimOptions options_;
+  std::unique_ptr<sg4::Engine> engine_;
+  double start_s_ = 0;
+  std::vector<sg4::Host*> server_hosts_, client_hosts_;
+  std::vector<sg4::Link*> links_;
+  uint32_t next_client_host_ = 0, next_server_host_ = 0;
+  std::vector<std::unique_ptr<SimNode>> nodes_;
+  RegionId next_region_ = 1;
+};
+
+}  // namespace locus::simgrid_backend

@@ -1,0 +1,82 @@
+// PlatformSpec: the hardware a simulated run models, as the [platform]
+// section of a scenario file describes it: servers and their cores, NIC
+// service rates by operation kind and size, PCIe, links and topology, and
+// the CPU cost of server handlers. Plain data, read by the SimGrid backend
+// and by the analytic models; defaults are the Pilaf testbed's figures
+// (shared/calibration.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/common/time.h"
+
+namespace locus::scenario {
+
+// Operations per second at a message size; a curve interpolates service
+// time (1/rate) linearly between points and extrapolates past the last
+// point at that point's bandwidth.
+struct RatePoint {
+  uint32_t bytes = 0;
+  double ops_per_s = 0;
+};
+
+struct RateCurve {
+  std::vector<RatePoint> points;  // sorted by bytes, at least one
+
+  Nanos service_ns(uint32_t bytes) const;
+  double ops_per_s(uint32_t bytes) const { return 1e9 / static_cast<double>(service_ns(bytes)); }
+};
+
+enum class NicModel { kFcfs, kProcessorSharing };
+
+struct NicSpec {
+  NicModel model = NicModel::kFcfs;
+  RateCurve read{{{16, 2.449e6}, {1024, 1.496e6}, {4096, 0.472e6}}};
+  RateCurve write{{{16, 2.449e6}, {1024, 1.496e6}, {4096, 0.472e6}}};
+  RateCurve atomic{{{8, 2.0e6}}};
+  RateCurve send{{{16, 0.7e6}, {1024, 0.7e6}, {4096, 0.464e6}}};   // verb messages sent
+  RateCurve recv{{{16, 1.5e6}, {1024, 1.5e6}, {4096, 0.464e6}}};   // verb messages received
+  // How far RDMA and verb messaging run independently: the fraction of
+  // peak each keeps while the other runs at its peak (1.0 = independent).
+  double rdma_share_with_verbs = 0.80;
+  double verbs_share_with_rdma = 0.95;
+};
+
+struct LinkSpec {
+  double bandwidth_gbps = 20.0;
+  double latency_us = 0.5;
+};
+
+enum class Topology { kStar, kTwoLevel };
+
+struct CpuSpec {
+  // Server handler costs in microseconds by handler name (e.g.
+  // "pilaf.put"); handlers not listed cost default_handler_us.
+  std::map<std::string, double> handler_cost_us;
+  double default_handler_us = 2.0;
+  // "measured": charge the handler's native time times measured_factor
+  // instead (not deterministic: native times vary run to run).
+  bool measured = false;
+  double measured_factor = 1.0;
+  // Client-side work per operation (request building, checksums).
+  double client_op_us = 0.3;
+};
+
+struct PlatformSpec {
+  uint32_t servers = 1;
+  uint32_t cores_per_server = 1;
+  uint32_t client_hosts = 0;  // 0: one host per client
+  uint32_t cores_per_client_host = 1;
+  Topology topology = Topology::kStar;
+  uint32_t hosts_per_rack = 16;  // two-level only
+  LinkSpec host_link{20.0, 0.5};
+  LinkSpec rack_uplink{80.0, 0.5};  // two-level only
+  LinkSpec pcie{32.0, 0.25};
+  NicSpec nic;
+  CpuSpec cpu;
+};
+
+}  // namespace locus::scenario
