@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/locus/bench_command.h"
+#include "apps/locus/sim_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"locus: RDMA-accessible distributed index structures (Pilaf, Cell, Nessie, "
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
     return std::string("locus: ") + e.what() + " (see --help)\n";
   });
   int exit_code = 0;
+  locus::cli::add_sim_command(app, exit_code);
   locus::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);

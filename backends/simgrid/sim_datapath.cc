@@ -58,6 +58,11 @@ Connection& connection(SimNode& from, NodeId to) {
   return c;
 }
 
+// A sleep that costs the simulator nothing when there is nothing to wait for.
+void sleep_until(double t) {
+  if (t > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(t);
+}
+
 void wait_turn(SimNode& from, Connection& c, uint64_t Connection::*counter, uint64_t ticket) {
   if (c.*counter == ticket) return;
   std::unique_lock<sg4::Mutex> lock(*from.mu);
@@ -98,7 +103,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
                            (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 16 : 0);
     if (wr.op == Opcode::kSend) {
       const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
-      sg4::this_actor::sleep_until(from.nic.reserve_verbs(sg4::Engine::get_clock(), s).finish_s);
+      sleep_until(from.nic.reserve_verbs(sg4::Engine::get_clock(), s).finish_s);
     }
     from.bytes_out += bytes;
     target->bytes_in += bytes;
@@ -179,33 +184,34 @@ void World::execute_batch(SimNode& from, Batch& batch) {
 
 WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
                       const NicQueues::Slot& slot) {
-  (void)from;
   auto* local = static_cast<std::byte*>(wr.local.addr);
   if (wr.op == Opcode::kSend) {
-    sg4::this_actor::sleep_until(slot.finish_s);
+    sleep_until(slot.finish_s);
     return deliver_message(from, target, wr);
   }
   const uint64_t len = op_bytes(wr);
-  sg4::this_actor::sleep_until(slot.start_s);
+  // Only a READ over more than one cache line can tear; everything else
+  // takes effect once, when its service ends.
+  const bool tearable = wr.op == Opcode::kRead && len > kCacheLine;
+  sleep_until(tearable ? slot.start_s : slot.finish_s);
   const SimRegion* r = find_remote(target, wr);
   if (r == nullptr || target.crashed) return WcStatus::kRemoteAccessError;
   std::byte* remote = r->base + wr.remote.offset;
-  if (wr.op == Opcode::kRead) {
+  if (tearable) {
     // Torn-read model: first half of the lines now, the rest at the end.
     const uint64_t lines = (len + kCacheLine - 1) / kCacheLine;
-    const uint64_t first = std::min(len, (lines / 2) * kCacheLine);
-    if (first > 0) std::memcpy(local, remote, first);
-    sg4::this_actor::sleep_until(slot.finish_s);
+    const uint64_t first = (lines / 2) * kCacheLine;
+    std::memcpy(local, remote, first);
+    sleep_until(slot.finish_s);
     r = find_remote(target, wr);
     if (r == nullptr) return WcStatus::kRemoteAccessError;
-    if (len > first) std::memcpy(local + first, r->base + wr.remote.offset + first, len - first);
+    std::memcpy(local + first, r->base + wr.remote.offset + first, len - first);
     return WcStatus::kSuccess;
   }
-  sg4::this_actor::sleep_until(slot.finish_s);
-  r = find_remote(target, wr);
-  if (r == nullptr) return WcStatus::kRemoteAccessError;
-  remote = r->base + wr.remote.offset;
   switch (wr.op) {
+    case Opcode::kRead:
+      if (len > 0) std::memcpy(local, remote, len);
+      return WcStatus::kSuccess;
     case Opcode::kWrite:
       if (len > 0) std::memcpy(remote, local, len);
       return WcStatus::kSuccess;

@@ -53,7 +53,11 @@ class SimTransport final : public Transport {
     b->tickets.reserve(batch.size());
     for (const WorkRequest& wr : batch) b->tickets.push_back(node_.connections[wr.remote.node].next_ticket++);
     node_.outstanding_send += static_cast<uint32_t>(batch.size());
-    world_.submit(node_, std::move(b));
+    if (node_.is_server) {
+      world_.submit(node_, std::move(b));
+    } else {
+      node_.deferred.push_back(std::move(b));
+    }
     return Status();
   }
 
@@ -74,9 +78,17 @@ class SimTransport final : public Transport {
     return Status();
   }
 
-  size_t poll(std::span<Completion> out) override { return drain(out); }
+  size_t poll(std::span<Completion> out) override {
+    world_.release_deferred(node_);
+    return drain(out);
+  }
 
   size_t wait(std::span<Completion> out, Nanos timeout) override {
+    if (node_.cq.empty() && !node_.deferred.empty()) {
+      const Nanos deadline = world_.now_ns() + timeout;
+      world_.run_deferred(node_);
+      timeout = std::max<Nanos>(0, deadline - world_.now_ns());
+    }
     if (node_.cq.empty() && timeout > 0) {
       const double deadline = sg4::Engine::get_clock() + static_cast<double>(timeout) * 1e-9;
       std::unique_lock<sg4::Mutex> lock(*node_.mu);

@@ -67,6 +67,22 @@ void World::submit(SimNode& from, std::unique_ptr<Batch> batch) {
       ->daemonize();
 }
 
+void World::run_deferred(SimNode& node) {
+  while (!node.deferred.empty()) {
+    std::unique_ptr<Batch> batch = std::move(node.deferred.front());
+    node.deferred.pop_front();
+    execute_batch(node, *batch);
+  }
+}
+
+void World::release_deferred(SimNode& node) {
+  while (!node.deferred.empty()) {
+    std::unique_ptr<Batch> batch = std::move(node.deferred.front());
+    node.deferred.pop_front();
+    submit(node, std::move(batch));
+  }
+}
+
 void World::executor_loop(SimNode& node) {
   while (true) {
     if (node.pending.empty()) {

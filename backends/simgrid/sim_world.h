@@ -95,6 +95,11 @@ struct SimNode {
   sg4::ConditionVariablePtr recv_cv;
   sg4::ConditionVariablePtr work_cv;
   std::deque<std::unique_ptr<Batch>> pending;
+  // Client nodes: batches the posting actor will carry itself in its next
+  // wait() (it would only block there anyway), saving two actor switches
+  // per batch. Servers always hand batches to executors, so a reply being
+  // sent never holds up the next request.
+  std::deque<std::unique_ptr<Batch>> deferred;
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
   std::unordered_map<NodeId, Connection> connections;
@@ -120,6 +125,10 @@ class World {
 
   // Queues a validated batch on `from` and wakes (or creates) an executor.
   void submit(SimNode& from, std::unique_ptr<Batch> batch);
+  // Carries the node's deferred batches in the calling actor, in order.
+  void run_deferred(SimNode& node);
+  // Hands the node's deferred batches to executors (poll() must not block).
+  void release_deferred(SimNode& node);
   std::vector<ResourceUsage> usage(double duration_s) const;
   void reset_usage();
 

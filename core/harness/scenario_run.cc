@@ -1,0 +1,193 @@
+// The scenario runner: see scenario_run.h.
+#include "core/harness/scenario_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+
+#include "core/harness/index_driver.h"
+
+namespace locus::harness {
+namespace {
+
+struct ClientOutcome {
+  metrics::OpStats stats;
+  Status error;
+};
+
+Nanos to_ns(double s) { return static_cast<Nanos>(std::llround(s * 1e9)); }
+
+// Clients active at `t` (relative to the run's start), and when that next changes.
+uint32_t active_clients(const scenario::Scenario& s, Nanos t, Nanos* next_change) {
+  uint32_t active = s.run.clients;
+  *next_change = to_ns(s.run.duration_s);
+  for (const scenario::PhaseSpec& p : s.phases) {
+    if (to_ns(p.start_s) <= t) {
+      active = p.active_clients;
+    } else {
+      *next_change = std::min(*next_change, to_ns(p.start_s));
+      break;
+    }
+  }
+  return active;
+}
+
+struct Shared {
+  const scenario::Scenario* scenario;
+  IndexDriver* driver;
+  std::vector<NodeId> servers;
+  std::shared_ptr<workload::AcknowledgedCounter> inserts;
+  Nanos run_start = 0;
+  std::atomic<uint64_t> ops{0};
+};
+
+void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
+  const scenario::Scenario& s = *sh.scenario;
+  Endpoint ep(env);
+  rpc::RpcClientOptions ro;
+  ro.max_message_bytes = std::max<uint32_t>(16 * 1024, s.index.max_kv_bytes + 1024);
+  auto rpc = rpc::RpcClient::create(ep, ro);
+  if (!rpc.is_ok()) {
+    out->error = rpc.status();
+    return;
+  }
+  auto session = sh.driver->connect(env, ep, **rpc, sh.servers);
+  if (!session.is_ok()) {
+    out->error = session.status();
+    return;
+  }
+  auto wl = workload::Workload::create(s.workload, sh.inserts);
+  if (!wl.is_ok()) {
+    out->error = wl.status();
+    return;
+  }
+  std::string key(wl->max_key_bytes(), '\0');
+  std::string value(wl->max_value_bytes(), '\0');
+  const Nanos duration = to_ns(s.run.duration_s);
+  const Nanos warmup = to_ns(s.run.warmup_s);
+  Random& rng = *env.random;
+  metrics::OpStats& st = out->stats;
+  const auto failures = st.counter("failed_ops");
+  while (true) {
+    const Nanos now = env.clock->now() - sh.run_start;
+    if (now >= duration) break;
+    Nanos next_change = duration;
+    if (index >= active_clients(s, now, &next_change)) {
+      env.clock->sleep_for(next_change - now);
+      continue;
+    }
+    const workload::Op op = wl->next_operation(rng);
+    const std::string_view k(key.data(), wl->build_key(op.keynum, key.data(), key.size()));
+    std::string_view v;
+    if (op.kind != workload::OpKind::kRead && op.kind != workload::OpKind::kScan) {
+      v = std::string_view(value.data(), wl->build_record(rng, op.keynum, value.data(), value.size()));
+    }
+    env.cpu->charge_work("client.op", 0);
+    const Nanos t0 = env.clock->now();
+    std::string_view measured_as;
+    const Status result = (*session)->execute(op, k, v, &measured_as);
+    const Nanos t1 = env.clock->now();
+    if (op.kind == workload::OpKind::kInsert) (void)wl->acknowledge_insert(op.keynum);
+    if (t0 - sh.run_start >= warmup) {
+      st.record(st.op(measured_as), t1 - t0, result.is_ok());
+      if (!result.is_ok()) st.add(failures);
+    }
+    if (!result.is_ok() && out->error.is_ok()) out->error = result;
+    sh.ops.fetch_add(1, std::memory_order_relaxed);
+  }
+  (*session)->report(st);
+}
+
+}  // namespace
+
+StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const ScenarioRuntimeFactory& make_runtime,
+                                      const std::function<void(const Progress&)>& on_progress) {
+  // The runtime outlives everything registered on it: declared first.
+  std::unique_ptr<Runtime> runtime = make_runtime(s);
+  std::unique_ptr<IndexDriver> driver;
+  if (s.index.type == "pilaf") {
+    LOCUS_ASSIGN_OR_RETURN(driver, make_pilaf_driver(s));
+  } else if (s.index.type == "micro") {
+    LOCUS_ASSIGN_OR_RETURN(driver, make_micro_driver(s));
+  } else {
+    return invalid_argument("index.type: '" + s.index.type + "' cannot be run by scenarios yet");
+  }
+  // Only the simulator runs several worker actors on one RpcServer (its
+  // actors never run at the same time); OS-thread backends use one.
+  const uint32_t workers = runtime->backend_name() == "simgrid" ? s.platform.cores_per_server : 1;
+  Shared sh;
+  sh.scenario = &s;
+  sh.driver = driver.get();
+  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
+  rpc::RpcServerOptions so;
+  so.max_message_bytes = std::max<uint32_t>(16 * 1024, s.index.max_kv_bytes + 1024);
+  for (uint32_t i = 0; i < s.platform.servers; ++i) {
+    const std::string name = "server" + std::to_string(i);
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, true}));
+    Env env = runtime->setup_env(node);
+    LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcServer::create(env, so));
+    LOCUS_RETURN_IF_ERROR(driver->setup_server(i, env, *rpc));
+    rpc::RpcServer* srv = rpc.get();
+    for (uint32_t w = 0; w < workers; ++w) {
+      LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name + ".worker" + std::to_string(w), ActorKind::kDaemon,
+                                           [srv](Env&) { srv->serve(); }));
+    }
+    rpcs.push_back(std::move(rpc));
+    sh.servers.push_back(node);
+  }
+  Env setup = runtime->setup_env(sh.servers.front());
+  LOCUS_RETURN_IF_ERROR(driver->load(s.workload, *setup.random));
+  sh.inserts = workload::Workload::make_insert_counter(s.workload);
+  sh.run_start = setup.clock->now();
+
+  std::vector<ClientOutcome> outcomes(s.run.clients);
+  for (uint32_t c = 0; c < s.run.clients; ++c) {
+    const std::string name = "client" + std::to_string(c);
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false}));
+    ClientOutcome* out = &outcomes[c];
+    Shared* shp = &sh;
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker,
+                                         [c, shp, out](Env& env) { run_client(env, c, *shp, out); }));
+  }
+  if (on_progress) {
+    const Nanos step = std::max<Nanos>(to_ns(s.run.duration_s) / 100, 1);
+    const Nanos duration = to_ns(s.run.duration_s);
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(sh.servers.front(), "progress", ActorKind::kDaemon,
+                                         [&sh, &on_progress, step, duration](Env& env) {
+                                           while (!env.stop_requested()) {
+                                             env.clock->sleep_for(step);
+                                             const Nanos t = env.clock->now() - sh.run_start;
+                                             on_progress({std::min(1.0, static_cast<double>(t) / static_cast<double>(duration)),
+                                                          sh.ops.load(std::memory_order_relaxed)});
+                                             if (t >= duration) break;
+                                           }
+                                         }));
+  }
+  LOCUS_RETURN_IF_ERROR(runtime->run());
+
+  ScenarioReport report;
+  metrics::RunResult& r = report.result;
+  r.name = s.output.name;
+  r.backend = std::string(runtime->backend_name());
+  r.index = s.index.type;
+  r.seed = s.run.seed;
+  r.duration_ns = to_ns(s.run.duration_s - s.run.warmup_s);
+  for (const ClientOutcome& o : outcomes) {
+    if (!o.error.is_ok() && o.stats.total_ops() == 0) {
+      return Status(o.error.code(), "a client could not run: " + o.error.message());
+    }
+    r.stats.merge(o.stats);
+  }
+  r.extra["servers"] = s.platform.servers;
+  r.extra["clients"] = s.run.clients;
+  driver->report(r.extra);
+  uint64_t rejected = 0;
+  for (const auto& rpc : rpcs) rejected += rpc->stats().rejected();
+  r.extra["rpc_rejected"] = static_cast<double>(rejected);
+  report.usage = runtime->resource_usage();
+  report.total_ops = sh.ops.load();
+  return report;
+}
+
+}  // namespace locus::harness

@@ -1,0 +1,226 @@
+// Scenario loading from TOML (toml++): one reader per section, each of
+// which knows its keys, then cross-section checks. --set overrides are
+// applied to the parsed document before any of it is read.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/scenario/scenario.h"
+#include "core/scenario/scenario_decoder.h"
+
+namespace locus::scenario {
+namespace {
+
+using detail::Decoder;
+
+Status read_link(const Decoder& d, const toml::table& t, const std::string& name, LinkSpec* out) {
+  LOCUS_RETURN_IF_ERROR(d.only(t, name, {"bandwidth_gbps", "latency_us"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, name, "bandwidth_gbps", &out->bandwidth_gbps, 1e-6, 1e6));
+  return d.number(t, name, "latency_us", &out->latency_us, 0, 1e6);
+}
+
+Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
+  const std::string s = "platform.nic";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"model", "read", "write", "atomic", "send", "recv",
+                                      "rdma_share_with_verbs", "verbs_share_with_rdma"}));
+  std::string model = nic->model == NicModel::kFcfs ? "fcfs" : "ps";
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "model", &model, {"fcfs", "ps"}));
+  nic->model = model == "fcfs" ? NicModel::kFcfs : NicModel::kProcessorSharing;
+  LOCUS_RETURN_IF_ERROR(d.curve(t, s, "read", &nic->read));
+  LOCUS_RETURN_IF_ERROR(d.curve(t, s, "write", &nic->write));
+  LOCUS_RETURN_IF_ERROR(d.curve(t, s, "atomic", &nic->atomic));
+  LOCUS_RETURN_IF_ERROR(d.curve(t, s, "send", &nic->send));
+  LOCUS_RETURN_IF_ERROR(d.curve(t, s, "recv", &nic->recv));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rdma_share_with_verbs", &nic->rdma_share_with_verbs, 0.01, 1.0));
+  return d.number(t, s, "verbs_share_with_rdma", &nic->verbs_share_with_rdma, 0.01, 1.0);
+}
+
+Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {
+  const std::string s = "platform.cpu";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"handler_cost_us", "default_handler_us", "measured", "measured_factor", "client_op_us"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "default_handler_us", &cpu->default_handler_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.flag(t, s, "measured", &cpu->measured));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "measured_factor", &cpu->measured_factor, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_op_us", &cpu->client_op_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.require_table(t, s, "handler_cost_us"));
+  if (const toml::table* costs = d.sub(t, "handler_cost_us")) {
+    for (auto&& [k, v] : *costs) {
+      double us = 0;
+      LOCUS_RETURN_IF_ERROR(d.number(*costs, s + ".handler_cost_us", k.str(), &us, 0, 1e6));
+      cpu->handler_cost_us[std::string(k.str())] = us;
+    }
+  }
+  return Status();
+}
+
+Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
+  const std::string s = "platform";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"servers", "cores_per_server", "client_hosts", "cores_per_client_host",
+                                      "topology", "hosts_per_rack", "link", "rack_uplink", "pcie", "nic", "cpu"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_client_host", &p->cores_per_client_host, 1, 1024));
+  std::string topo = p->topology == Topology::kStar ? "star" : "two-level";
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "topology", &topo, {"star", "two-level"}));
+  p->topology = topo == "star" ? Topology::kStar : Topology::kTwoLevel;
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "hosts_per_rack", &p->hosts_per_rack, 1, 100000));
+  for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu"}) LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
+  if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));
+  if (auto* l = d.sub(t, "rack_uplink")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.rack_uplink", &p->rack_uplink));
+  if (auto* l = d.sub(t, "pcie")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.pcie", &p->pcie));
+  if (auto* n = d.sub(t, "nic")) LOCUS_RETURN_IF_ERROR(read_nic(d, *n, &p->nic));
+  if (auto* c = d.sub(t, "cpu")) LOCUS_RETURN_IF_ERROR(read_cpu(d, *c, &p->cpu));
+  return Status();
+}
+
+Status read_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
+  const std::string s = "index";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"type", "mode", "initial_buckets", "max_kv_bytes", "rpc_fraction",
+                                      "reads_per_op", "read_bytes", "rpc_request_bytes", "rpc_response_bytes"}));
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "type", &x->type, {"pilaf", "micro"}));
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "mode", &x->mode, {"rdma", "vo"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "initial_buckets", &x->initial_buckets, 0, 1e12));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "max_kv_bytes", &x->max_kv_bytes, 64, 1 << 26));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rpc_fraction", &x->rpc_fraction, 0, 1));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "reads_per_op", &x->reads_per_op, 0, 1000));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "read_bytes", &x->read_bytes, 1, 1 << 24));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rpc_request_bytes", &x->rpc_request_bytes, 0, 1 << 20));
+  return d.number(t, s, "rpc_response_bytes", &x->rpc_response_bytes, 0, 1 << 20);
+}
+
+Status read_workload(const Decoder& d, const toml::table& t, workload::WorkloadSpec* w) {
+  // `standard = "b"` starts from a YCSB core workload; every other key is
+  // a CoreWorkload property, parsed by the workload module itself.
+  if (const toml::node* n = t.get("standard")) {
+    auto letter = n->value_exact<std::string>();
+    if (!letter || letter->size() != 1) return d.fail(n, "workload.standard", "expected one letter a-f");
+    auto spec = workload::standard_workload((*letter)[0]);
+    if (!spec.is_ok()) return d.fail(n, "workload.standard", spec.status().message());
+    *w = *spec;
+  }
+  for (auto&& [k, v] : t) {
+    if (k.str() == "standard") continue;
+    std::string value;
+    if (auto s = v.value_exact<std::string>()) value = *s;
+    else if (auto i = v.value_exact<int64_t>()) value = std::to_string(*i);
+    else if (auto f = v.value_exact<double>()) { std::ostringstream os; os.precision(17); os << *f; value = os.str(); }
+    else if (auto b = v.value_exact<bool>()) value = *b ? "true" : "false";
+    else return d.fail(&v, "workload." + std::string(k.str()), "expected a string, number or boolean");
+    Status st = workload::set_property(*w, k.str(), value);
+    if (!st.is_ok()) return d.fail(&v, "workload." + std::string(k.str()), st.message());
+  }
+  return Status();
+}
+
+Status read_rest(const Decoder& d, const toml::table& root, Scenario* sc) {
+  LOCUS_RETURN_IF_ERROR(d.only(root, "", {"platform", "index", "workload", "selector", "phases", "run", "output"}));
+  for (const char* k : {"platform", "index", "workload", "selector", "run", "output"}) {
+    LOCUS_RETURN_IF_ERROR(d.require_table(root, "", k));
+  }
+  if (auto* t = d.sub(root, "platform")) LOCUS_RETURN_IF_ERROR(read_platform(d, *t, &sc->platform));
+  if (auto* t = d.sub(root, "index")) LOCUS_RETURN_IF_ERROR(read_index(d, *t, &sc->index));
+  if (auto* t = d.sub(root, "workload")) LOCUS_RETURN_IF_ERROR(read_workload(d, *t, &sc->workload));
+  if (auto* t = d.sub(root, "selector")) {
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "selector", {"type"}));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "selector", "type", &sc->selector.type, {"static"}));
+  }
+  if (auto* t = d.sub(root, "run")) {
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s"}));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "seed", &sc->run.seed, 0, 9.0e15));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "clients", &sc->run.clients, 1, 1000000));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "duration_s", &sc->run.duration_s, 1e-6, 1e6));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "warmup_s", &sc->run.warmup_s, 0, 1e6));
+    if (sc->run.warmup_s >= sc->run.duration_s) {
+      return d.fail(t->get("warmup_s"), "run.warmup_s", "must be shorter than run.duration_s");
+    }
+  }
+  if (auto* t = d.sub(root, "output")) {
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "output", {"name", "json", "csv"}));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "name", &sc->output.name));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "json", &sc->output.json));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "csv", &sc->output.csv));
+  }
+  if (const toml::node* n = root.get("phases")) {
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return d.fail(n, "phases", "expected [[phases]] tables");
+    for (const toml::node& e : *a) {
+      const toml::table* t = e.as_table();
+      if (t == nullptr) return d.fail(&e, "phases", "expected a table");
+      PhaseSpec ph;
+      LOCUS_RETURN_IF_ERROR(d.only(*t, "phases", {"start_s", "active_clients"}));
+      LOCUS_RETURN_IF_ERROR(d.number(*t, "phases", "start_s", &ph.start_s, 0, 1e6));
+      ph.active_clients = sc->run.clients;
+      LOCUS_RETURN_IF_ERROR(d.number(*t, "phases", "active_clients", &ph.active_clients, 0, sc->run.clients));
+      if (!sc->phases.empty() && ph.start_s <= sc->phases.back().start_s) {
+        return d.fail(&e, "phases.start_s", "phases must start in increasing order");
+      }
+      sc->phases.push_back(ph);
+    }
+  }
+  if (sc->platform.client_hosts == 0) sc->platform.client_hosts = sc->run.clients;
+  if (Status st = sc->workload.validate(); !st.is_ok()) {
+    return d.fail(root.get("workload"), "workload", st.message());
+  }
+  return Status();
+}
+
+// "a.b.c=value": the value is parsed as a TOML value; a bare word that is
+// not one is taken as a string, so --set index.mode=vo works unquoted.
+Status apply_override(toml::table& root, const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) return invalid_argument("--set " + spec + ": expected key=value");
+  const std::string key = spec.substr(0, eq);
+  const std::string raw = spec.substr(eq + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + raw, std::string_view("--set"));
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", raw}};
+  }
+  toml::table* t = &root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) return invalid_argument("--set " + spec + ": empty key segment");
+    if (dot == std::string::npos) {
+      t->insert_or_assign(part, std::move(*parsed.get("v")));
+      return Status();
+    }
+    if (!t->contains(part)) t->insert(part, toml::table{});
+    t = t->get_as<toml::table>(part);
+    if (t == nullptr) return invalid_argument("--set " + spec + ": '" + part + "' is not a table");
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& source,
+                                  const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(source));
+  } catch (const toml::parse_error& e) {
+    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ":" +
+                            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+  for (const std::string& o : overrides) LOCUS_RETURN_IF_ERROR(apply_override(root, o));
+  Scenario sc;
+  sc.source = source;
+  sc.output.name = std::filesystem::path(source).stem().string();
+  LOCUS_RETURN_IF_ERROR(read_rest(Decoder(source), root, &sc));
+  return sc;
+}
+
+StatusOr<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return not_found(path + ": cannot open the scenario file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_scenario(buf.str(), path, overrides);
+}
+
+}  // namespace locus::scenario

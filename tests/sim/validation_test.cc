@@ -1,0 +1,106 @@
+// Validation of the SimGrid platform models against closed-form
+// saturation points, on the synthetic micro index (one RPC, or a chain of
+// dependent READs, per operation):
+//  * one server core at 6.3 us per RPC saturates at 1 / 6.3 us = 158.7 K/s;
+//  * one NIC at 1.44 M READs/s serves 5-READ traversals at 288 K/s;
+//  * a fixed 35.5% / 64.5% split of the two reaches 446.7 K/s together;
+//  * the same scenario and seed give identical results.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "backends/simgrid/sim_runtime.h"
+#include "core/harness/scenario_run.h"
+#include "core/metrics/run_result.h"
+#include "core/scenario/scenario.h"
+
+namespace locus {
+namespace {
+
+// Links, PCIe and verb messaging far from saturation, RDMA and verbs
+// independent: only the resource under test can limit throughput.
+const char* kPlatform = R"(
+[platform]
+servers = 1
+cores_per_server = 1
+link = { bandwidth_gbps = 400.0, latency_us = 0.5 }
+pcie = { bandwidth_gbps = 400.0, latency_us = 0.1 }
+[platform.nic]
+read = [[1024, 1.44e6]]
+send = [[64, 1.0e8]]
+recv = [[64, 1.0e8]]
+rdma_share_with_verbs = 1.0
+verbs_share_with_rdma = 1.0
+[platform.cpu]
+handler_cost_us = { "micro.op" = 6.3, "micro.layout" = 0.0 }
+client_op_us = 0.0
+[index]
+type = "micro"
+reads_per_op = 5
+read_bytes = 1024
+[workload]
+recordcount = 1
+[run]
+seed = 7
+clients = 96
+duration_s = 0.025
+warmup_s = 0.005
+)";
+
+harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
+  auto sc = scenario::parse_scenario(kPlatform, "validation.toml", sets);
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto factory = [](const scenario::Scenario& s) {
+    simgrid_backend::SimOptions o;
+    o.seed = s.run.seed;
+    return simgrid_backend::make_simgrid_runtime(s.platform, o);
+  };
+  auto report = harness::run_scenario(*sc, factory);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  BOOST_REQUIRE_EQUAL(report->result.stats.total_failed(), 0u);
+  return std::move(report).value();
+}
+
+double rate_of(const harness::ScenarioReport& r, const char* op) {
+  const metrics::OpSummary* s = r.result.stats.find_op(op);
+  return s == nullptr ? 0.0 : r.result.throughput_ops_per_s(s->latency.count());
+}
+
+void expect_within(double measured, double expected, double tolerance, const char* what) {
+  BOOST_TEST_MESSAGE(what << ": simulated " << measured << "/s, closed form " << expected << "/s");
+  BOOST_TEST(std::abs(measured - expected) <= tolerance * expected,
+             what << ": " << measured << " is not within " << tolerance * 100 << "% of " << expected);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sim_validation)
+
+BOOST_AUTO_TEST_CASE(one_core_saturates_at_one_over_service_time) {
+  const auto r = simulate({"index.rpc_fraction=1.0"});
+  expect_within(rate_of(r, "RPC"), 1e6 / 6.3, 0.02, "RPC on one core");
+}
+
+BOOST_AUTO_TEST_CASE(one_nic_saturates_on_read_rate) {
+  const auto r = simulate({"index.rpc_fraction=0.0"});
+  expect_within(rate_of(r, "TRAVERSAL"), 1.44e6 / 5, 0.02, "5-READ traversals on one NIC");
+}
+
+BOOST_AUTO_TEST_CASE(fixed_split_uses_both_resources) {
+  const auto r = simulate({"index.rpc_fraction=0.355", "run.clients=160"});
+  expect_within(rate_of(r, "RPC") + rate_of(r, "TRAVERSAL"), 446.7e3, 0.03, "35.5% RPC / 64.5% traversal");
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_same_results) {
+  const std::vector<std::string> sets{"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
+                                     "run.warmup_s=0.001"};
+  const auto a = simulate(sets);
+  const auto b = simulate(sets);
+  BOOST_TEST(metrics::to_json_string({a.result}) == metrics::to_json_string({b.result}));
+  BOOST_TEST(a.total_ops == b.total_ops);
+  BOOST_TEST(a.total_ops > 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
