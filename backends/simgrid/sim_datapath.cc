@@ -52,6 +52,14 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
   return &r;
 }
 
+bool local_ok(const SimNode& node, const LocalBuf& buf) {
+  auto it = node.regions.find(buf.lkey);
+  if (it == node.regions.end()) return false;
+  auto* p = static_cast<const std::byte*>(buf.addr);
+  return buf.length == 0 ||
+         (p >= it->second.base && range_within(static_cast<uint64_t>(p - it->second.base), buf.length, it->second.length));
+}
+
 Connection& connection(SimNode& from, NodeId to) {
   Connection& c = from.connections[to];
   if (!c.cv) c.cv = sg4::ConditionVariable::create();
@@ -103,7 +111,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
                            (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 16 : 0);
     if (wr.op == Opcode::kSend) {
       const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
-      sleep_until(from.nic.reserve_verbs(sg4::Engine::get_clock(), s).finish_s);
+      sleep_until(from.nic.reserve(NicQueues::kSend, sg4::Engine::get_clock(), s).finish_s);
     }
     from.bytes_out += bytes;
     target->bytes_in += bytes;
@@ -130,8 +138,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       service_ns[i] = ns;
       const double now = sg4::Engine::get_clock();
       if (nic.model == scenario::NicModel::kFcfs) {
-        slots[i] = is_rdma(wr.op) ? target.nic.reserve_rdma(now, ns * 1e-9)
-                                  : target.nic.reserve_verbs(now, ns * 1e-9);
+        slots[i] = target.nic.reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, now, ns * 1e-9);
       }
     }
     advance(conn, &Connection::serving);
@@ -147,7 +154,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       const double start = sg4::Engine::get_clock();
       sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service_ns[i]))->start()->wait();
       slots[i] = {start, sg4::Engine::get_clock()};
-      target.nic.account(is_rdma(wr.op), static_cast<double>(service_ns[i]) * 1e-9);
+      target.nic.account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service_ns[i]) * 1e-9);
     }
     status[i] = apply(from, target, wr, slots[i]);
     if (target.crashed) {
@@ -261,6 +268,10 @@ WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkReques
     rc.byte_len = wr.local.length;
     rc.imm = wr.imm;
     rc.has_imm = true;
+  } else if (!local_ok(target, recv.local)) {
+    // The receiver deregistered the buffer it had posted (its actor is gone).
+    rc.status = WcStatus::kFlushed;
+    sender = WcStatus::kRemoteOperationError;
   } else if (wr.local.length > recv.local.length) {
     rc.status = WcStatus::kLocalLengthError;
     sender = WcStatus::kRemoteOperationError;

@@ -21,7 +21,8 @@ struct SimOptions {
   uint32_t max_send_wr = 64;
   uint32_t max_recv_wr = 1024;
   uint32_t max_message_bytes = 1u << 20;
-  Nanos rnr_timeout = 2 * kMillisecond;
+  // How long a SEND waits for a posted receive (RNR retries), simulated.
+  Nanos rnr_timeout = 1 * kSecond;
   // Bytes on the wire besides the payload (transport headers).
   uint32_t header_bytes = 30;
 };

@@ -103,8 +103,9 @@ std::vector<ResourceUsage> World::usage(double duration_s) const {
   if (duration_s <= 0) return out;
   for (const auto& n : nodes_) {
     if (!n->is_server) continue;
-    out.push_back({n->name + ".nic.rdma", "nic", n->nic.busy_rdma_s() / duration_s});
-    out.push_back({n->name + ".nic.verbs", "nic", n->nic.busy_verbs_s() / duration_s});
+    out.push_back({n->name + ".nic.rdma", "nic", n->nic.busy_s(NicQueues::kRdma) / duration_s});
+    out.push_back({n->name + ".nic.send", "nic", n->nic.busy_s(NicQueues::kSend) / duration_s});
+    out.push_back({n->name + ".nic.recv", "nic", n->nic.busy_s(NicQueues::kRecv) / duration_s});
     out.push_back({n->name + ".cpu", "cpu",
                    n->cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
   }

@@ -118,52 +118,48 @@ Status validate(const PilafBenchConfig& config) {
   return Status();
 }
 
-StatusOr<metrics::RunResult> run_pilaf_bench(const RuntimeFactory& make_runtime,
-                                             const PilafBenchConfig& config) {
-  LOCUS_RETURN_IF_ERROR(validate(config));
-  std::unique_ptr<Runtime> runtime = make_runtime(config.seed);
-  LOCUS_ASSIGN_OR_RETURN(NodeId server_node, runtime->add_node({"server0", true}));
-  Env server_env = runtime->setup_env(server_node);
-  LOCUS_ASSIGN_OR_RETURN(auto rpc_server, rpc::RpcServer::create(server_env));
-  LOCUS_ASSIGN_OR_RETURN(auto pilaf_server, pilaf::PilafServer::create(server_env, config.store));
-  LOCUS_RETURN_IF_ERROR(pilaf_server->attach(*rpc_server));
-
+StatusOr<PilafServerSet> start_pilaf_server(Env env, const pilaf::StoreOptions& store,
+                                            const workload::WorkloadSpec& load) {
+  PilafServerSet set;
+  LOCUS_ASSIGN_OR_RETURN(set.rpc, rpc::RpcServer::create(env));
+  LOCUS_ASSIGN_OR_RETURN(set.pilaf, pilaf::PilafServer::create(env, store));
+  LOCUS_RETURN_IF_ERROR(set.pilaf->attach(*set.rpc));
   // Load phase, on the server's own memory.
-  {
-    LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(config.workload));
-    std::string key(loader.max_key_bytes(), '\0');
-    std::string value(loader.max_value_bytes(), '\0');
-    const uint64_t first = config.workload.insertstart;
-    const uint64_t count = config.workload.effective_insertcount();
-    for (uint64_t n = first; n < first + count; ++n) {
-      const size_t kl = loader.build_key(n, key.data(), key.size());
-      const size_t vl = loader.build_record(*server_env.random, n, value.data(), value.size());
-      LOCUS_RETURN_IF_ERROR(pilaf_server->store().put(std::string_view(key.data(), kl),
-                                                      std::string_view(value.data(), vl)));
-    }
+  LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(load));
+  std::string key(loader.max_key_bytes(), '\0');
+  std::string value(loader.max_value_bytes(), '\0');
+  const uint64_t first = load.insertstart;
+  const uint64_t count = load.effective_insertcount();
+  for (uint64_t n = first; n < first + count; ++n) {
+    const size_t kl = loader.build_key(n, key.data(), key.size());
+    const size_t vl = loader.build_record(*env.random, n, value.data(), value.size());
+    LOCUS_RETURN_IF_ERROR(
+        set.pilaf->store().put(std::string_view(key.data(), kl), std::string_view(value.data(), vl)));
   }
+  return set;
+}
 
-  rpc::RpcServer* srv = rpc_server.get();
-  LOCUS_RETURN_IF_ERROR(runtime->spawn(server_node, "server0", ActorKind::kDaemon,
-                                       [srv](Env&) { srv->serve(); }));
+StatusOr<metrics::RunResult> run_pilaf_clients(Runtime& runtime, NodeId server_node,
+                                               const PilafBenchConfig& config) {
+  LOCUS_RETURN_IF_ERROR(validate(config));
   auto inserts = workload::Workload::make_insert_counter(config.workload);
   std::vector<ClientOutcome> outcomes(config.clients);
   const uint64_t total_ops = config.workload.operationcount;
   for (uint32_t c = 0; c < config.clients; ++c) {
     const uint64_t share = total_ops / config.clients + (c < total_ops % config.clients ? 1 : 0);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({"client" + std::to_string(c), false}));
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({"client" + std::to_string(c), false}));
     ClientOutcome* out = &outcomes[c];
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(
+    LOCUS_RETURN_IF_ERROR(runtime.spawn(
         node, "client" + std::to_string(c), ActorKind::kWorker,
         [server_node, &config, share, inserts, out](Env& env) {
           run_client(env, server_node, config, share, inserts, out);
         }));
   }
-  LOCUS_RETURN_IF_ERROR(runtime->run());
+  LOCUS_RETURN_IF_ERROR(runtime.run());
 
   metrics::RunResult result;
   result.name = config.name;
-  result.backend = std::string(runtime->backend_name());
+  result.backend = std::string(runtime.backend_name());
   result.index = "pilaf";
   result.seed = config.seed;
   pilaf::ClientStats sum;
@@ -178,16 +174,30 @@ StatusOr<metrics::RunResult> run_pilaf_bench(const RuntimeFactory& make_runtime,
     sum.entry_reads += o.pilaf.entry_reads;
     sum.extent_reads += o.pilaf.extent_reads;
   }
-  const rpc::RpcServerStats rs = rpc_server->stats();
   result.extra["clients"] = config.clients;
   result.extra["records"] = static_cast<double>(config.workload.recordcount);
   result.extra["entry_retries"] = static_cast<double>(sum.entry_retries);
   result.extra["extent_retries"] = static_cast<double>(sum.extent_retries);
   result.extra["miss_rechecks"] = static_cast<double>(sum.miss_rechecks);
   result.extra["rdma_reads"] = static_cast<double>(sum.entry_reads + sum.extent_reads);
+  return result;
+}
+
+StatusOr<metrics::RunResult> run_pilaf_bench(const RuntimeFactory& make_runtime,
+                                             const PilafBenchConfig& config) {
+  LOCUS_RETURN_IF_ERROR(validate(config));
+  std::unique_ptr<Runtime> runtime = make_runtime(config.seed);
+  LOCUS_ASSIGN_OR_RETURN(NodeId server_node, runtime->add_node({"server0", true}));
+  LOCUS_ASSIGN_OR_RETURN(PilafServerSet server,
+                         start_pilaf_server(runtime->setup_env(server_node), config.store, config.workload));
+  rpc::RpcServer* srv = server.rpc.get();
+  LOCUS_RETURN_IF_ERROR(runtime->spawn(server_node, "server0", ActorKind::kDaemon,
+                                       [srv](Env&) { srv->serve(); }));
+  LOCUS_ASSIGN_OR_RETURN(metrics::RunResult result, run_pilaf_clients(*runtime, server_node, config));
+  const rpc::RpcServerStats rs = server.rpc->stats();
   result.extra["server_rpcs"] = static_cast<double>(rs.requests);
   result.extra["rpc_rejected"] = static_cast<double>(rs.rejected());
-  const pilaf::StoreStats ss = pilaf_server->store().stats();
+  const pilaf::StoreStats ss = server.pilaf->store().stats();
   result.extra["cuckoo_kicks"] = static_cast<double>(ss.kicks);
   result.extra["table_grows"] = static_cast<double>(ss.table_grows);
   return result;
