@@ -136,7 +136,11 @@ bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
     const RecvRequest recv = recvs_.front();
     Completion rc = take_recv(nic_lock, op.source);
     WcStatus sender_status = WcStatus::kSuccess;
-    if (op.wr.local.length > recv.local.length) {
+    if (!local_buffer_ok(recv.local)) {
+      // The receiver deregistered the buffer it had posted.
+      rc.status = WcStatus::kFlushed;
+      sender_status = WcStatus::kRemoteOperationError;
+    } else if (op.wr.local.length > recv.local.length) {
       rc.status = WcStatus::kLocalLengthError;
       sender_status = WcStatus::kRemoteOperationError;
     } else {

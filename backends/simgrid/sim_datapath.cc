@@ -13,6 +13,7 @@
 //      are delivered in posting order per connection.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "backends/simgrid/sim_world.h"
 
@@ -194,7 +195,9 @@ WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
   auto* local = static_cast<std::byte*>(wr.local.addr);
   if (wr.op == Opcode::kSend) {
     sleep_until(slot.finish_s);
-    return deliver_message(from, target, wr);
+    const std::optional<RecvRequest> recv = take_recv(target);
+    if (!recv) return WcStatus::kRnrRetryExceeded;
+    return deliver_message(from, target, wr, *recv);
   }
   const uint64_t len = op_bytes(wr);
   // Only a READ over more than one cache line can tear; everything else
@@ -222,12 +225,18 @@ WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
     case Opcode::kWrite:
       if (len > 0) std::memcpy(remote, local, len);
       return WcStatus::kSuccess;
-    case Opcode::kWriteWithImm:
-      if (!await_recv(target)) return WcStatus::kRnrRetryExceeded;
+    case Opcode::kWriteWithImm: {
+      const std::optional<RecvRequest> recv = take_recv(target);
+      if (!recv) return WcStatus::kRnrRetryExceeded;
       r = find_remote(target, wr);  // the wait may have taken time
-      if (r == nullptr) return WcStatus::kRemoteAccessError;
+      if (r == nullptr) {
+        target.recvs.push_front(*recv);  // a failed WRITE consumes no receive
+        ++target.posted_recvs;
+        return WcStatus::kRemoteAccessError;
+      }
       if (len > 0) std::memcpy(r->base + wr.remote.offset, local, len);
-      return deliver_message(from, target, wr);
+      return deliver_message(from, target, wr, *recv);
+    }
     case Opcode::kCas:
     case Opcode::kFaa: {
       if (reinterpret_cast<uintptr_t>(remote) % 8 != 0) return WcStatus::kRemoteOperationError;
@@ -243,22 +252,24 @@ WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
   }
 }
 
-bool World::await_recv(SimNode& target) {
-  if (!target.recvs.empty()) return true;
-  // RNR: the initiator retries until a receive is posted or the budget ends.
+std::optional<RecvRequest> World::take_recv(SimNode& target) {
+  // Every simcall (a mutex unlock included) lets other actors run, so the
+  // receive is popped before the lock is released, never after.
   const double deadline = sg4::Engine::get_clock() + static_cast<double>(options_.rnr_timeout) * 1e-9;
   std::unique_lock<sg4::Mutex> lock(*target.mu);
+  // RNR: the initiator retries until a receive is posted or the budget ends.
   while (target.recvs.empty() && !target.crashed) {
     if (target.recv_cv->wait_until(lock, deadline) == std::cv_status::timeout) break;
   }
-  return !target.recvs.empty();
-}
-
-WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr) {
-  if (!await_recv(target)) return WcStatus::kRnrRetryExceeded;
+  if (target.recvs.empty()) return std::nullopt;
   const RecvRequest recv = target.recvs.front();
   target.recvs.pop_front();
   --target.posted_recvs;
+  return recv;
+}
+
+WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr,
+                                const RecvRequest& recv) {
   Completion rc;
   rc.wr_id = recv.wr_id;
   rc.op = Opcode::kRecv;

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -138,10 +139,11 @@ class World {
   void execute_batch(SimNode& from, Batch& batch);
   // The request's effect on the target's memory during its NIC slot.
   WcStatus apply(SimNode& from, SimNode& target, const WorkRequest& wr, const NicQueues::Slot& slot);
-  // Consumes the target's oldest posted receive (waiting out RNR).
-  WcStatus deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr);
-  // Waits (RNR) until the target has a posted receive; false if none came.
-  bool await_recv(SimNode& target);
+  // Delivers a SEND or WRITE_WITH_IMM into the receive it consumed.
+  WcStatus deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr, const RecvRequest& recv);
+  // Pops the target's oldest posted receive, waiting (RNR) for one; none
+  // if the RNR budget ran out.
+  std::optional<RecvRequest> take_recv(SimNode& target);
 
   scenario::PlatformSpec platform_;
   SimOptions options_;

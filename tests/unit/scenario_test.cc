@@ -1,0 +1,146 @@
+// Scenario files: a complete file loads into the right values, --set
+// overrides win, and every kind of mistake fails with the file, line and
+// dotted key, never with a partly read scenario.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "core/scenario/scenario.h"
+
+namespace locus {
+namespace {
+
+const char* kGood = R"(# a scenario
+[platform]
+servers = 4
+cores_per_server = 2
+topology = "two-level"
+hosts_per_rack = 8
+link = { bandwidth_gbps = 40.0, latency_us = 0.7 }
+[platform.nic]
+model = "ps"
+read = [[16, 2.0e6], [4096, 0.5e6]]
+rdma_share_with_verbs = 0.9
+[platform.cpu]
+handler_cost_us = { "pilaf.put" = 2.5 }
+[index]
+type = "pilaf"
+mode = "vo"
+[workload]
+standard = "a"
+recordcount = 500
+requestdistribution = "uniform"
+[[phases]]
+start_s = 0.01
+active_clients = 4
+[run]
+seed = 42
+clients = 10
+duration_s = 0.02
+warmup_s = 0.005
+[output]
+json = "out.json"
+)";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  auto s = scenario::parse_scenario(text, "bad.toml", sets);
+  BOOST_REQUIRE_MESSAGE(!s.is_ok(), "expected the scenario to be rejected");
+  BOOST_TEST(s.status().code() == StatusCode::kInvalidArgument);
+  return s.status().message();
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(scenario_files)
+
+BOOST_AUTO_TEST_CASE(a_complete_file_loads) {
+  auto s = scenario::parse_scenario(kGood, "good.toml");
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  BOOST_TEST(s->platform.servers == 4u);
+  BOOST_TEST(s->platform.cores_per_server == 2u);
+  BOOST_TEST((s->platform.topology == scenario::Topology::kTwoLevel));
+  BOOST_TEST(s->platform.host_link.bandwidth_gbps == 40.0);
+  BOOST_TEST((s->platform.nic.model == scenario::NicModel::kProcessorSharing));
+  BOOST_TEST(s->platform.nic.read.points.size() == 2u);
+  BOOST_TEST(s->platform.nic.read.service_ns(16) == 500);
+  BOOST_TEST(s->platform.nic.read.service_ns(8192) == 4000);  // past the last point: its bandwidth
+  BOOST_TEST(s->platform.cpu.handler_cost_us.at("pilaf.put") == 2.5);
+  BOOST_TEST(s->index.mode == "vo");
+  BOOST_TEST(s->workload.readproportion == 0.5);  // from workload a
+  BOOST_TEST(s->workload.recordcount == 500u);
+  BOOST_TEST((s->workload.requestdistribution == workload::RequestDistribution::kUniform));
+  BOOST_TEST(s->phases.size() == 1u);
+  BOOST_TEST(s->phases[0].active_clients == 4u);
+  BOOST_TEST(s->run.seed == 42u);
+  BOOST_TEST(s->platform.client_hosts == 10u);  // one per client by default
+  BOOST_TEST(s->output.json == "out.json");
+  BOOST_TEST(s->output.name == "good");
+}
+
+BOOST_AUTO_TEST_CASE(overrides_win) {
+  auto s = scenario::parse_scenario(kGood, "good.toml",
+                                    {"run.clients=64", "index.mode=rdma", "platform.nic.rdma_share_with_verbs=0.5",
+                                     "workload.recordcount=9"});
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  BOOST_TEST(s->run.clients == 64u);
+  BOOST_TEST(s->index.mode == "rdma");
+  BOOST_TEST(s->platform.nic.rdma_share_with_verbs == 0.5);
+  BOOST_TEST(s->workload.recordcount == 9u);
+}
+
+BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
+  std::string e = error_of(std::string(kGood) + "\n[run2]\nx = 1\n");
+  BOOST_TEST(contains(e, "bad.toml:"));
+  BOOST_TEST(contains(e, "run2: unknown key"));
+
+  e = error_of("[platform]\nservers = 4\nserverz = 3\n");
+  BOOST_TEST(contains(e, "bad.toml:3:"), e);
+  BOOST_TEST(contains(e, "platform.serverz: unknown key"), e);
+
+  e = error_of("[platform]\nservers = \"four\"\n");
+  BOOST_TEST(contains(e, "bad.toml:2:"), e);
+  BOOST_TEST(contains(e, "platform.servers: expected a number"), e);
+
+  e = error_of("[platform]\ncores_per_server = 0\n");
+  BOOST_TEST(contains(e, "platform.cores_per_server: value 0 outside [1, 1024]"), e);
+
+  e = error_of("[platform]\nservers = 2.5\n");
+  BOOST_TEST(contains(e, "expected an integer"), e);
+
+  e = error_of("[platform.nic]\nread = [[1024, 1e6], [16, 2e6]]\n");
+  BOOST_TEST(contains(e, "platform.nic.read: sizes must increase"), e);
+
+  e = error_of("[index]\ntype = \"btree\"\n");
+  BOOST_TEST(contains(e, "index.type: 'btree' is not one of pilaf | micro"), e);
+
+  e = error_of("[workload]\nreadproportion = 1.5\n");
+  BOOST_TEST(contains(e, "workload.readproportion"), e);
+
+  e = error_of("[run]\nduration_s = 0.01\nwarmup_s = 0.02\n");
+  BOOST_TEST(contains(e, "run.warmup_s: must be shorter than run.duration_s"), e);
+
+  e = error_of("[[phases]]\nstart_s = 0.2\n[[phases]]\nstart_s = 0.1\n");
+  BOOST_TEST(contains(e, "phases must start in increasing order"), e);
+
+  e = error_of("[platform\nservers = 1\n");
+  BOOST_TEST(contains(e, "bad.toml:1:"), e);
+
+  e = error_of(kGood, {"run.clients=many"});
+  BOOST_TEST(contains(e, "run.clients: expected a number"), e);
+  e = error_of(kGood, {"nonsense"});
+  BOOST_TEST(contains(e, "expected key=value"), e);
+}
+
+BOOST_AUTO_TEST_CASE(missing_file_is_reported) {
+  auto s = scenario::load_scenario("/nonexistent/scenario.toml");
+  BOOST_TEST(s.status().code() == StatusCode::kNotFound);
+  BOOST_TEST(contains(s.status().message(), "/nonexistent/scenario.toml"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
