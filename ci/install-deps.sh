@@ -13,6 +13,7 @@ packages=(
   librapidcheck-dev                     # property tests
   libcuckoo-dev                         # baseline for `locus bench --micro cuckoo`
   libsimgrid-dev                        # the SimGrid backend
+  libeigen3-dev                         # models/queueing: sparse CTMC solver
 )
 
 missing=()
