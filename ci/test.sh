@@ -14,6 +14,13 @@ for preset in $presets; do
   echo "=== preset $preset: configure, build, test"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
-  ctest --preset "$preset" -j 1
+  if [ "$preset" = tsan ]; then
+    # SimGrid actors are coroutines on one OS thread: ThreadSanitizer has no
+    # concurrency to check there and cannot follow their stack switches.
+    ctest --preset "$preset" -j 1 --label-exclude sim
+  else
+    ctest --preset "$preset" -j 1
+  fi
 done
 echo "=== all presets passed: $presets"
+

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -127,10 +128,20 @@ Status run_sim(const SimOptionsCli& o) {
   for (const auto& [ops, w] : progress.quarters()) growth += fmt::format("  {} ops: {:.2f} s", ops, w);
   if (!growth.empty()) fmt::print("wall time against simulated operations:{}\n", growth);
 
-  const std::string json = !o.json_path.empty() ? o.json_path : s.output.json;
-  const std::string csv = !o.csv_path.empty() ? o.csv_path : s.output.csv;
-  if (!json.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_json_file(json, results));
-  if (!csv.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(csv, results));
+  // Flags win over the scenario's [output]; without either, results go
+  // to results/<name>.json and .csv.
+  const std::string stem = "results/" + s.output.name;
+  const std::string json = !o.json_path.empty() ? o.json_path : !s.output.json.empty() ? s.output.json : stem + ".json";
+  const std::string csv = !o.csv_path.empty() ? o.csv_path : !s.output.csv.empty() ? s.output.csv : stem + ".csv";
+  for (const std::string& path : {json, csv}) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) return invalid_argument(path + ": cannot create its directory: " + ec.message());
+  }
+  LOCUS_RETURN_IF_ERROR(metrics::write_json_file(json, results));
+  LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(csv, results));
+  fmt::print("results written to {} and {}\n", json, csv);
   return Status();
 }
 

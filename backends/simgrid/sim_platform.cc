@@ -53,10 +53,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
     // SimGrid 3.32's LMM solver crash (do_solve) on some Pilaf scenarios.
     // Timing precision is what sub-microsecond services need.
     sg4::Engine::set_config("contexts/stack-size:256");
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-    // Sanitizers follow OS threads, not SimGrid's own stack switching.
-    sg4::Engine::set_config("contexts/factory:thread");
-#endif
+
     sg4::Engine::set_config("network/loopback-lat:0");
   }
   build_platform();

@@ -218,17 +218,41 @@ class SimRuntime final : public Runtime {
     auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
     Env env = make_env(node, rng.get());
     randoms_.push_back(std::move(rng));
-    sg4::ActorPtr actor = sg4::Actor::create(name, world_.node(node)->host,
-                                             [env, fn = std::move(fn)]() mutable { fn(env); });
-    if (kind == ActorKind::kDaemon) actor->daemonize();
+    const bool daemon = kind == ActorKind::kDaemon;
+    (daemon ? live_daemons_ : live_workers_)++;
+    sg4::ActorPtr actor = sg4::Actor::create(name, world_.node(node)->host, [this, env, daemon, fn = std::move(fn)]() mutable {
+      fn(env);
+      if (daemon) {
+        --live_daemons_;
+      } else if (--live_workers_ == 0) {
+        run_end_s_ = sg4::Engine::get_clock();
+        wind_down();
+      }
+    });
+    // Still daemons, so SimGrid ends one that ignores the stop request.
+    if (daemon) actor->daemonize();
     return Status();
+  }
+
+  // Run by the last worker: stop daemons and executors and wait (a bounded
+  // simulated time) for them to return, so no actor has to be killed:
+  // killing unwinds a swapped stack, which sanitizers cannot follow.
+  void wind_down() {
+    stop_.store(true, std::memory_order_release);
+    world_.stop_executors();
+    for (int i = 0; i < 1000 && (live_daemons_ > 0 || world_.live_executors() > 0); ++i) {
+      sg4::this_actor::sleep_for(1e-3);
+      world_.stop_executors();
+    }
   }
 
   Status run() override {
     const double start = sg4::Engine::get_clock();
     world_.reset_usage();
+    stop_.store(false, std::memory_order_release);
+    world_.restart_executors();
     sg4::Engine::get_instance()->run();
-    last_run_s_ = sg4::Engine::get_clock() - start;
+    last_run_s_ = run_end_s_ > start ? run_end_s_ - start : sg4::Engine::get_clock() - start;
     stop_.store(true, std::memory_order_release);
     return Status();
   }
@@ -269,6 +293,9 @@ class SimRuntime final : public Runtime {
   std::vector<std::unique_ptr<Random>> randoms_;
   std::atomic<bool> stop_{false};
   double last_run_s_ = 0;
+  double run_end_s_ = 0;  // when the last worker returned
+  uint32_t live_workers_ = 0;
+  uint32_t live_daemons_ = 0;
 };
 
 }  // namespace

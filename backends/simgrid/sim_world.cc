@@ -84,11 +84,13 @@ void World::release_deferred(SimNode& node) {
 }
 
 void World::executor_loop(SimNode& node) {
+  ++live_executors_;
   while (true) {
     if (node.pending.empty()) {
+      if (stopping_) break;
       std::unique_lock<sg4::Mutex> lock(*node.mu);
       ++node.idle_executors;
-      while (node.pending.empty()) node.work_cv->wait(lock);
+      while (node.pending.empty() && !stopping_) node.work_cv->wait(lock);
       --node.idle_executors;
       continue;
     }
@@ -96,6 +98,12 @@ void World::executor_loop(SimNode& node) {
     node.pending.pop_front();
     execute_batch(node, *batch);
   }
+  --live_executors_;
+}
+
+void World::stop_executors() {
+  stopping_ = true;
+  for (auto& n : nodes_) n->work_cv->notify_all();
 }
 
 std::vector<ResourceUsage> World::usage(double duration_s) const {

@@ -130,6 +130,10 @@ class World {
   void run_deferred(SimNode& node);
   // Hands the node's deferred batches to executors (poll() must not block).
   void release_deferred(SimNode& node);
+  // Asks every executor to finish once its queue is empty.
+  void stop_executors();
+  void restart_executors() { stopping_ = false; }
+  uint32_t live_executors() const { return live_executors_; }
   std::vector<ResourceUsage> usage(double duration_s) const;
   void reset_usage();
 
@@ -154,6 +158,8 @@ class World {
   uint32_t next_client_host_ = 0, next_server_host_ = 0;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   RegionId next_region_ = 1;
+  bool stopping_ = false;
+  uint32_t live_executors_ = 0;
 };
 
 }  // namespace locus::simgrid_backend

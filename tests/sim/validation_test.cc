@@ -91,6 +91,24 @@ BOOST_AUTO_TEST_CASE(fixed_split_uses_both_resources) {
   expect_within(rate_of(r, "RPC") + rate_of(r, "TRAVERSAL"), 446.7e3, 0.03, "35.5% RPC / 64.5% traversal");
 }
 
+BOOST_AUTO_TEST_CASE(phases_change_the_offered_load) {
+  // Saturated for the first half of the measured window, then a single
+  // client: the measured rate falls between the two regimes.
+  auto sc = scenario::parse_scenario(std::string(kPlatform) + "[[phases]]\nstart_s = 0.015\nactive_clients = 1\n",
+                                     "phases.toml", {"index.rpc_fraction=1.0"});
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto report = harness::run_scenario(*sc, [](const scenario::Scenario& s) {
+    simgrid_backend::SimOptions o;
+    o.seed = s.run.seed;
+    return simgrid_backend::make_simgrid_runtime(s.platform, o);
+  });
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  const double rate = rate_of(*report, "RPC");
+  BOOST_TEST_MESSAGE("RPC rate with a lull in the second half: " << rate << "/s");
+  BOOST_TEST(rate < 0.9 * 1e6 / 6.3);
+  BOOST_TEST(rate > 0.5 * 1e6 / 6.3);
+}
+
 BOOST_AUTO_TEST_CASE(same_seed_same_results) {
   const std::vector<std::string> sets{"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
                                      "run.warmup_s=0.001"};

@@ -19,12 +19,17 @@
 #include <string_view>
 
 #include "core/common/crc64.h"
+#include "core/memory/extent.h"
 #include "core/transport/types.h"
 
 namespace locus::pilaf {
 
 constexpr int kWays = 3;
-constexpr uint32_t kExtentHeaderBytes = 8;
+// The extent format and its helpers are shared with Cell (core/memory/extent.h).
+using memory::kExtentHeaderBytes;
+using memory::extent_bytes;
+using memory::parse_extent;
+using memory::write_extent;
 
 struct Entry {
   uint64_t kv_offset = 0;
@@ -63,30 +68,6 @@ struct KeyHash {
 KeyHash slots_of(Hash128 h, uint64_t bucket_mask);
 inline KeyHash hash_key(std::string_view key, uint64_t bucket_mask) {
   return slots_of(hash128(key), bucket_mask);
-}
-
-inline uint32_t extent_bytes(std::string_view key, std::string_view value) {
-  return kExtentHeaderBytes + static_cast<uint32_t>(key.size() + value.size());
-}
-inline void write_extent(std::byte* out, std::string_view key, std::string_view value) {
-  const uint32_t kl = static_cast<uint32_t>(key.size());
-  const uint32_t vl = static_cast<uint32_t>(value.size());
-  std::memcpy(out, &kl, 4);
-  std::memcpy(out + 4, &vl, 4);
-  std::memcpy(out + 8, key.data(), kl);
-  if (vl > 0) std::memcpy(out + 8 + kl, value.data(), vl);
-}
-// Parses a verified extent of `length` bytes; false if its header lies.
-inline bool parse_extent(const std::byte* in, uint32_t length, std::string_view* key,
-                         std::string_view* value) {
-  if (length < kExtentHeaderBytes) return false;
-  uint32_t kl, vl;
-  std::memcpy(&kl, in, 4);
-  std::memcpy(&vl, in + 4, 4);
-  if (uint64_t{kl} + vl + kExtentHeaderBytes != length) return false;
-  *key = std::string_view(reinterpret_cast<const char*>(in + 8), kl);
-  *value = std::string_view(reinterpret_cast<const char*>(in + 8 + kl), vl);
-  return true;
 }
 
 // The meta object, at offset 0 of the meta region.

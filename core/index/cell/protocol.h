@@ -1,0 +1,101 @@
+// Cell's RPC protocol: request types, the layout clients fetch on connect
+// (geometry plus the region table mapping Cell region ids to servers and
+// registered regions), and the encodings of the client operations and of
+// the server-to-server meganode split steps. Everything is parsed with the
+// bounds-checked rpc::Reader; decoders return false on anything malformed.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/index/cell/layout.h"
+#include "core/index/cell/store.h"
+#include "core/rpc/message.h"
+#include "core/transport/types.h"
+
+namespace locus::cell {
+
+enum RequestType : uint16_t {
+  kGetLayout = 1,        // -> Layout
+  kOp = 2,               // OpRequest -> OpResponse
+  kRange = 3,            // RangeRequest -> RangeResponse, then (blob key, blob value)*
+  kGetRoot = 4,          // -> u64 root, u32 level (region 0's server)
+  kSplitBegin = 10,      // u32 meganode -> SplitPlan
+  kSplitScan = 11,       // u32 meganode, blob cursor, u8 exclusive, u32 budget -> u8 done, u8 has_last, blob last, entries
+  kSplitFinish = 12,     // u32 meganode, u64 new root
+  kSplitAbort = 13,      // u32 meganode
+  kMeganodeCreate = 14,  // u8 level, bound min, bound max, u64 right -> u64 root
+  kMeganodeAppend = 15,  // u64 root, entries
+  kMeganodeSeal = 16,    // u64 root
+  kMeganodeAbandon = 17, // u64 root
+  kSetRoot = 18,         // u64 expected, u64 new root, u32 level -> u8 installed
+  kMeganodeCount = 19,   // -> u32 in use, u32 capacity
+};
+
+enum class OpKind : uint8_t { kContains = 0, kGet = 1, kPut = 2, kDelete = 3, kInsertChild = 4 };
+bool is_write(OpKind op);
+
+enum class RegionKind : uint8_t { kNodes = 0, kExtents = 1 };
+
+struct RegionInfo {
+  RegionKind kind = RegionKind::kNodes;
+  NodeId server = kInvalidNode;
+  RemoteRegion remote;
+};
+
+struct Layout {
+  Geometry geometry;
+  uint32_t max_kv_bytes = 0;
+  std::vector<RegionInfo> regions;  // indexed by CellRegionId
+
+  const RegionInfo* region(CellRegionId id) const { return id < regions.size() ? &regions[id] : nullptr; }
+  // The server holding `ptr`; region 0's server (the bootstrap) for kNullPtr.
+  NodeId server_of(uint64_t ptr) const;
+  NodeId bootstrap() const { return regions.empty() ? kInvalidNode : regions[0].server; }
+  // Every server, once, in region order.
+  std::vector<NodeId> servers() const;
+};
+
+void encode_layout(const Layout& layout, rpc::Writer& w);
+bool decode_layout(rpc::Reader& r, Layout* layout);
+
+void put_bound(rpc::Writer& w, Bound b);
+bool get_bound(rpc::Reader& r, Bound* b);
+
+struct OpRequest {
+  OpKind op = OpKind::kContains;
+  uint8_t level = 0;  // kInsertChild: meganode level of the parent
+  uint64_t start = kNullPtr;
+  std::string_view key;
+  std::string_view value;  // kPut
+  uint64_t child = kNullPtr;  // kInsertChild
+};
+void encode_op_request(const OpRequest& q, rpc::Writer& w);
+bool decode_op_request(rpc::Reader& r, OpRequest* q);
+
+struct OpResponse {
+  Outcome outcome = Outcome::kDone;
+  uint64_t next = kNullPtr;
+  bool found = false;
+  std::string_view value;
+  MeganodeInfo meganode;
+  uint32_t nodes_visited = 0;
+};
+void encode_op_response(const OpResult& r, rpc::Writer& w);
+bool decode_op_response(rpc::Reader& r, OpResponse* out);
+
+struct RangeRequest {
+  uint64_t start = kNullPtr;
+  RangeQuery query;
+};
+void encode_range_request(const RangeRequest& q, rpc::Writer& w);
+bool decode_range_request(rpc::Reader& r, RangeRequest* q);
+// The header before the entries of a range response.
+void encode_range_header(const RangeResult& r, rpc::Writer& w);
+bool decode_range_header(rpc::Reader& r, RangeResult* out);
+
+void encode_plan(const SplitPlan& p, rpc::Writer& w);
+bool decode_plan(rpc::Reader& r, SplitPlan* p);
+
+}  // namespace locus::cell

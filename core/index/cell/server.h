@@ -1,0 +1,97 @@
+// CellServer: one Cell server. It owns the Store, registers its node and
+// extents regions with the least rights clients need (remote READ only: all
+// writes are the server's), answers client operations and the split steps
+// other servers' split workers send, and queues the meganode splits its
+// Store asks for, for this server's split worker to drive (split_worker.h).
+//
+// Threading: the handlers run on the server's one RPC actor and are the
+// only code touching the Store, which is how Sagiv's one-node locks are
+// realised (see store.h). To run several worker actors per server, the
+// Store would need per-node lock words taken through Env mutexes or CAS;
+// until then a server uses more cores by running more servers (as the
+// paper's prototype does, one process per core). The split queue is shared
+// with the split worker actor and guarded by an Env mutex, never held
+// across a wait.
+//
+// Costs: with a cost model (SimGrid) each request charges request_ns plus
+// node_visit_ns per node visited to the server CPU; defaults follow the
+// Cell testbed (6.3 us per server-side search with messaging, 2.6 us of it
+// for a 5-level local search).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/index/cell/protocol.h"
+#include "core/index/cell/store.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/env.h"
+
+namespace locus::cell {
+
+struct ServerCosts {
+  Nanos request_ns = 3700;
+  Nanos node_visit_ns = 520;
+};
+
+struct ServerOptions {
+  StoreOptions store;
+  ServerCosts costs;
+  uint32_t max_message_bytes = 16 * 1024;  // must match the RPC server's and clients'
+
+  Status validate() const;
+};
+
+class CellServer final : public SplitScheduler {
+ public:
+  // Region ids first_region (nodes) and first_region + 1 (extents).
+  static StatusOr<std::unique_ptr<CellServer>> create(Env env, CellRegionId first_region,
+                                                      const ServerOptions& options);
+  ~CellServer() override;
+
+  NodeId node_id() const { return env_.transport->node_id(); }
+  RegionInfo node_region() const { return {RegionKind::kNodes, node_id(), node_region_.remote()}; }
+  RegionInfo extent_region() const { return {RegionKind::kExtents, node_id(), extent_region_.remote()}; }
+  // The cluster's region table; every server gets it before serving.
+  void set_layout(Layout layout) { layout_ = std::move(layout); }
+  const Layout& layout() const { return layout_; }
+  const ServerOptions& options() const { return options_; }
+
+  // Registers every Cell request type with `rpc`.
+  Status attach(rpc::RpcServer& rpc);
+  // Serves one request: what attach() registers, and what in-process
+  // callers (set-up loading, single-threaded tests) use directly.
+  Status handle(uint16_t type, rpc::Reader& request, rpc::Writer& response);
+
+  Store& store() { return *store_; }
+
+  // SplitScheduler (called by the Store on the server actor).
+  void request_split(uint32_t meganode) override;
+  // The split worker's side: the next meganode to split, waiting up to
+  // `timeout`; false if none.
+  bool take_split(Nanos timeout, uint32_t* meganode);
+  bool try_take_split(uint32_t* meganode);
+
+ private:
+  CellServer(Env env, const ServerOptions& options, std::unique_ptr<Store> store);
+  Status register_regions();
+  Status on_op(rpc::Reader& r, rpc::Writer& w);
+  Status on_range(rpc::Reader& r, rpc::Writer& w);
+  Status on_split_scan(rpc::Reader& r, rpc::Writer& w);
+  Status on_split_step(uint16_t type, rpc::Reader& r, rpc::Writer& w);
+  void charge(uint32_t nodes_visited);
+
+  Env env_;
+  ServerOptions options_;
+  std::unique_ptr<Store> store_;
+  Region node_region_, extent_region_;
+  bool registered_ = false;
+  Layout layout_;
+  std::vector<std::byte> entries_;  // range and scan entries, before their header goes out
+
+  std::unique_ptr<Mutex> queue_mu_;
+  std::unique_ptr<CondVar> queue_cv_;
+  std::vector<uint32_t> pending_;  // capacity: one per meganode (each is queued at most once)
+};
+
+}  // namespace locus::cell

@@ -1,0 +1,280 @@
+// Store: one Cell server's memory. A node region of meganodes (each a local
+// B-link tree of fixed-size nodes) and an extents region of key-value
+// extents under a buddy allocator, both readable by clients with RDMA; the
+// superblock if this server owns region 0; and the server-only bookkeeping
+// (free nodes per meganode, split state).
+//
+// Within a meganode it follows Sagiv's B-link algorithm: searches take no
+// lock, an insert locks one node at a time (splits are propagated upward as
+// separate steps, moving right when a parent split meanwhile), a delete
+// locks one leaf, nothing merges. All of it runs on the server's one RPC
+// thread, so the "lock" is that thread itself: each node write is one
+// versioned write and no two are interleaved. A server that ran several
+// worker actors would need a lock word per node taken through Env mutexes
+// or CAS; see server.h.
+//
+// Every node write is bracketed by NodeWriter begin/end (versions odd, then
+// even) so concurrent RDMA readers see a consistent image or retry, and is
+// ordered so that a reader always finds every key that is present: a new
+// node is written before anything links to it, extents before the entries
+// that point to them.
+//
+// Meganode splits are steps driven from outside (split_driver.h) so that
+// they interleave with ordinary requests: split_begin locks the right half
+// X_right of meganode X against writes (busy replies), split_scan streams
+// its entries to a new meganode Y built by meganode_create/append/seal
+// (here or on another server), split_finish relinks X_left's right edge to
+// Y's root, invalidates and frees X_right. Updates in X_left go on
+// throughout; searches (server or RDMA) are correct at every step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/aligned_buffer.h"
+#include "core/common/status.h"
+#include "core/index/cell/layout.h"
+#include "core/memory/buddy_allocator.h"
+#include "core/rpc/message.h"
+
+namespace locus::cell {
+
+struct StoreOptions {
+  Geometry geometry;
+  uint64_t extents_bytes = 64ull << 20;  // power of two
+  uint32_t min_extent_block_bytes = 32;
+  uint32_t max_kv_bytes = 8192;          // largest extent (header + key + value)
+  double split_fill_fraction = 0.6;      // ask for a meganode split at this share of its nodes
+  double bulk_fill_fraction = 0.7;       // fill of nodes built by a meganode split
+
+  Status validate() const;
+};
+
+enum class Outcome : uint8_t {
+  kDone = 0,      // finished here
+  kRedirect = 1,  // continue at `next` (a node on another server)
+  kRestart = 2,   // the start pointer led nowhere valid: start again from the root
+  kBusy = 3,      // the key range is locked by a meganode split or the meganode is full: retry
+};
+
+// The meganode a traversal ended in (for clients' path caches). Views are
+// into node memory, valid until the next mutation.
+struct MeganodeInfo {
+  uint64_t root = kNullPtr;
+  uint8_t level = 0;
+  uint8_t height = 0;  // local levels
+  Bound min, max;
+};
+
+struct OpResult {
+  Outcome outcome = Outcome::kDone;
+  uint64_t next = kNullPtr;  // kRedirect
+  bool found = false;        // contains, get, delete: the key was there
+  std::string_view value;    // get
+  MeganodeInfo meganode;     // kDone
+  uint32_t nodes_visited = 0;
+};
+
+struct RangeQuery {
+  std::string_view start;
+  bool start_exclusive = false;
+  std::string_view end;  // exclusive
+  bool has_end = false;
+  uint32_t limit = 0;
+};
+
+struct RangeResult {
+  Outcome outcome = Outcome::kDone;  // kDone: finished; kRedirect: continue at next from resume
+  uint64_t next = kNullPtr;
+  std::string_view resume;
+  bool resume_exclusive = false;
+  uint32_t returned = 0;
+  uint32_t nodes_visited = 0;
+};
+
+// Where a server asks for a meganode split (its split worker's queue).
+class SplitScheduler {
+ public:
+  virtual ~SplitScheduler() = default;
+  virtual void request_split(uint32_t meganode) = 0;
+};
+
+struct SplitPlan {
+  uint32_t meganode = 0;
+  uint64_t root = kNullPtr;
+  uint8_t level = 0;
+  std::string split_key;
+  bool min_inf = false;
+  std::string min_key;
+  bool max_inf = false;
+  std::string max_key;
+  uint64_t right = kNullPtr;  // X's right edge: the next meganode's root
+};
+
+struct StoreStats {
+  uint64_t keys = 0;
+  uint64_t node_splits = 0;
+  uint64_t root_splits = 0;       // local roots split by copying
+  uint64_t meganode_splits = 0;   // finished as the source
+  uint64_t meganodes_built = 0;   // sealed as the target
+  uint64_t meganodes_in_use = 0;
+  uint64_t nodes_in_use = 0;
+  uint64_t busy_replies = 0;
+  uint64_t extent_bytes_in_use = 0;
+};
+
+class Store {
+ public:
+  static StatusOr<std::unique_ptr<Store>> create(CellRegionId node_region, CellRegionId extent_region,
+                                                 const StoreOptions& options);
+
+  std::byte* node_memory() { return nodes_.data(); }
+  uint64_t node_region_bytes() const { return g_.region_bytes(); }
+  std::byte* extents_memory() { return extents_.data(); }
+  uint64_t extents_bytes() const { return allocator_.capacity_bytes(); }
+  CellRegionId node_region() const { return node_region_; }
+  CellRegionId extent_region() const { return extent_region_; }
+  const Geometry& geometry() const { return g_; }
+  const StoreOptions& options() const { return options_; }
+  void set_scheduler(SplitScheduler* s) { scheduler_ = s; }
+
+  // Region 0 only: the first tree, one empty leaf meganode, and its root in the superblock.
+  Status init_tree();
+  bool owns_superblock() const { return node_region_ == kSuperblockRegion; }
+  uint64_t root() const;
+  uint32_t root_level() const;
+  // Installs a new root meganode if the current root is `expected`.
+  bool set_root(uint64_t expected, uint64_t new_root, uint32_t level);
+
+  // Operations; `start` kNullPtr means the superblock's root (region 0 only).
+  OpResult contains(std::string_view key, uint64_t start);
+  OpResult get(std::string_view key, uint64_t start);
+  StatusOr<OpResult> put(std::string_view key, std::string_view value, uint64_t start);
+  OpResult remove(std::string_view key, uint64_t start);
+  // Inserts (or re-points) separator `key` -> child meganode root in the
+  // meganode of level `level` covering `key` (a split's parent insert).
+  StatusOr<OpResult> insert_child(std::string_view key, uint64_t child, uint32_t level, uint64_t start);
+  // Appends (blob key, blob value) pairs to `out` until the query, the
+  // local leaves or `budget_bytes` end.
+  RangeResult range(const RangeQuery& q, uint64_t start, rpc::Writer& out, size_t budget_bytes);
+
+  // Meganode split, source side.
+  StatusOr<SplitPlan> split_begin(uint32_t meganode);
+  // X_right's entries after `cursor` (inclusive unless `exclusive`) as
+  // (blob key, blob value) or (blob key, u64 child), up to budget_bytes.
+  // Sets *done when X_right is exhausted; *last_key views the last entry.
+  Status split_scan(uint32_t meganode, std::string_view cursor, bool exclusive, rpc::Writer& out,
+                    size_t budget_bytes, bool* done, std::string_view* last_key);
+  Status split_finish(uint32_t meganode, uint64_t new_root);
+  Status split_abort(uint32_t meganode);
+  // Meganode split, target side: an unreachable meganode filled in key order.
+  StatusOr<uint64_t> meganode_create(uint32_t level, Bound min, Bound max, uint64_t right);
+  Status meganode_append(uint64_t root, rpc::Reader& entries);
+  Status meganode_seal(uint64_t root);
+  Status meganode_abandon(uint64_t root);
+
+  uint32_t meganodes_in_use() const;
+  uint32_t meganode_capacity() const { return g_.meganodes_per_server; }
+  StoreStats stats() const;
+  // Walks every meganode in use and checks the B-link invariants (sorted
+  // entries inside [min, max), right links chaining equal bounds). For
+  // tests; not the data path.
+  Status check_invariants() const;
+
+ private:
+  // The right spine of a meganode being built by a split, per local level.
+  struct BuildState {
+    uint32_t meganode_level = 0;
+    uint32_t levels = 0;
+    uint64_t rightmost[kMaxLevels] = {};
+    std::string min_key, max_key, last_key;
+    bool min_inf = false, max_inf = false;
+    bool any = false;
+    uint64_t right = kNullPtr;
+    Bound min() const { return {min_key, min_inf}; }
+    Bound max() const { return {max_key, max_inf}; }
+  };
+  struct Meganode {
+    bool in_use = false;
+    bool splitting = false;
+    bool split_requested = false;
+    bool building = false;
+    uint32_t next_unused = 1;  // node 0 is the root
+    uint32_t used = 0;
+    std::vector<uint32_t> free;
+    std::string split_key;
+    std::unique_ptr<BuildState> build;
+  };
+  // Ancestors, within the leaf's meganode, of the node a descent ended at.
+  struct Cursor {
+    uint64_t leaf = 0;  // offset
+    uint32_t meganode = 0;
+    uint64_t next = kNullPtr;
+    uint64_t path[kMaxLevels];
+    uint32_t depth = 0;
+    uint32_t visited = 0;
+  };
+
+  Store(CellRegionId node_region, CellRegionId extent_region, const StoreOptions& options,
+        memory::BuddyAllocator allocator);
+  Status init();
+
+  std::byte* at(uint64_t off) { return nodes_.data() + off; }
+  const std::byte* at(uint64_t off) const { return nodes_.data() + off; }
+  NodeView view(uint64_t off) const { return NodeView(at(off), g_); }
+  NodeWriter writer(uint64_t off) { return NodeWriter(at(off), g_); }
+  uint64_t ptr(uint64_t off) const { return make_ptr(node_region_, off); }
+  bool local_node(uint64_t p) const {
+    return p != kNullPtr && ptr_region(p) == node_region_ && g_.is_node_offset(ptr_offset(p));
+  }
+  uint64_t root_of(uint32_t m) const { return g_.meganode_base(m); }
+
+  // Node and meganode allocation (store.cc).
+  uint64_t alloc_node(uint32_t m);
+  void free_node(uint32_t m, uint64_t off);
+  uint32_t free_nodes(const Meganode& mn) const;
+  int64_t alloc_meganode();
+  void maybe_request_split(uint32_t m);
+  StatusOr<ExtentRef> write_extent(std::string_view key, std::string_view value);
+  void free_extent(const ExtentRef& ref);
+  std::string_view extent_value(const ExtentRef& ref) const;
+
+  // Traversal and Sagiv updates (store_ops.cc, store_insert.cc).
+  Outcome descend(std::string_view key, uint64_t start, uint32_t target_level, Cursor* c) const;
+  MeganodeInfo meganode_info(uint32_t m) const;
+  Outcome write_gate(const Cursor& c, std::string_view key, bool may_split);
+  void insert_entry(uint32_t m, uint64_t off, std::string_view key, const std::byte* value, Cursor& c);
+  // Splits full node `off` around new entry (key, value) at `pos`; returns
+  // true if it was the root (split by copying), else sets *right_off.
+  bool split_node(uint32_t m, uint64_t off, uint32_t pos, std::string_view key,
+                  const std::byte* value, std::string* separator, uint64_t* right_off);
+  uint64_t find_parent(uint32_t m, uint32_t level, std::string_view key) const;
+  uint64_t descend_local(uint32_t m, std::string_view key, uint32_t level) const;
+
+  // Bulk building of split targets (store_split.cc).
+  void build_append(uint32_t m, uint32_t level, std::string_view key, const std::byte* value);
+
+  CellRegionId node_region_;
+  CellRegionId extent_region_;
+  StoreOptions options_;
+  Geometry g_;
+  memory::BuddyAllocator allocator_;
+  AlignedBuffer nodes_;
+  AlignedBuffer extents_;
+  std::vector<Meganode> meganodes_;
+  SplitScheduler* scheduler_ = nullptr;
+  uint32_t split_threshold_nodes_ = 0;
+
+  // Scratch for splits: the full node's entries plus the new one, and two
+  // separator buffers (a propagation step reads one while writing the other).
+  std::vector<std::byte> split_scratch_;
+  std::string separators_[2];
+  std::string resume_;
+
+  mutable StoreStats stats_;
+};
+
+}  // namespace locus::cell

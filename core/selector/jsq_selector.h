@@ -1,0 +1,88 @@
+// JsqSelector: Cell's locality selector (paper section 2.5). Each server is
+// modelled as two independent queues, Q_s (server CPU, server-side steps)
+// and Q_r (NIC, RDMA READs); with fixed job sizes the optimal policy is to
+// join the shortest queue, normalised by service rate. A client-side step
+// costs m READs, so it picks server-side when
+//     (l_s - RTT) < m * (l_r - RTT)                                   (1)
+// with l_s the mean server-side step latency, l_r the mean RDMA READ
+// latency, RTT the lowest measured RDMA latency to that server and m the
+// measured meganode height in READs. Refinements, all configurable:
+//  * means over the last n samples per server and path;
+//  * a sample with |s - mean| >= K * stddev is discarded as an outlier;
+//    when a moving period (n samples seen) discards more than it keeps,
+//    that history is dropped (the level changed; learn the new one);
+//  * with probability p the path estimated worse is taken (exploration);
+//  * a server not used for idle_reset_ns loses its history.
+// A "connection's history" is kept per (server, path) stream: a spike in
+// server latency drops the stale l_s history without losing l_r, which is
+// exactly what the choice then needs.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include "core/common/random.h"
+#include "core/selector/sample_window.h"
+#include "core/selector/selector.h"
+#include "core/selector/selector_config.h"
+
+namespace locus::selector {
+
+class JsqSelector final : public Selector {
+ public:
+  JsqSelector(const JsqConfig& config, Random& rng);
+
+  std::string_view name() const override { return "jsq"; }
+  Path choose(NodeId server, Nanos now) override;
+  void observe(NodeId server, Path path, Nanos latency_ns, Nanos now) override;
+  void observe_meganode_reads(uint32_t reads) override;
+
+  // The current view of one server, for tests and logs.
+  struct Estimate {
+    bool complete = false;  // both paths measured, so inequality (1) applies
+    double server_latency_ns = 0;
+    double rdma_latency_ns = 0;
+    double rtt_ns = 0;
+    size_t server_samples = 0;
+    size_t rdma_samples = 0;
+    Path preferred = Path::kServer;
+  };
+  Estimate estimate(NodeId server) const;
+  double meganode_height() const;
+
+ private:
+  struct Stream {
+    explicit Stream(uint32_t n) : window(n) {}
+    SampleWindow window;
+    uint32_t kept = 0;       // samples kept in the current moving period
+    uint32_t discarded = 0;  // outliers in the current moving period
+    void clear() {
+      window.clear();
+      kept = discarded = 0;
+    }
+  };
+  struct ServerState {
+    explicit ServerState(uint32_t n) : server(n), rdma(n) {}
+    Stream server;
+    Stream rdma;
+    // Lowest latencies seen since the connection's history began; they
+    // survive outlier-driven drops (a floor does not move with the queue).
+    double min_rdma_ns = std::numeric_limits<double>::infinity();
+    double min_server_ns = std::numeric_limits<double>::infinity();
+    Nanos last_active = 0;
+    bool active = false;
+  };
+
+  ServerState& state(NodeId server);
+  const ServerState* find(NodeId server) const;
+  void add_sample(Stream& stream, double sample);
+  Estimate estimate_of(const ServerState& s) const;
+
+  JsqConfig config_;
+  Random& rng_;
+  std::vector<ServerState> servers_;
+  std::vector<int32_t> index_of_;  // NodeId -> index into servers_, -1 if unseen
+  SampleWindow heights_;
+};
+
+}  // namespace locus::selector

@@ -1,0 +1,71 @@
+// SelectorConfig: which selector a client uses and every constant it has,
+// settable by name from a scenario's [selector] table. Defaults are the
+// Cell paper's (section 2.5): n = 100 samples per connection, outliers at
+// K = 3 standard deviations, exploration p = 1%, history dropped after 3 s
+// idle, initial meganode height m = 5 adapted from measurements.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "core/common/random.h"
+#include "core/common/status.h"
+#include "core/selector/selector.h"
+
+namespace locus::selector {
+
+enum class SelectorKind : uint8_t { kServerOnly, kClientOnly, kFixedRatio, kJsq, kLatencyWindow };
+std::string_view selector_kind_name(SelectorKind kind);
+std::ostream& operator<<(std::ostream& os, SelectorKind kind);
+StatusOr<SelectorKind> parse_selector_kind(std::string_view name);
+
+// What RTT inequality (1) subtracts from each path's latency.
+enum class RttBaseline : uint8_t {
+  kLowestRdma,     // the paper: the lowest measured RDMA latency, for both paths
+  kPerPathMinimum, // each path's own lowest latency (pure queueing delays); an experiment
+};
+
+struct JsqConfig {
+  uint32_t history_samples = 100;        // n: moving-average window per connection and path
+  double outlier_k = 3.0;                // K: discard |s - mean| >= K * stddev
+  uint32_t min_samples_for_outliers = 10;  // no rejection until the window has this many
+  double explore_probability = 0.01;     // p: take the path estimated worse
+  Nanos idle_reset_ns = 3 * kSecond;     // drop a connection's history after this idle time
+  double initial_meganode_height = 5.0;  // m before any measurement
+  bool adapt_meganode_height = true;     // m from the measured RDMA reads per meganode
+  uint32_t height_samples = 100;         // window of the measured m
+  RttBaseline rtt_baseline = RttBaseline::kLowestRdma;
+};
+
+// The DEX-style baseline: recent means over a time window instead of
+// queueing estimates.
+struct LatencyWindowConfig {
+  Nanos window_ns = 10 * kMillisecond;
+  uint32_t max_samples = 1024;           // per connection and path
+  double explore_probability = 0.01;
+  double initial_meganode_height = 5.0;
+  uint32_t height_samples = 100;
+};
+
+struct SelectorConfig {
+  SelectorKind kind = SelectorKind::kJsq;
+  double client_fraction = 0.5;  // kFixedRatio: share of steps done client-side
+  JsqConfig jsq;
+  LatencyWindowConfig window;
+
+  Status validate() const;
+};
+
+// Sets one property by its scenario name: kind, client_fraction,
+// jsq.history_samples, jsq.outlier_k, jsq.min_samples_for_outliers,
+// jsq.explore_probability, jsq.idle_reset_ms, jsq.initial_meganode_height,
+// jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline
+// (lowest_rdma | per_path_minimum), window.window_ms, window.max_samples,
+// window.explore_probability, window.initial_meganode_height,
+// window.height_samples. The message names the property.
+Status set_selector_property(SelectorConfig& config, std::string_view name, std::string_view value);
+
+// Builds the configured selector; `rng` (the client actor's) must outlive it.
+StatusOr<std::unique_ptr<Selector>> make_selector(const SelectorConfig& config, Random& rng);
+
+}  // namespace locus::selector
