@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/locus/bench_command.h"
+#include "apps/locus/model_command.h"
 #include "apps/locus/sim_command.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   });
   int exit_code = 0;
   locus::cli::add_sim_command(app, exit_code);
+  locus::cli::add_model_commands(app, exit_code);
   locus::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);

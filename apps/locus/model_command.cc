@@ -1,0 +1,167 @@
+// `locus model` and `locus plan`: see model_command.h.
+#include "apps/locus/model_command.h"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/locus/model_input.h"
+#include "core/scenario/scenario.h"
+#include "models/queueing/planner.h"
+
+namespace locus::cli {
+namespace {
+
+struct ModelOptions {
+  std::string scenario_path;
+  std::vector<std::string> sets;
+  std::string sim_json;
+};
+
+struct PlanCli {
+  std::string scenario_path;
+  std::vector<std::string> sets;
+  double target_ops = 0;
+  double p99_us = 0;
+  std::string servers = "1:16";
+  std::string cores = "1:16";
+  std::string clients = "1:1024";
+  models::PlanCosts costs;
+};
+
+// Simulated throughput and mean latency (over all operations) from a
+// `locus sim` JSON file.
+Status read_simulated(const std::string& path, double* ops, double* mean_us) {
+  std::ifstream in(path);
+  if (!in) return not_found(path + ": cannot open the simulation result");
+  nlohmann::json j;
+  try {
+    in >> j;
+    const auto& run = j.at("runs").at(0);
+    *ops = run.at("throughput_ops_per_s").get<double>();
+    double weighted = 0, count = 0;
+    for (const auto& op : run.at("ops")) {
+      const double n = op.at("count").get<double>();
+      weighted += n * op.at("latency_ns").at("mean").get<double>() / 1e3;
+      count += n;
+    }
+    *mean_us = count > 0 ? weighted / count : 0;
+  } catch (const std::exception& e) {
+    return invalid_argument(path + ": not a locus sim result: " + e.what());
+  }
+  return Status();
+}
+
+std::string row(const std::string& policy, const models::LocalityPrediction& p) {
+  return fmt::format("{:<16} {:>6.3f} {:>13.0f} {:>9.2f} {:>9.2f} {:>7.1f} {:>8.1f} {:>9.1f}  {}\n", policy,
+                     p.server_side_share, p.throughput_ops_per_s, p.mean_latency_us, p.p99_latency_us,
+                     100 * p.cpu_utilisation, 100 * p.nic_read_utilisation, 100 * p.nic_verb_utilisation, p.bottleneck);
+}
+
+Status run_model(const ModelOptions& o) {
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(o.scenario_path, o.sets));
+  LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
+  LOCUS_ASSIGN_OR_RETURN(models::LocalityReport r, models::predict_policies(in));
+  LOCUS_ASSIGN_OR_RETURN(models::LocalityPrediction own, models::predict_split(in, scenario_server_share(s)));
+  fmt::print("locus model: {} ({} servers x {} cores, {} clients; {:.2f} us per RPC, {:.0f} READs/s, "
+             "{:.0f} verb msgs/s per NIC, m = {:.0f}, RTT {:.2f} us)\n",
+             s.source, in.platform.servers, in.platform.cores_per_server, in.workload.clients,
+             in.platform.server_op_service_time_us, in.platform.nic_read_rate_ops_per_s,
+             in.platform.nic_verb_rate_msgs_per_s, in.workload.reads_per_client_op, in.workload.network_rtt_us);
+  fmt::print("{:<16} {:>6} {:>13} {:>9} {:>9} {:>7} {:>8} {:>9}  {}\n", "policy", "p", "ops/s", "mean us", "p99 us",
+             "cpu %", "read %", "verbs %", "bottleneck");
+  fmt::print("{}", row("server-only", r.server_only));
+  fmt::print("{}", row("client-only", r.client_only));
+  fmt::print("{}", row("scenario split", own));
+  fmt::print("{}", row("optimal p*", r.optimal));
+  fmt::print("{}", row("jsq equilibrium", r.jsq_equilibrium));
+  fmt::print("saturation at the balanced split p = {:.3f}: {:.0f} ops/s\n", r.balanced_split,
+             r.saturation_throughput_ops_per_s);
+  if (!o.sim_json.empty()) {
+    double ops = 0, mean_us = 0;
+    LOCUS_RETURN_IF_ERROR(read_simulated(o.sim_json, &ops, &mean_us));
+    fmt::print("simulated (scenario split): {:.0f} ops/s, mean {:.2f} us; model/simulation: throughput {:.3f}, "
+               "mean latency {:.3f}\n",
+               ops, mean_us, own.throughput_ops_per_s / ops, own.mean_latency_us / mean_us);
+  }
+  return Status();
+}
+
+Status parse_range(const std::string& option, const std::string& text, models::IntRange* out) {
+  int a = 0, b = 0, step = 1;
+  char c1 = 0, c2 = 0;
+  const int n = std::sscanf(text.c_str(), "%d%c%d%c%d", &a, &c1, &b, &c2, &step);
+  if (!((n == 3 && c1 == ':') || (n == 5 && c1 == ':' && c2 == ':')) || a < 1 || b < a || step < 1) {
+    return invalid_argument(option + ": expected MIN:MAX or MIN:MAX:STEP with 1 <= MIN <= MAX, got '" + text + "'");
+  }
+  *out = {a, b, step};
+  return Status();
+}
+
+Status run_plan(const PlanCli& o) {
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(o.scenario_path, o.sets));
+  LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
+  models::PlanSpace space;
+  LOCUS_RETURN_IF_ERROR(parse_range("--servers", o.servers, &space.servers));
+  LOCUS_RETURN_IF_ERROR(parse_range("--cores", o.cores, &space.cores_per_server));
+  LOCUS_RETURN_IF_ERROR(parse_range("--clients", o.clients, &space.clients));
+  LOCUS_ASSIGN_OR_RETURN(models::PlanResult r,
+                         models::plan_capacity(in, space, {o.target_ops, o.p99_us}, o.costs));
+  fmt::print("locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms\n",
+             s.source, o.target_ops, o.p99_us, r.configurations_in_space, r.elapsed_ms);
+  if (r.frontier.empty()) {
+    fmt::print("no configuration in the space meets the targets; widen --servers, --cores or --clients\n");
+    return Status();
+  }
+  fmt::print("{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}  {}\n", "servers", "cores", "clients", "cost", "p",
+             "ops/s", "mean us", "p99 us", "bottleneck");
+  for (const models::PlannedConfig& c : r.frontier) {
+    fmt::print("{:>8} {:>6} {:>8} {:>9.2f} {:>7.3f} {:>13.0f} {:>9.2f} {:>9.2f}  {}\n", c.servers, c.cores_per_server,
+               c.clients, c.cost, c.prediction.server_side_share, c.prediction.throughput_ops_per_s,
+               c.prediction.mean_latency_us, c.prediction.p99_latency_us, c.prediction.bottleneck);
+  }
+  return Status();
+}
+
+void report(const Status& st, const char* cmd, int& exit_code) {
+  if (st.is_ok()) return;
+  fmt::print(stderr, "locus {}: {}\n", cmd, st.to_string());
+  exit_code = 1;
+}
+
+}  // namespace
+
+void add_model_commands(CLI::App& app, int& exit_code) {
+  auto mo = std::make_shared<ModelOptions>();
+  CLI::App* model = app.add_subcommand("model", "Predict a scenario with the analytic queueing models");
+  model->add_option("scenario", mo->scenario_path, "Scenario file (TOML)")->required()->check(CLI::ExistingFile);
+  model->add_option("--set", mo->sets, "Override a scenario key (repeatable)");
+  model->add_option("--sim-json", mo->sim_json, "A `locus sim --json` result to compare against")
+      ->check(CLI::ExistingFile);
+  model->callback([mo, &exit_code] { report(run_model(*mo), "model", exit_code); });
+
+  auto po = std::make_shared<PlanCli>();
+  CLI::App* plan = app.add_subcommand("plan", "Find the cheapest configurations that meet a target");
+  plan->add_option("scenario", po->scenario_path, "Scenario file (TOML) giving the platform and workload")
+      ->required()
+      ->check(CLI::ExistingFile);
+  plan->add_option("--target-ops", po->target_ops, "Throughput to reach, operations per second")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--p99-us", po->p99_us, "Largest acceptable 99th percentile latency, microseconds")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--servers", po->servers, "Servers to consider, MIN:MAX[:STEP]")->capture_default_str();
+  plan->add_option("--cores", po->cores, "Cores per server to consider, MIN:MAX[:STEP]")->capture_default_str();
+  plan->add_option("--clients", po->clients, "Clients to consider, MIN:MAX[:STEP]")->capture_default_str();
+  plan->add_option("--cost-server", po->costs.per_server, "Cost of a server")->capture_default_str();
+  plan->add_option("--cost-core", po->costs.per_core, "Cost of a core")->capture_default_str();
+  plan->add_option("--cost-client", po->costs.per_client, "Cost of a client")->capture_default_str();
+  plan->add_option("--set", po->sets, "Override a scenario key (repeatable)");
+  plan->callback([po, &exit_code] { report(run_plan(*po), "plan", exit_code); });
+}
+
+}  // namespace locus::cli

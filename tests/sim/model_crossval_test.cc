@@ -1,0 +1,89 @@
+// The analytic locality model against the SimGrid simulation of the same
+// scenario (the micro index: one RPC or a chain of dependent READs per
+// operation): one core, one NIC, the hybrid split and four servers, all
+// near saturation. Throughput within 5% and mean latency within 10%; both
+// figures are printed.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "apps/locus/model_input.h"
+#include "backends/simgrid/sim_runtime.h"
+#include "core/harness/scenario_run.h"
+#include "core/scenario/scenario.h"
+#include "models/queueing/locality_model.h"
+
+namespace locus {
+namespace {
+
+const char* kScenario = R"(
+[platform]
+servers = 1
+cores_per_server = 1
+link = { bandwidth_gbps = 400.0, latency_us = 0.5 }
+pcie = { bandwidth_gbps = 400.0, latency_us = 0.1 }
+[platform.nic]
+read = [[1024, 1.44e6]]
+send = [[64, 1.0e8]]
+recv = [[64, 1.0e8]]
+rdma_share_with_verbs = 1.0
+verbs_share_with_rdma = 1.0
+[platform.cpu]
+handler_cost_us = { "micro.op" = 6.3, "micro.layout" = 0.0 }
+client_op_us = 0.0
+[index]
+type = "micro"
+reads_per_op = 5
+read_bytes = 1024
+[workload]
+recordcount = 1
+[run]
+seed = 11
+clients = 96
+duration_s = 0.012
+warmup_s = 0.003
+)";
+
+void compare(const std::string& name, const std::vector<std::string>& sets) {
+  auto sc = scenario::parse_scenario(kScenario, name, sets);
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto report = harness::run_scenario(*sc, [](const scenario::Scenario& s) {
+    simgrid_backend::SimOptions o;
+    o.seed = s.run.seed;
+    return simgrid_backend::make_simgrid_runtime(s.platform, o);
+  });
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  double ops = 0, weighted_us = 0;
+  for (const auto& op : report->result.stats.ops()) {
+    ops += static_cast<double>(op.latency.count());
+    weighted_us += static_cast<double>(op.latency.count()) * op.latency.mean() / 1e3;
+  }
+  const double sim_ops_per_s = report->result.throughput_ops_per_s(static_cast<uint64_t>(ops));
+  const double sim_mean_us = weighted_us / ops;
+
+  auto in = cli::locality_input_from(*sc);
+  BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());
+  auto model = models::predict_split(*in, cli::scenario_server_share(*sc));
+  BOOST_REQUIRE_MESSAGE(model.is_ok(), model.status().to_string());
+  BOOST_TEST_MESSAGE(name << ": throughput model " << model->throughput_ops_per_s << " simulated " << sim_ops_per_s
+                          << "; mean latency model " << model->mean_latency_us << " us simulated " << sim_mean_us
+                          << " us");
+  BOOST_TEST(std::abs(model->throughput_ops_per_s - sim_ops_per_s) <= 0.05 * sim_ops_per_s, name << " throughput");
+  BOOST_TEST(std::abs(model->mean_latency_us - sim_mean_us) <= 0.10 * sim_mean_us, name << " mean latency");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(model_against_simulation)
+
+BOOST_AUTO_TEST_CASE(one_core) { compare("one-core", {"index.rpc_fraction=1.0"}); }
+BOOST_AUTO_TEST_CASE(one_nic) { compare("one-nic", {"index.rpc_fraction=0.0"}); }
+BOOST_AUTO_TEST_CASE(hybrid_split) { compare("hybrid", {"index.rpc_fraction=0.355", "run.clients=160"}); }
+BOOST_AUTO_TEST_CASE(four_servers) {
+  compare("four-servers", {"platform.servers=4", "platform.cores_per_server=2", "run.clients=300",
+                           "index.rpc_fraction=0.5", "run.duration_s=0.006", "run.warmup_s=0.0015"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
