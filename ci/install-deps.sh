@@ -14,6 +14,9 @@ packages=(
   libcuckoo-dev                         # baseline for `locus bench --micro cuckoo`
   libsimgrid-dev                        # the SimGrid backend
   libeigen3-dev                         # models/queueing: sparse CTMC solver
+  libibverbs-dev librdmacm-dev rdma-core ibverbs-providers  # the verbs backend (rxe provider included)
+  ibverbs-utils perftest iproute2       # ibv_devinfo, ib_read_bw baseline, `rdma link`
+  qemu-system-x86 busybox-static kmod   # the Soft-RoCE VM tier (ci/softroce-vm.sh)
 )
 
 missing=()

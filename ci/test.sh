@@ -2,6 +2,9 @@
 # Installs what is missing, checks the layering, then builds and runs the
 # whole test suite under each preset: release, debug (ASan + UBSan) and
 # tsan. LOCUS_PRESETS overrides the list, e.g. LOCUS_PRESETS=release.
+# Then, once, the verbs tier (ctest label "verbs") on the release build
+# where an RDMA device exists: Soft-RoCE in a qemu guest (ci/softroce-vm.sh).
+# LOCUS_VERBS_TIER=0 leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +27,19 @@ for preset in $presets; do
 done
 echo "=== all presets passed: $presets"
 
+if [[ " $presets " == *" release "* && "${LOCUS_VERBS_TIER:-1}" != 0 ]]; then
+  echo "=== verbs tier: Soft-RoCE (serial, bounded by LOCUS_VM_TIMEOUT)"
+  set +e
+  LOCUS_VM_TIMEOUT=${LOCUS_VM_TIMEOUT:-900} ./ci/softroce-vm.sh \
+    ctest --test-dir build/release -L verbs -j 1 --output-on-failure
+  status=$?
+  set -e
+  if [ $status -eq 77 ]; then
+    echo "=== verbs tier skipped: no RDMA device here and no VM could be started"
+  elif [ $status -ne 0 ]; then
+    echo "=== verbs tier failed ($status)"
+    exit $status
+  else
+    echo "=== verbs tier passed"
+  fi
+fi

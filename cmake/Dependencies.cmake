@@ -12,3 +12,13 @@ pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+# rdma-core for the verbs backend (libibverbs-dev, librdmacm-dev). Optional:
+# without them the verbs backend, its CLI wiring and its tests are left out.
+pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
+pkg_check_modules(RDMACM QUIET IMPORTED_TARGET librdmacm)
+if(IBVERBS_FOUND AND RDMACM_FOUND)
+  set(LOCUS_HAVE_VERBS ON)
+else()
+  set(LOCUS_HAVE_VERBS OFF)
+  message(STATUS "libibverbs/librdmacm not found: building without the verbs backend (ci/install-deps.sh installs them)")
+endif()

@@ -8,7 +8,11 @@
 #include <fmt/format.h>
 
 #include "apps/locus/micro_cuckoo.h"
+#include "apps/locus/micro_read.h"
 #include "backends/loopback/loopback_runtime.h"
+#ifdef LOCUS_HAVE_VERBS
+#include "backends/verbs/verbs_runtime.h"
+#endif
 #include "core/harness/pilaf_bench.h"
 #include "core/metrics/run_result.h"
 #include "core/workload/workload_spec.h"
@@ -31,6 +35,10 @@ struct BenchOptions {
   bool ycsb = false;
   std::string micro;
   double op_latency_us = 0;
+  std::string config_path;  // verbs: the cluster file
+  uint32_t server = 0;      // verbs: the server node the clients use
+  uint32_t size_bytes = 64; // --micro read
+  uint32_t depth = 16;      // --micro read
 };
 
 Status fail(const std::string& option, const std::string& message) {
@@ -47,10 +55,58 @@ StatusOr<harness::RuntimeFactory> runtime_factory(const BenchOptions& o) {
       return loopback::make_loopback_runtime(lo);
     });
   }
+#ifdef LOCUS_HAVE_VERBS
+  if (o.backend == "verbs") {
+    if (o.config_path.empty()) return fail("--config", "--backend verbs needs the cluster file the servers use");
+    LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+    if (o.server >= cluster.servers.size()) {
+      return fail("--server", std::to_string(o.server) + " is not a server of " + o.config_path);
+    }
+    // Client endpoints only: the servers are `locus serve` processes.
+    return harness::RuntimeFactory([cluster](uint64_t seed) -> std::unique_ptr<Runtime> {
+      return verbs::make_verbs_runtime(cluster, {.seed = seed});
+    });
+  }
+  return fail("--backend", "'" + o.backend + "' is not built into this binary (available: loopback, verbs)");
+#else
   return fail("--backend", "'" + o.backend + "' is not built into this binary (available: loopback)");
+#endif
+}
+
+// One client's READ rate against a Pilaf server's table: a server of this
+// process on loopback, the --server of the cluster file on verbs.
+Status run_read_micro(const BenchOptions& o) {
+  LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o));
+  std::unique_ptr<Runtime> runtime = factory(o.seed);
+  NodeId server = o.server;
+  harness::PilafServerSet local;
+  if (o.backend == "loopback") {
+    LOCUS_ASSIGN_OR_RETURN(server, runtime->add_node({"server0", true}));
+    workload::WorkloadSpec load = workload::standard_workload('c').value();
+    load.recordcount = 1000;
+    pilaf::StoreOptions store;
+    store.initial_buckets = 2048;
+    LOCUS_ASSIGN_OR_RETURN(local, harness::start_pilaf_server(runtime->setup_env(server), store, load));
+    rpc::RpcServer* srv = local.rpc.get();
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(server, "server0", ActorKind::kDaemon, [srv](Env&) { srv->serve(); }));
+  }
+  MicroReadConfig mc;
+  mc.size_bytes = o.size_bytes;
+  mc.depth = o.depth;
+  mc.reads = o.ops;
+  LOCUS_ASSIGN_OR_RETURN(MicroReadResult r, run_micro_read(*runtime, server, mc));
+  fmt::print("micro read on {}: {}-byte READs, {} in flight, {} measured\n", o.backend, mc.size_bytes, mc.depth,
+             r.reads);
+  fmt::print("{:<28} {:>16}\n", "", "READs/s");
+  fmt::print("{:<28} {:>16.0f}\n", "locus transport", r.reads_per_s);
+  // One line for scripts (ci/softroce-bench.sh).
+  fmt::print("result: backend={} size_bytes={} depth={} reads={} reads_per_s={:.1f} mib_per_s={:.3f}\n", o.backend,
+             mc.size_bytes, mc.depth, r.reads, r.reads_per_s, r.mib_per_s);
+  return Status();
 }
 
 Status run_bench(const BenchOptions& o) {
+  if (o.micro == "read") return run_read_micro(o);
   if (!o.micro.empty()) {
     MicroCuckooConfig mc;
     mc.records = o.records;
@@ -86,7 +142,10 @@ Status run_bench(const BenchOptions& o) {
   for (pilaf::GetMode m : modes) {
     cfg.mode = m;
     cfg.name = fmt::format("pilaf-{}-{}", m == pilaf::GetMode::kRdma ? "rdma" : "vo", o.workload);
-    auto r = harness::run_pilaf_bench(factory, cfg);
+    // verbs: the server runs in a `locus serve` process, loaded with the
+    // same --records and --workload; only the clients run here.
+    auto r = o.backend == "verbs" ? harness::run_pilaf_clients(*factory(cfg.seed), o.server, cfg)
+                                  : harness::run_pilaf_bench(factory, cfg);
     if (!r.is_ok()) return Status(r.status().code(), cfg.name + ": " + r.status().message());
     results.push_back(std::move(r).value());
   }
@@ -120,7 +179,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"pilaf"}))
       ->capture_default_str();
   cmd->add_option("--backend", opts->backend, "Transport backend")
-      ->check(CLI::IsMember({"loopback"}))
+      ->check(CLI::IsMember({"loopback", "verbs"}))
       ->capture_default_str();
   cmd->add_option("--workload", opts->workload, "YCSB core workload a-f (e needs scans; pilaf has none)")
       ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f"}))
@@ -143,8 +202,18 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", opts->json_path, "Write the results as JSON to FILE");
   cmd->add_option("--csv", opts->csv_path, "Write the results as CSV to FILE");
   cmd->add_flag("--ycsb", opts->ycsb, "Also print YCSB-style summary lines");
-  cmd->add_option("--micro", opts->micro, "Run a micro-benchmark instead: cuckoo")
-      ->check(CLI::IsMember({"cuckoo"}));
+  cmd->add_option("--micro", opts->micro,
+                  "Run a micro-benchmark instead: cuckoo (local lookups), read (one client's READ rate)")
+      ->check(CLI::IsMember({"cuckoo", "read"}));
+  cmd->add_option("--config", opts->config_path,
+                  "verbs: the cluster file (TOML) listing the servers, as given to `locus serve`");
+  cmd->add_option("--server", opts->server, "verbs: the server node the clients use")->capture_default_str();
+  cmd->add_option("--size", opts->size_bytes, "--micro read: bytes per READ")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  cmd->add_option("--depth", opts->depth, "--micro read: READs in flight (one connection)")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
   cmd->add_option("--op-latency-us", opts->op_latency_us,
                   "Loopback only: latency added to every RDMA operation and message")
       ->check(CLI::Range(0.0, 1e6))

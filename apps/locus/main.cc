@@ -6,6 +6,7 @@
 
 #include "apps/locus/bench_command.h"
 #include "apps/locus/model_command.h"
+#include "apps/locus/serve_command.h"
 #include "apps/locus/sim_command.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   locus::cli::add_sim_command(app, exit_code);
   locus::cli::add_model_commands(app, exit_code);
   locus::cli::add_bench_command(app, exit_code);
+  locus::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -95,6 +95,11 @@ void run_client(Env& env, NodeId server, const PilafBenchConfig& config, uint64_
     }
     st.record(id_of(op.kind), env.clock->now() - t0, s.is_ok());
     if (!s.is_ok() && out->error.is_ok()) out->error = s;  // keep the first; carry on
+    // ... unless the server is gone: every later operation would fail too.
+    if (s.code() == StatusCode::kRetryExceeded || s.code() == StatusCode::kUnavailable ||
+        s.code() == StatusCode::kFlushed || s.code() == StatusCode::kTimeout) {
+      break;
+    }
   }
   out->elapsed_ns = env.clock->now() - start;
   out->pilaf = (*client)->stats();

@@ -1,0 +1,119 @@
+// `locus serve`: see serve_command.h. The process serves on its main thread:
+// RpcServer::serve() returns once a signal handler sets the stop flag it
+// polls every 10 ms.
+#include "apps/locus/serve_command.h"
+
+#include <csignal>
+
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/common/status.h"
+
+#ifdef LOCUS_HAVE_VERBS
+#include "backends/verbs/verbs_runtime.h"
+#include "core/harness/pilaf_bench.h"
+#include "core/workload/workload_spec.h"
+#endif
+
+namespace locus::cli {
+namespace {
+
+struct ServeOptions {
+  std::string config_path;
+  uint32_t node = 0;
+  uint64_t records = 1000;
+  std::string workload = "b";
+  std::vector<std::string> properties;
+  uint64_t seed = 1;
+  std::string ready_file;
+  bool quiet = false;
+};
+
+// Set from signal handlers: a lock-free atomic store is async-signal-safe.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_stop_signal(int) { g_stop.store(true, std::memory_order_release); }
+
+#ifdef LOCUS_HAVE_VERBS
+Status serve(const ServeOptions& o) {
+  LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+  auto spec = workload::standard_workload(o.workload.empty() ? 'x' : o.workload[0]);
+  if (o.workload.size() != 1 || !spec.is_ok()) return invalid_argument("--workload: expected one letter a-f");
+  workload::WorkloadSpec load = *spec;
+  load.recordcount = o.records;
+  for (const std::string& p : o.properties) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos) return invalid_argument("--property: expected name=value, got '" + p + "'");
+    LOCUS_RETURN_IF_ERROR(workload::set_property(load, p.substr(0, eq), p.substr(eq + 1)));
+  }
+  pilaf::StoreOptions store;
+  store.initial_buckets = std::max<uint64_t>(o.records * 2, 1024);
+  store.initial_extent_bytes = std::max<uint64_t>(o.records * 2048, 1 << 20);
+
+  auto runtime = verbs::make_verbs_runtime(cluster, {.seed = o.seed, .log_connections = !o.quiet});
+  LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_server(o.node));
+  Env env = runtime->setup_env(node);
+  env.stop = &g_stop;  // RpcServer keeps a copy: set before creating it
+  LOCUS_ASSIGN_OR_RETURN(harness::PilafServerSet server, harness::start_pilaf_server(env, store, load));
+  LOCUS_ASSIGN_OR_RETURN(verbs::ServerAddress where, runtime->server_address(node));
+
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  fmt::print("locus serve: node {} of {} listening on {} via {}; {} records of workload {} loaded; "
+             "SIGINT or SIGTERM stops it\n",
+             node, o.config_path, where.to_string(), runtime->device_name(node), o.records, o.workload);
+  std::fflush(stdout);
+  if (!o.ready_file.empty()) {
+    // Written after listening, so a script that waits for it can connect at once.
+    std::ofstream ready(o.ready_file);
+    ready << where.to_string() << "\n";
+    if (!ready) return invalid_argument("--ready-file: cannot write " + o.ready_file);
+  }
+  server.rpc->serve();
+  const rpc::RpcServerStats st = server.rpc->stats();
+  fmt::print("locus serve: node {} stopping: {} requests served, {} handler errors, {} rejected, "
+             "{} responses undeliverable\n",
+             node, st.requests, st.handler_errors, st.rejected(), st.send_failures);
+  return Status();
+}
+#else
+Status serve(const ServeOptions&) {
+  return unimplemented("this locus was built without the verbs backend (install libibverbs-dev and librdmacm-dev)");
+}
+#endif
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "Run a Pilaf server of a verbs cluster until SIGINT/SIGTERM");
+  cmd->add_option("--config", opts->config_path, "The cluster file (TOML): each server's address and port")
+      ->required();
+  cmd->add_option("--node", opts->node, "Which server of the file this process is (0-based)")->required();
+  cmd->add_option("--records", opts->records, "Records loaded before serving (YCSB recordcount)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--workload", opts->workload, "YCSB core workload whose records are loaded")
+      ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f"}))
+      ->capture_default_str();
+  cmd->add_option("-p,--property", opts->properties, "YCSB property override for the load, name=value");
+  cmd->add_option("--seed", opts->seed, "Seed of the loaded values")->capture_default_str();
+  cmd->add_option("--ready-file", opts->ready_file, "Write the listening address to FILE once serving");
+  cmd->add_flag("--quiet", opts->quiet, "Do not log connects and disconnects");
+  cmd->callback([opts, &exit_code] {
+    Status st = serve(*opts);
+    if (!st.is_ok()) {
+      fmt::print(stderr, "locus serve: {}\n", st.to_string());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace locus::cli

@@ -1,0 +1,159 @@
+// Cluster file loading (toml++): see cluster_config.h. Unknown keys are
+// errors, not silently ignored, so a misspelt "adress" cannot leave a
+// server without an address that the user believes they set.
+#include "backends/verbs/cluster_config.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace locus::verbs {
+namespace {
+
+class Loader {
+ public:
+  explicit Loader(std::string source) : source_(std::move(source)) {}
+
+  Status error(const toml::source_region& where, const std::string& key, const std::string& what) const {
+    return invalid_argument(source_ + ":" + std::to_string(where.begin.line) + ": " + key + ": " + what);
+  }
+
+  // Fails on keys of `table` outside `known`.
+  Status only_known(const toml::table& table, const std::string& prefix,
+                    const std::set<std::string_view>& known) const {
+    for (const auto& [key, node] : table) {
+      if (known.count(key.str()) == 0) {
+        return error(node.source(), prefix + std::string(key.str()), "unknown key");
+      }
+    }
+    return Status();
+  }
+
+  template <typename T>
+  Status integer(const toml::table& table, std::string_view key, const std::string& name, int64_t lo,
+                 int64_t hi, bool required, T* out) const {
+    const toml::node* node = table.get(key);
+    if (node == nullptr) {
+      return required ? error(table.source(), name, "missing (required)") : Status();
+    }
+    const auto* v = node->as_integer();
+    if (v == nullptr) return error(node->source(), name, "must be an integer");
+    const int64_t x = v->get();
+    if (x < lo || x > hi) {
+      return error(node->source(), name,
+                   "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
+    }
+    *out = static_cast<T>(x);
+    return Status();
+  }
+
+  Status string(const toml::table& table, std::string_view key, const std::string& name, std::string* out) const {
+    const toml::node* node = table.get(key);
+    if (node == nullptr) return error(table.source(), name, "missing (required)");
+    const auto* v = node->as_string();
+    if (v == nullptr) return error(node->source(), name, "must be a string");
+    if (v->get().empty()) return error(node->source(), name, "must not be empty");
+    *out = v->get();
+    return Status();
+  }
+
+  Status servers(const toml::table& root, ClusterConfig* config) const {
+    const toml::node* node = root.get("server");
+    if (node == nullptr) return error(root.source(), "server", "missing: list each server as a [[server]] table");
+    const auto* array = node->as_array();
+    if (array == nullptr || array->empty()) {
+      return error(node->source(), "server", "must be a non-empty array of [[server]] tables");
+    }
+    for (size_t i = 0; i < array->size(); ++i) {
+      const std::string prefix = "server[" + std::to_string(i) + "].";
+      const auto* t = (*array)[i].as_table();
+      if (t == nullptr) return error((*array)[i].source(), "server[" + std::to_string(i) + "]", "must be a table");
+      LOCUS_RETURN_IF_ERROR(only_known(*t, prefix, {"address", "port"}));
+      ServerAddress s;
+      LOCUS_RETURN_IF_ERROR(string(*t, "address", prefix + "address", &s.address));
+      LOCUS_RETURN_IF_ERROR(integer(*t, "port", prefix + "port", 0, 65535, true, &s.port));
+      config->servers.push_back(std::move(s));
+    }
+    return Status();
+  }
+
+  Status tuning(const toml::table& root, VerbsTuning* v) const {
+    const toml::node* node = root.get("verbs");
+    if (node == nullptr) return Status();
+    const auto* t = node->as_table();
+    if (t == nullptr) return error(node->source(), "verbs", "must be a table");
+    LOCUS_RETURN_IF_ERROR(only_known(*t, "verbs.",
+                                     {"ack_timeout", "retry_count", "rnr_retry_count", "min_rnr_timer",
+                                      "max_rd_atomic", "connect_timeout_ms", "reconnect_holddown_ms",
+                                      "max_send_wr", "max_recv_wr", "max_message_bytes", "poll_spin_us"}));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "ack_timeout", "verbs.ack_timeout", 1, 31, false, &v->ack_timeout));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "retry_count", "verbs.retry_count", 0, 7, false, &v->retry_count));
+    // 7 is "infinite" in the IB encoding: a SEND to a peer that never posts
+    // a receive would hang its sender forever.
+    LOCUS_RETURN_IF_ERROR(integer(*t, "rnr_retry_count", "verbs.rnr_retry_count", 0, 6, false, &v->rnr_retry_count));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "min_rnr_timer", "verbs.min_rnr_timer", 1, 31, false, &v->min_rnr_timer));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "max_rd_atomic", "verbs.max_rd_atomic", 1, 255, false, &v->max_rd_atomic));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "connect_timeout_ms", "verbs.connect_timeout_ms", 1, 600'000, false,
+                                  &v->connect_timeout_ms));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "reconnect_holddown_ms", "verbs.reconnect_holddown_ms", 0, 600'000, false,
+                                  &v->reconnect_holddown_ms));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "max_send_wr", "verbs.max_send_wr", 1, 16384, false, &v->max_send_wr));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "max_recv_wr", "verbs.max_recv_wr", 1, 65536, false, &v->max_recv_wr));
+    LOCUS_RETURN_IF_ERROR(integer(*t, "max_message_bytes", "verbs.max_message_bytes", 64, 1 << 30, false,
+                                  &v->max_message_bytes));
+    return integer(*t, "poll_spin_us", "verbs.poll_spin_us", 0, 1'000'000, false, &v->poll_spin_us);
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+std::string ServerAddress::to_string() const {
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+double rnr_timer_ms(uint8_t code) {
+  // IB spec table 45: code 0 is the longest; 1..31 grow roughly by 1.5x.
+  static constexpr double kMs[32] = {655.36, 0.01,  0.02,  0.03,  0.04,  0.06,   0.08,   0.12,
+                                     0.16,   0.24,  0.32,  0.48,  0.64,  0.96,   1.28,   1.92,
+                                     2.56,   3.84,  5.12,  7.68,  10.24, 15.36,  20.48,  30.72,
+                                     40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
+  return kMs[code & 31];
+}
+
+Nanos rnr_retry_budget(const VerbsTuning& tuning) {
+  return static_cast<Nanos>(std::llround(rnr_timer_ms(tuning.min_rnr_timer) * tuning.rnr_retry_count * 1e6));
+}
+
+StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::string& source) {
+  Loader loader(source);
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ": " +
+                            std::string(e.description()));
+  }
+  LOCUS_RETURN_IF_ERROR(loader.only_known(root, "", {"server", "verbs"}));
+  ClusterConfig config;
+  config.source = source;
+  LOCUS_RETURN_IF_ERROR(loader.servers(root, &config));
+  LOCUS_RETURN_IF_ERROR(loader.tuning(root, &config.verbs));
+  return config;
+}
+
+StatusOr<ClusterConfig> load_cluster_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return not_found(path + ": cannot open the cluster file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_cluster_config(text.str(), path);
+}
+
+}  // namespace locus::verbs

@@ -1,0 +1,82 @@
+// The cluster configuration of the verbs backend: where each server listens
+// and how the RDMA transport is tuned, loaded from a TOML file so that a real
+// cluster is described once and every process (`locus serve`, `locus bench`)
+// reads the same file. Nothing else is exchanged out of band: addresses of
+// remote memory travel over the RPC channel after connecting.
+//
+//   [[server]]            # node 0: the first entry, node 1: the second ...
+//   address = "10.0.0.1"  # an IP address of an RDMA-capable netdev (RoCE) or IPoIB
+//   port = 7471           # rdma_cm port (its own port space, not TCP's)
+//
+//   [verbs]               # optional tuning, defaults below
+//   rnr_retry_count = 6   # finite: 7 would mean "retry forever"
+//
+// NodeIds: server k of the file is NodeId k in every process. A process's
+// client endpoints take the ids after the servers (servers.size() + i) and
+// send that claim when connecting; a server honours it unless another live
+// client already holds it, in which case it names the newcomer with a fresh
+// id from kFirstRenamedClient on (the server's own view; the client is not
+// affected, since clients are never addressed by other clients).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/common/time.h"
+#include "core/transport/types.h"
+
+namespace locus::verbs {
+
+constexpr NodeId kFirstRenamedClient = 0x40000000;
+
+struct ServerAddress {
+  std::string address;  // numeric IPv4/IPv6 address or host name
+  uint16_t port = 0;    // 0: any free port (only for servers in this process)
+
+  std::string to_string() const;
+};
+
+struct VerbsTuning {
+  // Local ACK timeout exponent: 4.096 us * 2^ack_timeout per transport retry
+  // (14: ~67 ms), and how many transport retries before kRetryExceeded.
+  uint8_t ack_timeout = 14;
+  uint8_t retry_count = 7;
+  // RNR: a SEND that finds no receive is retried rnr_retry_count times,
+  // min_rnr_timer apart (IB encoding; 22 = 20.48 ms). Finite on purpose.
+  uint8_t rnr_retry_count = 6;
+  uint8_t min_rnr_timer = 22;
+  // Outstanding one-sided READs/atomics per connection, both directions.
+  uint8_t max_rd_atomic = 16;
+  uint32_t connect_timeout_ms = 5000;
+  // After a failed connect, requests to that peer fail at once for this long
+  // instead of trying again on every post.
+  uint32_t reconnect_holddown_ms = 1000;
+  // Per endpoint: outstanding work requests, posted receives, largest SEND.
+  uint32_t max_send_wr = 128;
+  uint32_t max_recv_wr = 1024;
+  uint32_t max_message_bytes = 1u << 20;
+  // wait() polls this long before sleeping on the completion channel.
+  uint32_t poll_spin_us = 50;
+};
+
+// The RNR retry budget in nanoseconds that `tuning` configures.
+Nanos rnr_retry_budget(const VerbsTuning& tuning);
+// Milliseconds of the IB min_rnr_timer encoding (0 means 655.36 ms).
+double rnr_timer_ms(uint8_t code);
+
+struct ClusterConfig {
+  std::string source = "<built-in>";  // file name, for messages
+  std::vector<ServerAddress> servers;
+  VerbsTuning verbs;
+};
+
+// Loads and validates a cluster file. Every error names the file, the line
+// and the key: "cluster.toml:7: server[1].port: must be in [0, 65535]".
+StatusOr<ClusterConfig> load_cluster_config(const std::string& path);
+// The same, from text (tests; `source` names it in messages).
+StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::string& source);
+
+}  // namespace locus::verbs

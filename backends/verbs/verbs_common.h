@@ -1,0 +1,64 @@
+// Internals shared by the verbs backend's files: the connection hand-shake
+// carried in rdma_cm private data, the encoding of verbs wr_ids, the mapping
+// of verbs completion statuses onto the transport contract, and logging.
+// Not part of the backend's interface (see verbs_runtime.h for that).
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+
+#include "backends/verbs/cluster_config.h"
+#include "core/transport/types.h"
+
+namespace locus::verbs {
+
+// Sent by a client in its connect request: who it claims to be and a token
+// that tells its reconnects apart from a different client making the same
+// claim (see cluster_config.h for the NodeId rules).
+struct Hello {
+  static constexpr uint32_t kMagic = 0x4C564831;  // "LVH1"
+  uint32_t magic = kMagic;
+  NodeId claimed = kInvalidNode;
+  uint64_t token = 0;
+};
+// The server's answer in its accept: the id it uses for the client.
+struct Welcome {
+  static constexpr uint32_t kMagic = 0x4C565731;  // "LVW1"
+  uint32_t magic = kMagic;
+  NodeId server = kInvalidNode;
+  NodeId assigned = kInvalidNode;
+  uint32_t reserved = 0;
+};
+// rdma_cm carries at most 56 bytes of private data in a connect request.
+static_assert(sizeof(Hello) <= 56 && sizeof(Welcome) <= 56);
+
+// verbs wr_ids are ours, not the caller's: they index a slot table that
+// remembers the caller's wr_id, opcode and peer, because a failed completion
+// reports neither opcode nor anything else reliable besides wr_id. The
+// generation tells a late completion of a slot that was already retired
+// (its connection was torn down) from the slot's current request.
+constexpr uint64_t kRecvBit = 1ULL << 63;
+inline uint64_t encode_wr_id(bool recv, uint32_t generation, uint32_t index) {
+  return (recv ? kRecvBit : 0) | (uint64_t{generation & 0x7fffffffu} << 32) | index;
+}
+inline bool wr_id_is_recv(uint64_t id) { return (id & kRecvBit) != 0; }
+inline uint32_t wr_id_generation(uint64_t id) { return static_cast<uint32_t>(id >> 32) & 0x7fffffffu; }
+inline uint32_t wr_id_index(uint64_t id) { return static_cast<uint32_t>(id); }
+
+// Maps a verbs completion status onto the contract's. `is_recv` matters:
+// a receive too small for its message is reported differently by hardware
+// (IBV_WC_LOC_LEN_ERR) and rdma_rxe; all are kLocalLengthError.
+WcStatus map_wc_status(ibv_wc_status status, bool is_recv);
+
+// The socket address of a configured server (getaddrinfo, so host names work).
+Status resolve_host(const ServerAddress& address, sockaddr_storage* out);
+
+// One line on stderr, prefixed "locus verbs: ".
+void log_line(const std::string& line);
+// strerror for errno values, thread-safe.
+std::string errno_text(int err);
+
+}  // namespace locus::verbs

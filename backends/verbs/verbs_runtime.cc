@@ -1,0 +1,157 @@
+// VerbsRuntime: endpoints by NodeId (servers at their config index, this
+// process's clients after them) and actors as OS threads, as on loopback.
+#include "backends/verbs/verbs_runtime.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "backends/os/os_env.h"
+#include "backends/verbs/verbs_endpoint.h"
+
+namespace locus::verbs {
+namespace {
+
+struct PendingActor {
+  NodeId node;
+  std::string name;
+  ActorKind kind;
+  std::function<void(Env&)> fn;
+};
+
+class VerbsRuntimeImpl final : public VerbsRuntime {
+ public:
+  VerbsRuntimeImpl(const ClusterConfig& config, const VerbsRuntimeOptions& options)
+      : directory_(config, options.log_connections), seed_rng_(options.seed) {}
+
+  ~VerbsRuntimeImpl() override {
+    stop_.store(true, std::memory_order_release);
+    for (auto& t : daemons_) t.join();
+    // Reverse creation order: clients disconnect before their servers go.
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) endpoints_[*it].reset();
+  }
+
+  std::string_view backend_name() const override { return "verbs"; }
+  uint32_t server_count() const override { return directory_.server_count(); }
+
+  StatusOr<NodeId> add_node(const NodeOptions& options) override {
+    if (options.is_server) {
+      for (uint32_t i = 0; i < directory_.server_count(); ++i) {
+        if (local(i) == nullptr) return add_server(i);
+      }
+      return resource_exhausted("add_node(" + options.name + "): every server of " + directory_.source() +
+                                " already runs in this process; list more [[server]] entries");
+    }
+    const NodeId id = directory_.server_count() + client_count_;
+    LOCUS_RETURN_IF_ERROR(create(id, options.name.empty() ? "client" + std::to_string(client_count_) : options.name,
+                                 VerbsEndpoint::Role::kClient));
+    ++client_count_;
+    return id;
+  }
+
+  StatusOr<NodeId> add_server(uint32_t config_index) override {
+    if (config_index >= directory_.server_count()) {
+      return invalid_argument("node " + std::to_string(config_index) + ": " + directory_.source() + " lists " +
+                              std::to_string(directory_.server_count()) + " server(s), nodes 0 to " +
+                              std::to_string(directory_.server_count() - 1));
+    }
+    if (local(config_index) != nullptr) {
+      return invalid_argument("node " + std::to_string(config_index) + " already runs in this process");
+    }
+    LOCUS_RETURN_IF_ERROR(create(config_index, "server" + std::to_string(config_index), VerbsEndpoint::Role::kServer));
+    return config_index;
+  }
+
+  StatusOr<ServerAddress> server_address(NodeId node) const override { return directory_.server(node); }
+
+  std::string device_name(NodeId node) const override {
+    const VerbsEndpoint* ep = local(node);
+    return ep != nullptr ? ep->device_name() : "?";
+  }
+
+  Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override {
+    if (local(node) == nullptr) return invalid_argument("spawn " + name + ": no local node " + std::to_string(node));
+    pending_.push_back({node, std::move(name), kind, std::move(fn)});
+    return Status();
+  }
+
+  Status run() override {
+    std::vector<std::thread> workers;
+    for (auto& a : pending_) {
+      auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
+      Env env = make_env(a.node, rng.get());
+      randoms_.push_back(std::move(rng));
+      auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
+      if (a.kind == ActorKind::kDaemon) {
+        daemons_.emplace_back(std::move(body));
+      } else {
+        workers.emplace_back(std::move(body));
+      }
+    }
+    pending_.clear();
+    for (auto& t : workers) t.join();
+    stop_.store(true, std::memory_order_release);
+    for (auto& t : daemons_) t.join();
+    daemons_.clear();
+    stop_.store(false, std::memory_order_release);
+    return Status();
+  }
+
+  Env setup_env(NodeId node) override {
+    randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(0x5E7u + actor_count_++)));
+    return make_env(node, randoms_.back().get());
+  }
+
+  Status crash_node(NodeId node) override {
+    VerbsEndpoint* ep = local(node);
+    if (ep == nullptr) return invalid_argument("crash_node: no local node " + std::to_string(node));
+    ep->crash();
+    return Status();
+  }
+
+ private:
+  VerbsEndpoint* local(NodeId node) const {
+    return node < endpoints_.size() ? endpoints_[node].get() : nullptr;
+  }
+
+  Status create(NodeId id, std::string name, VerbsEndpoint::Role role) {
+    LOCUS_ASSIGN_OR_RETURN(auto ep, VerbsEndpoint::create(directory_, id, std::move(name), role));
+    if (endpoints_.size() <= id) endpoints_.resize(id + 1);
+    endpoints_[id] = std::move(ep);
+    created_.push_back(id);
+    return Status();
+  }
+
+  Env make_env(NodeId node, Random* rng) {
+    Env env;
+    env.transport = local(node);
+    env.clock = &clock_;
+    env.cpu = &cpu_;
+    env.random = rng;
+    env.sync = &sync_;
+    env.stop = &stop_;
+    return env;
+  }
+
+  Directory directory_;
+  Random seed_rng_;
+  uint64_t actor_count_ = 0;
+  uint32_t client_count_ = 0;
+  std::vector<std::unique_ptr<VerbsEndpoint>> endpoints_;  // by NodeId; null where not local
+  std::vector<NodeId> created_;
+  std::vector<std::unique_ptr<Random>> randoms_;
+  std::vector<PendingActor> pending_;
+  std::vector<std::thread> daemons_;
+  std::atomic<bool> stop_{false};
+  os::SteadyClock clock_;
+  os::NoopCpu cpu_;
+  os::StdSyncFactory sync_;
+};
+
+}  // namespace
+
+std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config, const VerbsRuntimeOptions& options) {
+  return std::make_unique<VerbsRuntimeImpl>(config, options);
+}
+
+}  // namespace locus::verbs

@@ -1,0 +1,70 @@
+// Cluster file parsing: every mistake is reported with the file, the line
+// and the key, so a cluster that does not come up says where its file is
+// wrong. Needs no RDMA device (runs in plain ctest).
+#include <boost/test/unit_test.hpp>
+
+#include "backends/verbs/cluster_config.h"
+
+namespace {
+
+using locus::verbs::parse_cluster_config;
+
+// The error message for `text`, or "" if it parsed.
+std::string error_of(const std::string& text) {
+  auto c = parse_cluster_config(text, "cluster.toml");
+  return c.is_ok() ? "" : c.status().message();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cluster_config)
+
+BOOST_AUTO_TEST_CASE(servers_in_order_and_tuning) {
+  auto c = parse_cluster_config(R"(
+[[server]]
+address = "10.0.0.1"
+port = 7471
+
+[[server]]
+address = "fe80::1"
+port = 7472
+
+[verbs]
+rnr_retry_count = 3
+min_rnr_timer = 14
+max_send_wr = 64
+)", "cluster.toml");
+  BOOST_REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  BOOST_TEST(c->servers.size() == 2u);
+  BOOST_TEST(c->servers[0].address == "10.0.0.1");
+  BOOST_TEST(c->servers[1].port == 7472);
+  BOOST_TEST(c->servers[1].to_string() == "[fe80::1]:7472");
+  BOOST_TEST(c->verbs.rnr_retry_count == 3);
+  BOOST_TEST(c->verbs.max_send_wr == 64u);
+  BOOST_TEST(c->verbs.retry_count == 7);  // default kept
+  // 3 retries of 1.28 ms.
+  BOOST_TEST(locus::verbs::rnr_retry_budget(c->verbs) == 3'840'000);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_file_line_and_key) {
+  BOOST_TEST(error_of("[[server]]\naddress = \"a\"\nport = 70000\n") ==
+             "cluster.toml:3: server[0].port: must be in [0, 65535], got 70000");
+  BOOST_TEST(error_of("[[server]]\naddress = \"a\"\nport = 1\n\n[[server]]\nadress = \"b\"\n") ==
+             "cluster.toml:6: server[1].adress: unknown key");
+  BOOST_TEST(error_of("[[server]]\nport = 1\n") == "cluster.toml:1: server[0].address: missing (required)");
+  BOOST_TEST(error_of("[[server]]\naddress = 5\nport = 1\n") == "cluster.toml:2: server[0].address: must be a string");
+  BOOST_TEST(error_of("[[server]]\naddress = \"a\"\nport = 1\n[verbs]\nrnr_retry_count = 7\n") ==
+             "cluster.toml:5: verbs.rnr_retry_count: must be in [0, 6], got 7");
+  BOOST_TEST(error_of("[verbs]\nretry_count = 1\n").find("server: missing") != std::string::npos);
+  BOOST_TEST(error_of("[[server]]\naddress = \"a\"\nport = 1\n[other]\n") == "cluster.toml:4: other: unknown key");
+  // TOML syntax errors keep toml++'s description and the line.
+  BOOST_TEST(error_of("[[server]]\naddress = \"a\nport = 1\n").rfind("cluster.toml:2: ", 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(missing_file) {
+  auto c = locus::verbs::load_cluster_config("/nonexistent/cluster.toml");
+  BOOST_TEST(!c.is_ok());
+  BOOST_TEST(c.status().message() == "/nonexistent/cluster.toml: cannot open the cluster file");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,36 @@
+// Verbs test tier set-up: see verbs_test_env.h.
+#include "tests/verbs/verbs_test_env.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/verbs/verbs_runtime.h"
+
+namespace locus::verbs::testing {
+
+void exit_unless_rdma_available(const char* test_name) {
+  std::string detail;
+  if (rdma_available(&detail)) return;
+  std::printf("%s: SKIPPED: %s. The verbs tier needs an RDMA device: run it with "
+              "`ci/softroce-vm.sh ctest -L verbs` (Soft-RoCE in a qemu guest).\n",
+              test_name, detail.c_str());
+  std::fflush(stdout);
+  // _Exit: nothing registered yet, and no leak check should judge a skip.
+  std::_Exit(kSkipExitCode);
+}
+
+std::string local_address() {
+  if (const char* env = std::getenv("LOCUS_VERBS_ADDRESS"); env != nullptr && *env != '\0') return env;
+  if (auto a = find_roce_ipv4_address()) return *a;
+  return "127.0.0.1";
+}
+
+ClusterConfig local_cluster(int servers) {
+  ClusterConfig config;
+  config.source = "<test cluster>";
+  for (int i = 0; i < servers; ++i) config.servers.push_back({local_address(), 0});
+  config.verbs.connect_timeout_ms = 10'000;  // generous: Soft-RoCE under emulation is slow
+  return config;
+}
+
+}  // namespace locus::verbs::testing

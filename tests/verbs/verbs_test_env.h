@@ -1,0 +1,31 @@
+// Shared set-up of the verbs test tier (tests/verbs): the skip rule and the
+// cluster the in-process tests use.
+//
+// Skip rule: a verbs test executable that finds no usable RDMA device exits
+// with status 77 before running anything, which CTest reports as "Skipped"
+// (SKIP_RETURN_CODE). Plain `ctest` on a host without RDMA therefore skips
+// the tier cleanly; ci/softroce-vm.sh runs it where a device exists.
+#pragma once
+
+#include <string>
+
+#include "backends/verbs/cluster_config.h"
+
+namespace locus::verbs::testing {
+
+constexpr int kSkipExitCode = 77;
+
+// Exits the process with kSkipExitCode (and a message saying why and how to
+// run the tier) when this host has no usable RDMA device. Call it before
+// registering any test case (at static initialisation).
+void exit_unless_rdma_available(const char* test_name);
+
+// The address servers in this process listen on: $LOCUS_VERBS_ADDRESS, else
+// an IPv4 address of an active RoCE port, else 127.0.0.1.
+std::string local_address();
+
+// A cluster of `servers` servers on local_address(), each on a free port,
+// tuned for tests (short RNR budget, bounded connect time).
+ClusterConfig local_cluster(int servers);
+
+}  // namespace locus::verbs::testing
