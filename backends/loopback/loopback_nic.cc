@@ -29,17 +29,6 @@ void nic_copy(std::byte* dst, const std::byte* src, uint64_t n) {
 
 bool is_message(Opcode op) { return op == Opcode::kSend || op == Opcode::kWriteWithImm; }
 
-Access right_for(Opcode op) {
-  switch (op) {
-    case Opcode::kRead: return kRemoteRead;
-    case Opcode::kWrite:
-    case Opcode::kWriteWithImm: return kRemoteWrite;
-    case Opcode::kCas:
-    case Opcode::kFaa: return kRemoteAtomic;
-    default: return kLocalOnly;
-  }
-}
-
 }  // namespace
 
 const RegionEntry* Node::find_remote(const RemoteAddr& a, uint64_t len, Access need,
@@ -78,7 +67,7 @@ void Node::execute_one_sided(const InboundOp& op) {
   WcStatus status = WcStatus::kSuccess;
   {
     std::shared_lock<std::shared_mutex> lock(regions_mu_);
-    const RegionEntry* r = find_remote(wr.remote, len, right_for(wr.op), &status);
+    const RegionEntry* r = find_remote(wr.remote, len, required_access(wr.op), &status);
     if (r != nullptr) {
       std::byte* target = r->base + wr.remote.offset;
       switch (wr.op) {

@@ -26,17 +26,6 @@ bool is_rdma(Opcode op) {
   return op == Opcode::kRead || op == Opcode::kWrite || op == Opcode::kCas || op == Opcode::kFaa;
 }
 
-Access right_for(Opcode op) {
-  switch (op) {
-    case Opcode::kRead: return kRemoteRead;
-    case Opcode::kWrite:
-    case Opcode::kWriteWithImm: return kRemoteWrite;
-    case Opcode::kCas:
-    case Opcode::kFaa: return kRemoteAtomic;
-    default: return kLocalOnly;
-  }
-}
-
 uint32_t op_bytes(const WorkRequest& wr) {
   return (wr.op == Opcode::kCas || wr.op == Opcode::kFaa) ? 8 : wr.local.length;
 }
@@ -45,20 +34,12 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
   auto it = target.regions.find(wr.remote.region);
   if (it == target.regions.end()) return nullptr;
   const SimRegion& r = it->second;
-  const Access need = right_for(wr.op);
+  const Access need = required_access(wr.op);
   if (r.rkey != wr.remote.rkey || (r.access & need) != need ||
       !range_within(wr.remote.offset, op_bytes(wr), r.length)) {
     return nullptr;
   }
   return &r;
-}
-
-bool local_ok(const SimNode& node, const LocalBuf& buf) {
-  auto it = node.regions.find(buf.lkey);
-  if (it == node.regions.end()) return false;
-  auto* p = static_cast<const std::byte*>(buf.addr);
-  return buf.length == 0 ||
-         (p >= it->second.base && range_within(static_cast<uint64_t>(p - it->second.base), buf.length, it->second.length));
 }
 
 Connection& connection(SimNode& from, NodeId to) {
@@ -279,7 +260,7 @@ WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkReques
     rc.byte_len = wr.local.length;
     rc.imm = wr.imm;
     rc.has_imm = true;
-  } else if (!local_ok(target, recv.local)) {
+  } else if (!local_buffer_ok(target, recv.local)) {
     // The receiver deregistered the buffer it had posted (its actor is gone).
     rc.status = WcStatus::kFlushed;
     sender = WcStatus::kRemoteOperationError;

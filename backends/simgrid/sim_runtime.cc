@@ -109,14 +109,7 @@ class SimTransport final : public Transport {
     return n;
   }
 
-  bool local_ok(const LocalBuf& buf) const {
-    auto it = node_.regions.find(buf.lkey);
-    if (it == node_.regions.end()) return false;
-    if (buf.length == 0) return true;
-    auto* p = static_cast<const std::byte*>(buf.addr);
-    const SimRegion& r = it->second;
-    return p >= r.base && range_within(static_cast<uint64_t>(p - r.base), buf.length, r.length);
-  }
+  bool local_ok(const LocalBuf& buf) const { return local_buffer_ok(node_, buf); }
 
   World& world_;
   SimNode& node_;

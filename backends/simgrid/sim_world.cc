@@ -6,6 +6,14 @@
 
 namespace locus::simgrid_backend {
 
+bool local_buffer_ok(const SimNode& node, const LocalBuf& buf) {
+  auto it = node.regions.find(buf.lkey);
+  if (it == node.regions.end()) return false;
+  auto* p = static_cast<const std::byte*>(buf.addr);
+  const SimRegion& r = it->second;
+  return buf.length == 0 || (p >= r.base && range_within(static_cast<uint64_t>(p - r.base), buf.length, r.length));
+}
+
 void SimNode::complete(const Completion& c) {
   cq.push_back(c);
   cq_cv->notify_all();

@@ -108,6 +108,9 @@ struct SimNode {
   void complete(const Completion& c);
 };
 
+// True if `buf` lies inside one of `node`'s live registrations (its lkey).
+bool local_buffer_ok(const SimNode& node, const LocalBuf& buf);
+
 class World {
  public:
   World(const scenario::PlatformSpec& platform, const SimOptions& options);

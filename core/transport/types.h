@@ -151,6 +151,19 @@ Status completion_error(const Completion& c);
 Status check_work_request(const WorkRequest& wr, uint32_t max_message_bytes, bool local_ok,
                           std::string_view endpoint);
 
+// The right a one-sided request needs on its target region (kLocalOnly for
+// messages, which need only a posted receive).
+constexpr Access required_access(Opcode op) {
+  switch (op) {
+    case Opcode::kRead: return kRemoteRead;
+    case Opcode::kWrite:
+    case Opcode::kWriteWithImm: return kRemoteWrite;
+    case Opcode::kCas:
+    case Opcode::kFaa: return kRemoteAtomic;
+    default: return kLocalOnly;
+  }
+}
+
 // True if [offset, offset + length) lies within a region of region_length
 // bytes, without overflow for any inputs.
 constexpr bool range_within(uint64_t offset, uint64_t length, uint64_t region_length) {
