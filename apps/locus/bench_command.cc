@@ -13,7 +13,9 @@
 #ifdef LOCUS_HAVE_VERBS
 #include "backends/verbs/verbs_runtime.h"
 #endif
+#include "core/harness/cell_bench.h"
 #include "core/harness/pilaf_bench.h"
+#include "core/selector/selector_config.h"
 #include "core/metrics/run_result.h"
 #include "core/workload/workload_spec.h"
 
@@ -39,6 +41,8 @@ struct BenchOptions {
   uint32_t server = 0;      // verbs: the server node the clients use
   uint32_t size_bytes = 64; // --micro read
   uint32_t depth = 16;      // --micro read
+  uint32_t servers = 2;     // cell: servers in the tree
+  std::string selectors = "server_only,client_only,jsq";  // cell: one run each
 };
 
 Status fail(const std::string& option, const std::string& message) {
@@ -105,6 +109,50 @@ Status run_read_micro(const BenchOptions& o) {
   return Status();
 }
 
+StatusOr<workload::WorkloadSpec> build_workload(const BenchOptions& o) {
+  if (o.workload.size() != 1) return fail("--workload", "expected one letter a-f");
+  auto spec = workload::standard_workload(o.workload[0]);
+  if (!spec.is_ok()) return fail("--workload", spec.status().message());
+  spec->recordcount = o.records;
+  spec->operationcount = o.ops;
+  for (const std::string& p : o.properties) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos) return fail("--property", "expected name=value, got '" + p + "'");
+    Status st = workload::set_property(*spec, p.substr(0, eq), p.substr(eq + 1));
+    if (!st.is_ok()) return fail("--property", st.message());
+  }
+  return spec;
+}
+
+// Cell under each requested selector, one run each, in one table.
+Status run_cell(const BenchOptions& o, const workload::WorkloadSpec& spec) {
+  if (o.backend != "loopback") return fail("--backend", "cell runs on loopback here (verbs: not yet)");
+  LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o));
+  std::vector<metrics::RunResult> results;
+  std::string list = o.selectors;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string name = list.substr(0, comma);
+    list = comma == std::string::npos ? "" : list.substr(comma + 1);
+    harness::CellBenchConfig cfg;
+    cfg.workload = spec;
+    cfg.clients = o.clients;
+    cfg.servers = o.servers;
+    cfg.seed = o.seed;
+    auto kind = selector::parse_selector_kind(name);
+    if (!kind.is_ok()) return fail("--selectors", kind.status().message());
+    cfg.selector.kind = *kind;
+    cfg.name = fmt::format("cell-{}-{}", name, o.workload);
+    auto r = harness::run_cell_bench(factory, cfg);
+    if (!r.is_ok()) return Status(r.status().code(), cfg.name + ": " + r.status().message());
+    results.push_back(std::move(r).value());
+  }
+  fmt::print("{}", metrics::format_table(results));
+  if (!o.json_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_json_file(o.json_path, results));
+  if (!o.csv_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(o.csv_path, results));
+  return Status();
+}
+
 Status run_bench(const BenchOptions& o) {
   if (o.micro == "read") return run_read_micro(o);
   if (!o.micro.empty()) {
@@ -114,19 +162,10 @@ Status run_bench(const BenchOptions& o) {
     mc.seed = o.seed;
     return run_micro_cuckoo(mc);
   }
+  LOCUS_ASSIGN_OR_RETURN(workload::WorkloadSpec spec, build_workload(o));
+  if (o.index == "cell") return run_cell(o, spec);
   harness::PilafBenchConfig cfg;
-  if (o.workload.size() != 1) return fail("--workload", "expected one letter a-f");
-  auto spec = workload::standard_workload(o.workload[0]);
-  if (!spec.is_ok()) return fail("--workload", spec.status().message());
-  cfg.workload = *spec;
-  cfg.workload.recordcount = o.records;
-  cfg.workload.operationcount = o.ops;
-  for (const std::string& p : o.properties) {
-    const size_t eq = p.find('=');
-    if (eq == std::string::npos) return fail("--property", "expected name=value, got '" + p + "'");
-    Status st = workload::set_property(cfg.workload, p.substr(0, eq), p.substr(eq + 1));
-    if (!st.is_ok()) return fail("--property", st.message());
-  }
+  cfg.workload = spec;
   cfg.clients = o.clients;
   cfg.seed = o.seed;
   cfg.store.initial_buckets = o.records * 2;
@@ -176,7 +215,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Run a native benchmark on a real backend");
   cmd->add_option("--index", opts->index, "Index structure to benchmark")
-      ->check(CLI::IsMember({"pilaf"}))
+      ->check(CLI::IsMember({"pilaf", "cell"}))
       ->capture_default_str();
   cmd->add_option("--backend", opts->backend, "Transport backend")
       ->check(CLI::IsMember({"loopback", "verbs"}))
@@ -213,6 +252,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--depth", opts->depth, "--micro read: READs in flight (one connection)")
       ->check(CLI::Range(1, 128))
+      ->capture_default_str();
+  cmd->add_option("--servers", opts->servers, "cell: servers the tree spans")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--selectors", opts->selectors,
+                  "cell: comma-separated selectors, one run each (server_only, client_only, fixed_ratio, jsq, "
+                  "latency_window)")
       ->capture_default_str();
   cmd->add_option("--op-latency-us", opts->op_latency_us,
                   "Loopback only: latency added to every RDMA operation and message")
