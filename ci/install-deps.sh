@@ -14,6 +14,8 @@ packages=(
   libcuckoo-dev                         # baseline for `locus bench --micro cuckoo`
   libsimgrid-dev                        # the SimGrid backend
   libeigen3-dev                         # models/queueing: sparse CTMC solver
+  libabsl-dev                           # absl::btree_map, baseline for `locus bench --micro blink`
+  gnuplot-nox                           # plot images of scenario runs (scripts/plot-scenario.sh)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers  # the verbs backend (rxe provider included)
   ibverbs-utils perftest iproute2       # ibv_devinfo, ib_read_bw baseline, `rdma link`
   qemu-system-x86 busybox-static kmod   # the Soft-RoCE VM tier (ci/softroce-vm.sh)
