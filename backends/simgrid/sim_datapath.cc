@@ -20,34 +20,6 @@
 namespace locus::simgrid_backend {
 namespace {
 
-constexpr uint64_t kCacheLine = 64;
-
-bool is_rdma(Opcode op) {
-  return op == Opcode::kRead || op == Opcode::kWrite || op == Opcode::kCas || op == Opcode::kFaa;
-}
-
-uint32_t op_bytes(const WorkRequest& wr) {
-  return (wr.op == Opcode::kCas || wr.op == Opcode::kFaa) ? 8 : wr.local.length;
-}
-
-const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
-  auto it = target.regions.find(wr.remote.region);
-  if (it == target.regions.end()) return nullptr;
-  const SimRegion& r = it->second;
-  const Access need = required_access(wr.op);
-  if (r.rkey != wr.remote.rkey || (r.access & need) != need ||
-      !range_within(wr.remote.offset, op_bytes(wr), r.length)) {
-    return nullptr;
-  }
-  return &r;
-}
-
-Connection& connection(SimNode& from, NodeId to) {
-  Connection& c = from.connections[to];
-  if (!c.cv) c.cv = sg4::ConditionVariable::create();
-  return c;
-}
-
 // A sleep that costs the simulator nothing when there is nothing to wait for.
 void sleep_until(double t) {
   if (t > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(t);
@@ -68,12 +40,11 @@ void advance(Connection& c, uint64_t Connection::*counter) {
 
 void World::execute_batch(SimNode& from, Batch& batch) {
   const scenario::NicSpec& nic = platform_.nic;
-  const uint32_t header = options_.header_bytes;
   const size_t n = batch.wrs.size();
   std::vector<sg4::CommPtr> flows(n);
   std::vector<WcStatus> status(n, WcStatus::kSuccess);
   std::vector<NicQueues::Slot> slots(n);
-  std::vector<Nanos> service_ns(n, 0);
+  std::vector<Nanos> service(n, 0);
 
   // 1. Requests onto the wire.
   for (size_t i = 0; i < n; ++i) {
@@ -87,10 +58,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       status[i] = WcStatus::kRetryExceeded;
       continue;
     }
-    const bool carries_payload =
-        wr.op == Opcode::kWrite || wr.op == Opcode::kWriteWithImm || wr.op == Opcode::kSend;
-    const uint64_t bytes = header + (carries_payload ? wr.local.length : 0) +
-                           (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 16 : 0);
+    const uint64_t bytes = request_bytes(wr);
     if (wr.op == Opcode::kSend) {
       const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
       sleep_until(from.nic.reserve(NicQueues::kSend, sg4::Engine::get_clock(), s).finish_s);
@@ -103,21 +71,13 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   // 2. Arrival, and a NIC slot in posting order per connection.
   for (size_t i = 0; i < n; ++i) {
     const WorkRequest& wr = batch.wrs[i];
-    Connection& conn = connection(from, wr.remote.node);
+    Connection& conn = connection_to(from, wr.remote.node);
     if (flows[i]) flows[i]->wait();
     wait_turn(from, conn, &Connection::serving, batch.tickets[i]);
     if (status[i] == WcStatus::kSuccess) {
       SimNode& target = *node(wr.remote.node);
-      const uint32_t len = op_bytes(wr);
-      Nanos ns = 0;
-      switch (wr.op) {
-        case Opcode::kRead: ns = nic.read.service_ns(len); break;
-        case Opcode::kWrite: ns = nic.write.service_ns(len); break;
-        case Opcode::kCas:
-        case Opcode::kFaa: ns = nic.atomic.service_ns(len); break;
-        default: ns = nic.recv.service_ns(len); break;
-      }
-      service_ns[i] = ns;
+      const Nanos ns = service_ns(wr);
+      service[i] = ns;
       const double now = sg4::Engine::get_clock();
       if (nic.model == scenario::NicModel::kFcfs) {
         slots[i] = target.nic.reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, now, ns * 1e-9);
@@ -134,18 +94,16 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     SimNode& target = *node(wr.remote.node);
     if (nic.model == scenario::NicModel::kProcessorSharing) {
       const double start = sg4::Engine::get_clock();
-      sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service_ns[i]))->start()->wait();
+      sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service[i]))->start()->wait();
       slots[i] = {start, sg4::Engine::get_clock()};
-      target.nic.account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service_ns[i]) * 1e-9);
+      target.nic.account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service[i]) * 1e-9);
     }
     status[i] = apply(from, target, wr, slots[i]);
     if (target.crashed) {
       status[i] = WcStatus::kRetryExceeded;
       continue;
     }
-    const uint64_t bytes = header + (wr.op == Opcode::kRead && status[i] == WcStatus::kSuccess
-                                         ? wr.local.length
-                                         : (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 8 : 0));
+    const uint64_t bytes = response_bytes(wr, status[i] == WcStatus::kSuccess);
     target.bytes_out += bytes;
     from.bytes_in += bytes;
     flows[i] = sg4::Comm::sendto_async(target.host, from.host, bytes);
@@ -155,9 +113,10 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   for (size_t i = 0; i < n; ++i) {
     const WorkRequest& wr = batch.wrs[i];
     if (flows[i]) flows[i]->wait();
-    Connection& conn = connection(from, wr.remote.node);
+    Connection& conn = connection_to(from, wr.remote.node);
     wait_turn(from, conn, &Connection::completing, batch.tickets[i]);
     --from.outstanding_send;
+    --conn.actor_outstanding;
     if (wr.signaled || status[i] != WcStatus::kSuccess) {
       Completion c;
       c.wr_id = wr.wr_id;

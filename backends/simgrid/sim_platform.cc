@@ -60,7 +60,13 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
   start_s_ = sg4::Engine::get_clock();
 }
 
-World::~World() = default;
+World::~World() {
+  // Kernel timers outlive the engine: cancel those still pending, which
+  // point into this world.
+  for (auto& f : flights_) {
+    if (f->timer != nullptr) f->timer->remove();
+  }
+}
 
 void World::build_platform() {
   const scenario::PlatformSpec& p = platform_;
@@ -86,6 +92,10 @@ void World::build_platform() {
     links_.push_back(pcie);
     const uint32_t rack = static_cast<uint32_t>(all.size()) / std::max<uint32_t>(p.hosts_per_rack, 1);
     all.push_back({h, link, pcie, rack});
+    // The same links for the packet-level model: pcie up/down, link up/down.
+    const PacketLink pcie_dir{bytes_per_s(p.pcie.bandwidth_gbps), p.pcie.latency_us * 1e-6, 0};
+    const PacketLink link_dir{bytes_per_s(p.host_link.bandwidth_gbps), p.host_link.latency_us * 1e-6, 0};
+    packet_links_.insert(packet_links_.end(), {pcie_dir, pcie_dir, link_dir, link_dir});
     return h;
   };
   for (uint32_t s = 0; s < p.servers; ++s) server_hosts_.push_back(add_host("server" + std::to_string(s), p.cores_per_server));
@@ -95,7 +105,10 @@ void World::build_platform() {
   const bool two_level = p.topology == scenario::Topology::kTwoLevel;
   if (two_level) {
     const uint32_t racks = all.empty() ? 0 : all.back().rack + 1;
+    racks_ = racks;
+    const PacketLink up_dir{bytes_per_s(p.rack_uplink.bandwidth_gbps), p.rack_uplink.latency_us * 1e-6, 0};
     for (uint32_t r = 0; r < racks; ++r) {
+      packet_links_.insert(packet_links_.end(), {up_dir, up_dir});
       sg4::Link* up = zone->create_split_duplex_link("rack" + std::to_string(r) + ".uplink",
                                                      bytes_per_s(p.rack_uplink.bandwidth_gbps))
                           ->set_latency(p.rack_uplink.latency_us * 1e-6);

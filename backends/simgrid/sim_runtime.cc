@@ -48,16 +48,8 @@ class SimTransport final : public Transport {
                                 std::to_string(node_.outstanding_send) + " outstanding, max_send_wr " +
                                 std::to_string(o.max_send_wr) + ")");
     }
-    auto b = std::make_unique<Batch>();
-    b->wrs.assign(batch.begin(), batch.end());
-    b->tickets.reserve(batch.size());
-    for (const WorkRequest& wr : batch) b->tickets.push_back(node_.connections[wr.remote.node].next_ticket++);
     node_.outstanding_send += static_cast<uint32_t>(batch.size());
-    if (node_.is_server) {
-      world_.submit(node_, std::move(b));
-    } else {
-      node_.deferred.push_back(std::move(b));
-    }
+    world_.post(node_, batch);
     return Status();
   }
 
@@ -74,6 +66,7 @@ class SimTransport final : public Transport {
     }
     for (const RecvRequest& r : batch) node_.recvs.push_back(r);
     node_.posted_recvs += static_cast<uint32_t>(batch.size());
+    world_.receives_posted(node_);
     node_.recv_cv->notify_all();
     return Status();
   }
@@ -91,9 +84,17 @@ class SimTransport final : public Transport {
     }
     if (node_.cq.empty() && timeout > 0) {
       const double deadline = sg4::Engine::get_clock() + static_cast<double>(timeout) * 1e-9;
-      std::unique_lock<sg4::Mutex> lock(*node_.mu);
       while (node_.cq.empty()) {
-        if (node_.cq_cv->wait_until(lock, deadline) == std::cv_status::timeout) break;
+        const double left = deadline - sg4::Engine::get_clock();
+        if (left <= 0) break;
+        ++node_.cq_waiters;
+        if (node_.cq_sem->acquire_timeout(left)) {
+          // Timed out. A completion that came at the same moment already
+          // took this waiter off the count (its token stays, and only
+          // makes a later wait look once more).
+          if (node_.cq.empty() && node_.cq_waiters > 0) --node_.cq_waiters;
+          break;
+        }
       }
     }
     return drain(out);
@@ -259,6 +260,7 @@ class SimRuntime final : public Runtime {
     SimNode* n = world_.node(node);
     if (n == nullptr) return invalid_argument("crash_node: no node " + std::to_string(node));
     n->crashed = true;
+    world_.receives_posted(*n);  // SENDs waiting for its receives fail now
     n->recv_cv->notify_all();
     return Status();
   }

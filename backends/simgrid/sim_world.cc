@@ -14,9 +14,53 @@ bool local_buffer_ok(const SimNode& node, const LocalBuf& buf) {
   return buf.length == 0 || (p >= r.base && range_within(static_cast<uint64_t>(p - r.base), buf.length, r.length));
 }
 
+const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
+  auto it = target.regions.find(wr.remote.region);
+  if (it == target.regions.end()) return nullptr;
+  const SimRegion& r = it->second;
+  const Access need = required_access(wr.op);
+  if (r.rkey != wr.remote.rkey || (r.access & need) != need ||
+      !range_within(wr.remote.offset, op_bytes(wr), r.length)) {
+    return nullptr;
+  }
+  return &r;
+}
+
+Connection& connection_to(SimNode& from, NodeId to) {
+  Connection& c = from.connections[to];
+  if (!c.cv) c.cv = sg4::ConditionVariable::create();
+  return c;
+}
+
+uint64_t World::request_bytes(const WorkRequest& wr) const {
+  const bool carries_payload = wr.op == Opcode::kWrite || wr.op == Opcode::kWriteWithImm || wr.op == Opcode::kSend;
+  return options_.header_bytes + (carries_payload ? wr.local.length : 0) +
+         (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 16 : 0);
+}
+
+uint64_t World::response_bytes(const WorkRequest& wr, bool success) const {
+  if (wr.op == Opcode::kRead && success) return options_.header_bytes + wr.local.length;
+  return options_.header_bytes + (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 8 : 0);
+}
+
+Nanos World::service_ns(const WorkRequest& wr) const {
+  const scenario::NicSpec& nic = platform_.nic;
+  const uint32_t len = op_bytes(wr);
+  switch (wr.op) {
+    case Opcode::kRead: return nic.read.service_ns(len);
+    case Opcode::kWrite: return nic.write.service_ns(len);
+    case Opcode::kCas:
+    case Opcode::kFaa: return nic.atomic.service_ns(len);
+    default: return nic.recv.service_ns(len);
+  }
+}
+
 void SimNode::complete(const Completion& c) {
   cq.push_back(c);
-  cq_cv->notify_all();
+  if (cq_waiters > 0) {
+    --cq_waiters;  // one waiter per completion
+    cq_sem->release();
+  }
 }
 
 Nanos World::now_ns() const {
@@ -41,19 +85,22 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server) {
       return invalid_argument("simgrid: node " + name + " needs a server host, but the platform has " +
                               std::to_string(server_hosts_.size()) + " servers");
     }
+    node->host_index = next_server_host_;
     node->host = server_hosts_[next_server_host_++];
   } else {
     if (client_hosts_.empty()) {
       return invalid_argument("simgrid: node " + name + " needs a client host, but platform.client_hosts is 0");
     }
-    node->host = client_hosts_[next_client_host_++ % client_hosts_.size()];
+    const uint32_t c = next_client_host_++ % static_cast<uint32_t>(client_hosts_.size());
+    node->host_index = static_cast<uint32_t>(server_hosts_.size()) + c;
+    node->host = client_hosts_[c];
   }
   if (platform_.nic.model == scenario::NicModel::kProcessorSharing) {
     node->nic_host = sg4::Host::by_name(node->host->get_name() + ".nic");
   }
   node->nic.configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   node->mu = sg4::Mutex::create();
-  node->cq_cv = sg4::ConditionVariable::create();
+  node->cq_sem = sg4::Semaphore::create(0);
   node->recv_cv = sg4::ConditionVariable::create();
   node->work_cv = sg4::ConditionVariable::create();
   nodes_.push_back(std::move(node));

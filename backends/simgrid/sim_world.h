@@ -11,10 +11,12 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
@@ -57,14 +59,52 @@ class NicQueues {
   double send_cost_on_rdma_ = 0, rdma_cost_on_send_ = 0;
 };
 
+// One direction of a link under the packet-level model: when it is free
+// again, how fast it serialises and how long a bit takes to cross it.
+struct PacketLink {
+  double bytes_per_s = 0;
+  double latency_s = 0;
+  double free_s = 0;
+};
+
+struct SimNode;
+struct Connection;
+
+// A work request carried by the event-driven datapath (sim_events.cc): its
+// times are known in advance, so kernel timers, not actors, apply its
+// effect on the target and deliver its completion.
+struct InFlight {
+  WorkRequest wr;
+  uint64_t ticket = 0;
+  SimNode* from = nullptr;
+  SimNode* target = nullptr;
+  Connection* conn = nullptr;
+  double start_s = 0;        // NIC service starts (a tearable READ copies half)
+  double effect_s = 0;       // NIC service ends: the effect on the target
+  double done_s = 0;         // the response is back: the completion
+  double rnr_deadline_s = 0; // a SEND waiting for a receive gives up here
+  WcStatus status = WcStatus::kSuccess;
+  bool half_copied = false;
+  simgrid::kernel::timer::Timer* timer = nullptr;  // pending, if any
+  double timer_s = 0;
+};
+
 // Posting-order bookkeeping of one connection (initiator -> target), so
-// requests are served and completed in order even though each batch is
-// carried by its own executor actor.
+// requests are served and completed in order whichever datapath carries
+// them.
 struct Connection {
   uint64_t next_ticket = 0;
   uint64_t serving = 0;     // ticket whose NIC slot is reserved next
   uint64_t completing = 0;  // ticket whose completion is delivered next
   sg4::ConditionVariablePtr cv;
+  // Event-driven datapath: requests awaiting their effect, then their
+  // completion, each in ticket order.
+  std::deque<InFlight*> effects;
+  std::deque<InFlight*> completions;
+  // Requests carried by executor actors (flows, processor-sharing NIC)
+  // not yet completed; while any are, new batches take the same path.
+  uint32_t actor_outstanding = 0;
+  bool waiting_recv = false;  // listed in the target's rnr_waiters
 };
 
 struct Batch {
@@ -92,7 +132,11 @@ struct SimNode {
   uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
 
   sg4::MutexPtr mu;  // only to pair with the condition variables below
-  sg4::ConditionVariablePtr cq_cv;
+  // Actors blocked in wait() for a completion, and the semaphore they
+  // block on: one simcall per wait, where a condition variable needs a
+  // mutex and three.
+  uint32_t cq_waiters = 0;
+  sg4::SemaphorePtr cq_sem;
   sg4::ConditionVariablePtr recv_cv;
   sg4::ConditionVariablePtr work_cv;
   std::deque<std::unique_ptr<Batch>> pending;
@@ -104,12 +148,30 @@ struct SimNode {
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
   std::unordered_map<NodeId, Connection> connections;
+  uint32_t host_index = 0;  // into World's packet links
+  // Event-driven SENDs to this node waiting (RNR) for a posted receive.
+  std::vector<Connection*> rnr_waiters;
 
   void complete(const Completion& c);
 };
 
 // True if `buf` lies inside one of `node`'s live registrations (its lkey).
 bool local_buffer_ok(const SimNode& node, const LocalBuf& buf);
+// The target's registration a one-sided request may touch, or none if its
+// rkey, rights or bounds do not allow it.
+const SimRegion* find_remote(SimNode& target, const WorkRequest& wr);
+Connection& connection_to(SimNode& from, NodeId to);
+
+constexpr uint64_t kCacheLine = 64;
+
+inline bool is_rdma(Opcode op) {
+  return op == Opcode::kRead || op == Opcode::kWrite || op == Opcode::kCas || op == Opcode::kFaa;
+}
+
+// Bytes a request moves at the target: atomics move one word.
+inline uint32_t op_bytes(const WorkRequest& wr) {
+  return (wr.op == Opcode::kCas || wr.op == Opcode::kFaa) ? 8 : wr.local.length;
+}
 
 class World {
  public:
@@ -127,6 +189,11 @@ class World {
   RegionId next_region_id() { return next_region_++; }
   uint32_t make_rkey(RegionId id) const;
 
+  // Carries a validated batch: on the event-driven datapath when every
+  // message fits one packet and the NIC is FCFS, else by executor actors.
+  void post(SimNode& from, std::span<const WorkRequest> batch);
+  // A receive was posted on `node`: SENDs waiting for one go on.
+  void receives_posted(SimNode& node);
   // Queues a validated batch on `from` and wakes (or creates) an executor.
   void submit(SimNode& from, std::unique_ptr<Batch> batch);
   // Carries the node's deferred batches in the calling actor, in order.
@@ -138,10 +205,25 @@ class World {
   void restart_executors() { stopping_ = false; }
   uint32_t live_executors() const { return live_executors_; }
   std::vector<ResourceUsage> usage(double duration_s) const;
+  // On the wire: the request, and its response (data, atomic result, ACK).
+  uint64_t request_bytes(const WorkRequest& wr) const;
+  uint64_t response_bytes(const WorkRequest& wr, bool success) const;
+  // The target NIC's service time for the request.
+  Nanos service_ns(const WorkRequest& wr) const;
   void reset_usage();
 
  private:
   void build_platform();
+  // Event-driven datapath (sim_events.cc).
+  bool packet_path_ok(SimNode& from, std::span<const WorkRequest> batch);
+  void launch(SimNode& from, const WorkRequest& wr, uint64_t ticket);
+  // When a message of `bytes` sent at `t_s` has fully arrived.
+  double packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s);
+  void drain(Connection& c);
+  bool advance_effect(InFlight& f, double now_s);
+  void arm(InFlight& f, double at_s);
+  void finish(InFlight& f);
+  InFlight* new_flight();
   void executor_loop(SimNode& node);
   void execute_batch(SimNode& from, Batch& batch);
   // The request's effect on the target's memory during its NIC slot.
@@ -163,6 +245,12 @@ class World {
   RegionId next_region_ = 1;
   bool stopping_ = false;
   uint32_t live_executors_ = 0;
+  // Packet-level links: per host {pcie up, pcie down, link up, link down},
+  // then per rack {uplink up, uplink down}.
+  std::vector<PacketLink> packet_links_;
+  uint32_t racks_ = 0;
+  std::vector<std::unique_ptr<InFlight>> flights_;
+  std::vector<InFlight*> free_flights_;
 };
 
 }  // namespace locus::simgrid_backend

@@ -96,8 +96,23 @@ uint64_t ZipfianGenerator::draw(double u) const {
   return base_ + offset;
 }
 
+namespace {
+
+// zeta over the scrambled item space: thousands of pow() calls, and every
+// client of a simulation builds a generator, so the default theta's value
+// is computed once per process (an immutable constant, thread-safe init).
+double item_space_zeta(uint64_t items, double theta) {
+  static const double kDefault = zeta(ScrambledZipfianGenerator::kItemSpace, ZipfianGenerator::kDefaultTheta);
+  if (items == ScrambledZipfianGenerator::kItemSpace && theta == ZipfianGenerator::kDefaultTheta) return kDefault;
+  return zeta(items, theta);
+}
+
+}  // namespace
+
 ScrambledZipfianGenerator::ScrambledZipfianGenerator(uint64_t min, uint64_t max, double theta)
-    : min_(min), item_count_(max - min + 1), zipfian_(0, kItemSpace - 1, theta) {
+    : min_(min),
+      item_count_(max - min + 1),
+      zipfian_(0, kItemSpace - 1, theta, item_space_zeta(kItemSpace, theta)) {
   LOCUS_CHECK(min <= max);
 }
 

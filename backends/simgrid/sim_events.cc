@@ -1,0 +1,322 @@
+// The event-driven datapath. Most messages fit one packet (READ requests,
+// ACKs, RPCs, values up to an MTU); for those every moment of a work
+// request is known when it is posted: the packet crosses its route's
+// links first-come-first-served, takes the next slot of the target NIC's
+// budget, takes effect on the target's memory while the NIC serves it,
+// and its response crosses back. Kernel timers (run by SimGrid's maestro,
+// not by an actor) apply the effect and deliver the completion at those
+// moments, so a request costs the simulator a few heap operations instead
+// of actor switches and flows. Requests with a longer message, and every
+// request under the processor-sharing NIC model, go to the executor
+// actors of sim_datapath.cc instead.
+//
+// Ordering per connection: effects and completions are two queues in
+// ticket (posting) order; a timer drains its connection's queues up to
+// the first request whose moment has not come, so equal times never
+// reorder anything. Drains run only in maestro (timers), never inside an
+// actor, because a simcall made by an actor (a notify) yields and could
+// let another drain interleave.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/simgrid/sim_world.h"
+#include "core/common/check.h"
+
+namespace locus::simgrid_backend {
+namespace {
+
+namespace timer = simgrid::kernel::timer;
+
+enum Hop : uint32_t { kPcieUp = 0, kPcieDown = 1, kLinkUp = 2, kLinkDown = 3 };
+
+}  // namespace
+
+bool World::packet_path_ok(SimNode& from, std::span<const WorkRequest> batch) {
+  if (options_.packet_bytes == 0 || platform_.nic.model != scenario::NicModel::kFcfs) return false;
+  for (const WorkRequest& wr : batch) {
+    if (std::max(request_bytes(wr), response_bytes(wr, true)) > options_.packet_bytes) return false;
+    auto it = from.connections.find(wr.remote.node);
+    if (it != from.connections.end() && it->second.actor_outstanding > 0) return false;
+  }
+  return true;
+}
+
+void World::post(SimNode& from, std::span<const WorkRequest> batch) {
+  if (packet_path_ok(from, batch)) {
+    for (const WorkRequest& wr : batch) {
+      Connection& c = connection_to(from, wr.remote.node);
+      launch(from, wr, c.next_ticket++);
+    }
+    return;
+  }
+  auto b = std::make_unique<Batch>();
+  b->wrs.assign(batch.begin(), batch.end());
+  b->tickets.reserve(batch.size());
+  for (const WorkRequest& wr : batch) {
+    Connection& c = connection_to(from, wr.remote.node);
+    b->tickets.push_back(c.next_ticket++);
+    ++c.actor_outstanding;
+  }
+  if (from.is_server) {
+    submit(from, std::move(b));
+  } else {
+    from.deferred.push_back(std::move(b));
+  }
+}
+
+InFlight* World::new_flight() {
+  if (free_flights_.empty()) {
+    flights_.push_back(std::make_unique<InFlight>());
+    return flights_.back().get();
+  }
+  InFlight* f = free_flights_.back();
+  free_flights_.pop_back();
+  return f;
+}
+
+double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s) {
+  if (a.host == b.host) return t_s;
+  PacketLink* hops[6];
+  size_t n = 0;
+  PacketLink* links = packet_links_.data();
+  const size_t racks_at = 4 * (server_hosts_.size() + client_hosts_.size());
+  hops[n++] = &links[4 * a.host_index + kPcieUp];
+  hops[n++] = &links[4 * a.host_index + kLinkUp];
+  if (racks_ > 0) {
+    const uint32_t per_rack = std::max<uint32_t>(platform_.hosts_per_rack, 1);
+    const uint32_t ra = a.host_index / per_rack, rb = b.host_index / per_rack;
+    if (ra != rb) {
+      hops[n++] = &links[racks_at + 2 * ra];
+      hops[n++] = &links[racks_at + 2 * rb + 1];
+    }
+  }
+  hops[n++] = &links[4 * b.host_index + kLinkDown];
+  hops[n++] = &links[4 * b.host_index + kPcieDown];
+  // Cut-through: each link is busy for the packet's serialisation and
+  // passes its head on after the link latency; the tail arrives one
+  // serialisation on the slowest link after the head.
+  const double size = static_cast<double>(bytes);
+  double slowest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    PacketLink& l = *hops[i];
+    const double ser = size / l.bytes_per_s;
+    const double start = std::max(t_s, l.free_s);
+    l.free_s = start + ser;
+    t_s = start + l.latency_s;
+    slowest = std::max(slowest, ser);
+  }
+  return t_s + slowest;
+}
+
+void World::launch(SimNode& from, const WorkRequest& wr, uint64_t ticket) {
+  Connection& c = connection_to(from, wr.remote.node);
+  InFlight& f = *new_flight();
+  f.wr = wr;
+  f.ticket = ticket;
+  f.from = &from;
+  f.target = node(wr.remote.node);
+  f.conn = &c;
+  f.status = WcStatus::kSuccess;
+  f.half_copied = false;
+  const double now = sg4::Engine::get_clock();
+  f.start_s = f.effect_s = f.done_s = f.rnr_deadline_s = now;
+  if (from.crashed) {
+    f.status = WcStatus::kFlushed;
+  } else if (f.target == nullptr || f.target->crashed) {
+    f.status = WcStatus::kRetryExceeded;
+  } else {
+    const scenario::NicSpec& nic = platform_.nic;
+    SimNode& target = *f.target;
+    double sent = now;
+    if (wr.op == Opcode::kSend) {
+      sent = from.nic.reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9).finish_s;
+    }
+    const uint64_t bytes = request_bytes(wr);
+    from.bytes_out += bytes;
+    target.bytes_in += bytes;
+    const double arrival = packet_leg(from, target, bytes, sent);
+    const double service = static_cast<double>(service_ns(wr)) * 1e-9;
+    const NicQueues::Slot slot = target.nic.reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
+    f.start_s = slot.start_s;
+    f.effect_s = slot.finish_s;
+    f.rnr_deadline_s = slot.finish_s + static_cast<double>(options_.rnr_timeout) * 1e-9;
+  }
+  LOCUS_CHECK(c.serving == ticket);
+  ++c.serving;
+  c.effects.push_back(&f);
+  if (c.effects.size() == 1) {
+    const bool tearable = wr.op == Opcode::kRead && op_bytes(wr) > kCacheLine;
+    arm(f, f.status != WcStatus::kSuccess ? now : (tearable ? f.start_s : f.effect_s));
+  }
+}
+
+void World::arm(InFlight& f, double at_s) {
+  if (f.timer != nullptr) {
+    if (f.timer_s == at_s) return;
+    f.timer->remove();
+  }
+  f.timer_s = at_s;
+  InFlight* fp = &f;
+  f.timer = timer::Timer::set(at_s, [this, fp] {
+    fp->timer = nullptr;
+    drain(*fp->conn);
+  });
+}
+
+bool World::advance_effect(InFlight& f, double now_s) {
+  if (f.status != WcStatus::kSuccess) return true;
+  SimNode& target = *f.target;
+  if (target.crashed) {
+    f.status = WcStatus::kRetryExceeded;
+    return true;
+  }
+  const WorkRequest& wr = f.wr;
+  const uint64_t len = op_bytes(wr);
+  auto* local = static_cast<std::byte*>(wr.local.addr);
+  // Only a READ over more than one cache line can tear: it copies its
+  // first half of lines when service starts and the rest when it ends.
+  const bool tearable = wr.op == Opcode::kRead && len > kCacheLine;
+  const uint64_t first = tearable ? ((len + kCacheLine - 1) / kCacheLine / 2) * kCacheLine : 0;
+  if (tearable && !f.half_copied) {
+    if (now_s < f.start_s) {
+      arm(f, f.start_s);
+      return false;
+    }
+    const SimRegion* r = find_remote(target, wr);
+    if (r == nullptr) {
+      f.status = WcStatus::kRemoteAccessError;
+      return true;
+    }
+    if (!local_buffer_ok(*f.from, wr.local)) {
+      f.status = WcStatus::kFlushed;  // the initiator dropped its buffer
+      return true;
+    }
+    std::memcpy(local, r->base + wr.remote.offset, first);
+    f.half_copied = true;
+  }
+  if (now_s < f.effect_s) {
+    arm(f, f.effect_s);
+    return false;
+  }
+  const bool message = wr.op == Opcode::kSend || wr.op == Opcode::kWriteWithImm;
+  const SimRegion* r = wr.op == Opcode::kSend ? nullptr : find_remote(target, wr);
+  if (wr.op != Opcode::kSend && r == nullptr) {
+    f.status = WcStatus::kRemoteAccessError;  // a failed WRITE_WITH_IMM consumes no receive
+    return true;
+  }
+  if (message && target.recvs.empty()) {
+    if (now_s < f.rnr_deadline_s) {
+      // RNR: the initiator retries until a receive is posted or its budget ends.
+      if (!f.conn->waiting_recv) {
+        f.conn->waiting_recv = true;
+        target.rnr_waiters.push_back(f.conn);
+      }
+      arm(f, f.rnr_deadline_s);
+      return false;
+    }
+    f.status = WcStatus::kRnrRetryExceeded;
+    return true;
+  }
+  if (!message && !local_buffer_ok(*f.from, wr.local)) {
+    f.status = WcStatus::kFlushed;
+    return true;
+  }
+  std::byte* remote = r == nullptr ? nullptr : r->base + wr.remote.offset;
+  switch (wr.op) {
+    case Opcode::kRead:
+      if (len > first) std::memcpy(local + first, remote + first, len - first);
+      break;
+    case Opcode::kWrite:
+      if (len > 0) std::memcpy(remote, local, len);
+      break;
+    case Opcode::kCas:
+    case Opcode::kFaa: {
+      if (reinterpret_cast<uintptr_t>(remote) % 8 != 0) {
+        f.status = WcStatus::kRemoteOperationError;
+        break;
+      }
+      uint64_t old;
+      std::memcpy(&old, remote, 8);
+      const uint64_t next = wr.op == Opcode::kCas ? (old == wr.compare_add ? wr.swap : old) : old + wr.compare_add;
+      std::memcpy(remote, &next, 8);
+      std::memcpy(local, &old, 8);
+      break;
+    }
+    case Opcode::kSend:
+    case Opcode::kWriteWithImm: {
+      const RecvRequest recv = target.recvs.front();
+      target.recvs.pop_front();
+      --target.posted_recvs;
+      if (wr.op == Opcode::kWriteWithImm && len > 0) std::memcpy(remote, local, len);
+      f.status = deliver_message(*f.from, target, wr, recv);
+      break;
+    }
+    default: f.status = WcStatus::kRemoteOperationError;
+  }
+  return true;
+}
+
+void World::drain(Connection& c) {
+  const double now = sg4::Engine::get_clock();
+  while (!c.effects.empty()) {
+    InFlight& f = *c.effects.front();
+    if (!advance_effect(f, now)) break;
+    c.effects.pop_front();
+    f.done_s = now;
+    SimNode* target = f.target;
+    if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
+      const uint64_t bytes = response_bytes(f.wr, f.status == WcStatus::kSuccess);
+      target->bytes_out += bytes;
+      f.from->bytes_in += bytes;
+      f.done_s = packet_leg(*target, *f.from, bytes, now);
+    }
+    // Completions leave in posting order: never before an earlier one.
+    if (!c.completions.empty()) f.done_s = std::max(f.done_s, c.completions.back()->done_s);
+    c.completions.push_back(&f);
+  }
+  while (!c.completions.empty()) {
+    InFlight& f = *c.completions.front();
+    if (f.done_s > now) {
+      arm(f, f.done_s);
+      break;
+    }
+    c.completions.pop_front();
+    finish(f);
+  }
+}
+
+void World::finish(InFlight& f) {
+  if (f.timer != nullptr) {
+    f.timer->remove();
+    f.timer = nullptr;
+  }
+  SimNode& from = *f.from;
+  Connection& c = *f.conn;
+  --from.outstanding_send;
+  WcStatus status = f.status;
+  if (from.crashed && status == WcStatus::kSuccess) status = WcStatus::kFlushed;
+  if (f.wr.signaled || status != WcStatus::kSuccess) {
+    Completion done;
+    done.wr_id = f.wr.wr_id;
+    done.op = f.wr.op;
+    done.status = status;
+    done.peer = f.wr.remote.node;
+    done.byte_len = f.wr.local.length;
+    from.complete(done);
+  }
+  ++c.completing;
+  if (c.actor_outstanding > 0) c.cv->notify_all();
+  free_flights_.push_back(&f);
+}
+
+void World::receives_posted(SimNode& node) {
+  if (node.rnr_waiters.empty()) return;
+  const double now = sg4::Engine::get_clock();
+  for (Connection* c : node.rnr_waiters) {
+    c->waiting_recv = false;
+    if (!c->effects.empty()) arm(*c->effects.front(), now);
+  }
+  node.rnr_waiters.clear();
+}
+
+}  // namespace locus::simgrid_backend
