@@ -92,6 +92,13 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     if (status[i] != WcStatus::kSuccess) continue;
     const WorkRequest& wr = batch.wrs[i];
     SimNode& target = *node(wr.remote.node);
+    // Requests posted earlier on this connection by the event-driven
+    // datapath take effect first.
+    Connection& conn = connection_to(from, wr.remote.node);
+    if (!conn.effects.empty()) {
+      std::unique_lock<sg4::Mutex> lock(*from.mu);
+      while (!conn.effects.empty()) conn.cv->wait(lock);
+    }
     if (nic.model == scenario::NicModel::kProcessorSharing) {
       const double start = sg4::Engine::get_clock();
       sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service[i]))->start()->wait();

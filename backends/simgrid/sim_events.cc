@@ -262,6 +262,7 @@ void World::drain(Connection& c) {
     InFlight& f = *c.effects.front();
     if (!advance_effect(f, now)) break;
     c.effects.pop_front();
+    if (c.actor_outstanding > 0 && c.effects.empty()) c.cv->notify_all();  // see execute_batch
     f.done_s = now;
     SimNode* target = f.target;
     if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
