@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "apps/locus/micro_blink.h"
 #include "apps/locus/micro_cuckoo.h"
 #include "apps/locus/micro_read.h"
+#include "apps/locus/micro_rtree.h"
 #include "backends/loopback/loopback_runtime.h"
 #ifdef LOCUS_HAVE_VERBS
 #include "backends/verbs/verbs_runtime.h"
@@ -124,9 +126,11 @@ StatusOr<workload::WorkloadSpec> build_workload(const BenchOptions& o) {
   return spec;
 }
 
-// Cell under each requested selector, one run each, in one table.
+// Cell under each requested selector, one run each, in one table. On
+// verbs the tree is a `locus serve --index cell` process's (loaded with the
+// same --records and --workload) and only the clients run here, bootstrapping
+// from --server.
 Status run_cell(const BenchOptions& o, const workload::WorkloadSpec& spec) {
-  if (o.backend != "loopback") return fail("--backend", "cell runs on loopback here (verbs: not yet)");
   LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o));
   std::vector<metrics::RunResult> results;
   std::string list = o.selectors;
@@ -143,7 +147,8 @@ Status run_cell(const BenchOptions& o, const workload::WorkloadSpec& spec) {
     if (!kind.is_ok()) return fail("--selectors", kind.status().message());
     cfg.selector.kind = *kind;
     cfg.name = fmt::format("cell-{}-{}", name, o.workload);
-    auto r = harness::run_cell_bench(factory, cfg);
+    auto r = o.backend == "verbs" ? harness::run_cell_clients(*factory(cfg.seed), o.server, cfg)
+                                  : harness::run_cell_bench(factory, cfg);
     if (!r.is_ok()) return Status(r.status().code(), cfg.name + ": " + r.status().message());
     results.push_back(std::move(r).value());
   }
@@ -155,6 +160,22 @@ Status run_cell(const BenchOptions& o, const workload::WorkloadSpec& spec) {
 
 Status run_bench(const BenchOptions& o) {
   if (o.micro == "read") return run_read_micro(o);
+  if (o.micro == "blink") {
+    // Its own sizes (1M keys and an in-cache 10K) unless --records/--ops say otherwise.
+    MicroBlinkConfig mb;
+    if (o.records != BenchOptions{}.records) mb.records = o.records;
+    if (o.ops != BenchOptions{}.ops) mb.lookups = o.ops;
+    mb.seed = o.seed;
+    return run_micro_blink(mb);
+  }
+  if (o.micro == "rtree") {
+    // Its own sizes (1M rectangles, 100K queries per scale) unless --records/--ops say otherwise.
+    MicroRtreeConfig mr;
+    if (o.records != BenchOptions{}.records) mr.records = o.records;
+    if (o.ops != BenchOptions{}.ops) mr.queries = o.ops;
+    mr.seed = o.seed;
+    return run_micro_rtree(mr);
+  }
   if (!o.micro.empty()) {
     MicroCuckooConfig mc;
     mc.records = o.records;
@@ -242,8 +263,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--csv", opts->csv_path, "Write the results as CSV to FILE");
   cmd->add_flag("--ycsb", opts->ycsb, "Also print YCSB-style summary lines");
   cmd->add_option("--micro", opts->micro,
-                  "Run a micro-benchmark instead: cuckoo (local lookups), read (one client's READ rate)")
-      ->check(CLI::IsMember({"cuckoo", "read"}));
+                  "Run a micro-benchmark instead: cuckoo (local lookups), read (one client's READ rate), "
+                  "blink (Cell local B-link search vs absl::btree_map), rtree (Catfish R*-tree search vs "
+                  "boost::geometry rtree)")
+      ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree"}));
   cmd->add_option("--config", opts->config_path,
                   "verbs: the cluster file (TOML) listing the servers, as given to `locus serve`");
   cmd->add_option("--server", opts->server, "verbs: the server node the clients use")->capture_default_str();

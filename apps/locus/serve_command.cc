@@ -1,6 +1,8 @@
-// `locus serve`: see serve_command.h. The process serves on its main thread:
-// RpcServer::serve() returns once a signal handler sets the stop flag it
-// polls every 10 ms.
+// `locus serve`: see serve_command.h. A Pilaf server serves on the main
+// thread: RpcServer::serve() returns once a signal handler sets the stop
+// flag it polls every 10 ms. A Cell tree's servers and split workers are
+// the Deployment's daemon actors, kept running by one worker actor that
+// waits for that flag.
 #include "apps/locus/serve_command.h"
 
 #include <csignal>
@@ -12,11 +14,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/common/status.h"
 
 #ifdef LOCUS_HAVE_VERBS
 #include "backends/verbs/verbs_runtime.h"
+#include "core/harness/cell_bench.h"
 #include "core/harness/pilaf_bench.h"
 #include "core/workload/workload_spec.h"
 #endif
@@ -25,6 +29,8 @@ namespace locus::cli {
 namespace {
 
 struct ServeOptions {
+  std::string index = "pilaf";
+  uint32_t servers = 1;  // cell: servers of the tree, all in this process
   std::string config_path;
   uint32_t node = 0;
   uint64_t records = 1000;
@@ -42,8 +48,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void on_stop_signal(int) { g_stop.store(true, std::memory_order_release); }
 
 #ifdef LOCUS_HAVE_VERBS
-Status serve(const ServeOptions& o) {
-  LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+StatusOr<workload::WorkloadSpec> load_spec(const ServeOptions& o) {
   auto spec = workload::standard_workload(o.workload.empty() ? 'x' : o.workload[0]);
   if (o.workload.size() != 1 || !spec.is_ok()) return invalid_argument("--workload: expected one letter a-f");
   workload::WorkloadSpec load = *spec;
@@ -53,6 +58,65 @@ Status serve(const ServeOptions& o) {
     if (eq == std::string::npos) return invalid_argument("--property: expected name=value, got '" + p + "'");
     LOCUS_RETURN_IF_ERROR(workload::set_property(load, p.substr(0, eq), p.substr(eq + 1)));
   }
+  return load;
+}
+
+// Written after listening, so a script that waits for it can connect at once.
+Status write_ready_file(const std::string& path, const std::vector<std::string>& addresses) {
+  if (path.empty()) return Status();
+  std::ofstream ready(path);
+  for (const std::string& a : addresses) ready << a << "\n";
+  if (!ready) return invalid_argument("--ready-file: cannot write " + path);
+  return Status();
+}
+
+// A Cell tree of --servers servers, nodes 0 .. servers-1 of the cluster
+// file, all in this process (the region table is built in one process;
+// clients anywhere fetch it from node 0), loaded like `locus bench --index
+// cell` loads its own. Meganode splits of the run go on here.
+Status serve_cell(const ServeOptions& o, const verbs::ClusterConfig& cluster) {
+  if (o.node != 0) return invalid_argument("--node: a Cell tree is served from node 0 (its superblock)");
+  if (o.servers > cluster.servers.size()) {
+    return invalid_argument("--servers: " + o.config_path + " lists only " + std::to_string(cluster.servers.size()));
+  }
+  harness::CellBenchConfig cfg;
+  LOCUS_ASSIGN_OR_RETURN(cfg.workload, load_spec(o));
+  cfg.servers = o.servers;
+  cfg.seed = o.seed;
+  auto runtime = verbs::make_verbs_runtime(cluster, {.seed = o.seed, .log_connections = !o.quiet});
+  LOCUS_ASSIGN_OR_RETURN(auto deployment, harness::start_cell_servers(*runtime, cfg));
+  LOCUS_RETURN_IF_ERROR(deployment->spawn_daemons());
+  LOCUS_RETURN_IF_ERROR(runtime->spawn(deployment->bootstrap(), "until-signal", ActorKind::kWorker, [](Env& env) {
+    while (!g_stop.load(std::memory_order_acquire)) env.clock->sleep_for(10 * kMillisecond);
+  }));
+  std::vector<std::string> addresses;
+  for (uint32_t i = 0; i < o.servers; ++i) {
+    LOCUS_ASSIGN_OR_RETURN(verbs::ServerAddress where, runtime->server_address(deployment->server(i).node_id()));
+    addresses.push_back(where.to_string());
+  }
+  const cell::DeploymentStats loaded = deployment->stats();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  fmt::print("locus serve: cell tree of {} server(s) (nodes 0-{} of {}) listening on {} via {}; {} records of "
+             "workload {} loaded, {} meganodes, root level {}; SIGINT or SIGTERM stops it\n",
+             o.servers, o.servers - 1, o.config_path, fmt::join(addresses, ", "),
+             runtime->device_name(deployment->bootstrap()), o.records, o.workload, loaded.store.meganodes_in_use,
+             loaded.root_level);
+  std::fflush(stdout);
+  LOCUS_RETURN_IF_ERROR(write_ready_file(o.ready_file, addresses));
+  LOCUS_RETURN_IF_ERROR(runtime->run());
+  const cell::DeploymentStats ds = deployment->stats();
+  fmt::print("locus serve: cell stopping: {} requests served, {} rejected, {} meganode splits ({} while serving), "
+             "{} split failures{}\n",
+             ds.rpc_requests, ds.rpc_rejected, ds.splits, ds.splits - loaded.splits, ds.split_failures,
+             ds.first_split_error.empty() ? "" : " (first: " + ds.first_split_error + ")");
+  return Status();
+}
+
+Status serve(const ServeOptions& o) {
+  LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+  if (o.index == "cell") return serve_cell(o, cluster);
+  LOCUS_ASSIGN_OR_RETURN(workload::WorkloadSpec load, load_spec(o));
   pilaf::StoreOptions store;
   store.initial_buckets = std::max<uint64_t>(o.records * 2, 1024);
   store.initial_extent_bytes = std::max<uint64_t>(o.records * 2048, 1 << 20);
@@ -70,12 +134,7 @@ Status serve(const ServeOptions& o) {
              "SIGINT or SIGTERM stops it\n",
              node, o.config_path, where.to_string(), runtime->device_name(node), o.records, o.workload);
   std::fflush(stdout);
-  if (!o.ready_file.empty()) {
-    // Written after listening, so a script that waits for it can connect at once.
-    std::ofstream ready(o.ready_file);
-    ready << where.to_string() << "\n";
-    if (!ready) return invalid_argument("--ready-file: cannot write " + o.ready_file);
-  }
+  LOCUS_RETURN_IF_ERROR(write_ready_file(o.ready_file, {where.to_string()}));
   server.rpc->serve();
   const rpc::RpcServerStats st = server.rpc->stats();
   fmt::print("locus serve: node {} stopping: {} requests served, {} handler errors, {} rejected, "
@@ -93,7 +152,14 @@ Status serve(const ServeOptions&) {
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ServeOptions>();
-  CLI::App* cmd = app.add_subcommand("serve", "Run a Pilaf server of a verbs cluster until SIGINT/SIGTERM");
+  CLI::App* cmd = app.add_subcommand("serve", "Run a Pilaf server or a Cell tree of a verbs cluster until SIGINT/SIGTERM");
+  cmd->add_option("--index", opts->index, "Index structure to serve")
+      ->check(CLI::IsMember({"pilaf", "cell"}))
+      ->capture_default_str();
+  cmd->add_option("--servers", opts->servers,
+                  "cell: servers of the tree, nodes 0 to N-1 of the file, all run by this process (--node 0)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--config", opts->config_path, "The cluster file (TOML): each server's address and port")
       ->required();
   cmd->add_option("--node", opts->node, "Which server of the file this process is (0-based)")->required();

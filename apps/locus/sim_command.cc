@@ -103,6 +103,14 @@ std::string format_usage(const std::vector<ResourceUsage>& usage) {
   return out;
 }
 
+Status make_parent_dir(const std::string& path) {
+  const auto dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) return invalid_argument(path + ": cannot create its directory: " + ec.message());
+  return Status();
+}
+
 Status run_sim(const SimOptionsCli& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(o.scenario_path, o.sets));
   fmt::print("locus sim: {} ({} servers x {} cores, {} clients, {} s simulated after {} s warm-up), seed {}\n",
@@ -133,15 +141,17 @@ Status run_sim(const SimOptionsCli& o) {
   const std::string stem = "results/" + s.output.name;
   const std::string json = !o.json_path.empty() ? o.json_path : !s.output.json.empty() ? s.output.json : stem + ".json";
   const std::string csv = !o.csv_path.empty() ? o.csv_path : !s.output.csv.empty() ? s.output.csv : stem + ".csv";
-  for (const std::string& path : {json, csv}) {
-    const auto dir = std::filesystem::path(path).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (ec) return invalid_argument(path + ": cannot create its directory: " + ec.message());
-  }
+  for (const std::string& path : {json, csv}) LOCUS_RETURN_IF_ERROR(make_parent_dir(path));
   LOCUS_RETURN_IF_ERROR(metrics::write_json_file(json, results));
   LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(csv, results));
   fmt::print("results written to {} and {}\n", json, csv);
+  if (!report->timeseries.empty()) {
+    const std::string path = !s.output.timeseries.empty() ? s.output.timeseries : stem + "-timeseries.csv";
+    LOCUS_RETURN_IF_ERROR(make_parent_dir(path));
+    LOCUS_RETURN_IF_ERROR(harness::write_timeseries_csv(path, report->timeseries));
+    fmt::print("time series ({} windows of {} ms) written to {}\n", report->timeseries.size(),
+               s.output.timeseries_ms, path);
+  }
   return Status();
 }
 

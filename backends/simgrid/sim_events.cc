@@ -32,9 +32,9 @@ enum Hop : uint32_t { kPcieUp = 0, kPcieDown = 1, kLinkUp = 2, kLinkDown = 3 };
 }  // namespace
 
 bool World::packet_path_ok(SimNode& from, std::span<const WorkRequest> batch) {
-  if (options_.packet_bytes == 0 || platform_.nic.model != scenario::NicModel::kFcfs) return false;
+  if (platform_.packet_bytes == 0 || platform_.nic.model != scenario::NicModel::kFcfs) return false;
   for (const WorkRequest& wr : batch) {
-    if (std::max(request_bytes(wr), response_bytes(wr, true)) > options_.packet_bytes) return false;
+    if (std::max(request_bytes(wr), response_bytes(wr, true)) > platform_.packet_bytes) return false;
     auto it = from.connections.find(wr.remote.node);
     if (it != from.connections.end() && it->second.actor_outstanding > 0) return false;
   }

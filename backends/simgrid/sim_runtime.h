@@ -25,11 +25,6 @@ struct SimOptions {
   Nanos rnr_timeout = 1 * kSecond;
   // Bytes on the wire besides the payload (transport headers).
   uint32_t header_bytes = 30;
-  // Messages of at most this many bytes (one MTU: they travel as one
-  // packet) cross the network packet-level: serialised first-come-first-
-  // served on each link of their route, plus the link latencies. Longer
-  // messages are CM02 flows sharing bandwidth. 0: every message is a flow.
-  uint32_t packet_bytes = 4096;
 };
 
 std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,

@@ -31,10 +31,12 @@ struct CountingSink final : cell::RangeSink {
   }
 };
 
-void run_client(Env& env, const cell::Deployment& deployment, const CellBenchConfig& config, uint64_t ops,
+void run_client(Env& env, NodeId bootstrap, const CellBenchConfig& config, uint64_t ops,
                 const std::shared_ptr<workload::AcknowledgedCounter>& inserts, ClientOutcome* out) {
   Endpoint ep(env);
-  auto rpc = rpc::RpcClient::create(ep, deployment.client_rpc_options());
+  rpc::RpcClientOptions ro;
+  ro.max_message_bytes = config.server.max_message_bytes;  // as Deployment::client_rpc_options()
+  auto rpc = rpc::RpcClient::create(ep, ro);
   if (!rpc.is_ok()) {
     out->error = rpc.status();
     return;
@@ -44,7 +46,7 @@ void run_client(Env& env, const cell::Deployment& deployment, const CellBenchCon
     out->error = selector.status();
     return;
   }
-  auto client = cell::CellClient::connect(ep, **rpc, deployment.bootstrap(), **selector, config.client);
+  auto client = cell::CellClient::connect(ep, **rpc, bootstrap, **selector, config.client);
   if (!client.is_ok()) {
     out->error = client.status();
     return;
@@ -150,7 +152,7 @@ Status validate(const CellBenchConfig& config) {
   return Status();
 }
 
-StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, const CellBenchConfig& config) {
+StatusOr<std::unique_ptr<cell::Deployment>> start_cell_servers(Runtime& runtime, const CellBenchConfig& config) {
   LOCUS_RETURN_IF_ERROR(validate(config));
   cell::DeploymentOptions d;
   d.servers = config.servers;
@@ -166,45 +168,41 @@ StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, 
     d.server.store.extents_bytes =
         std::bit_ceil(std::max<uint64_t>(block * records * 2 / config.servers, uint64_t{16} << 20));
   }
-  // Declared first, destroyed last: the deployment deregisters through it.
-  std::unique_ptr<Runtime> runtime = make_runtime(config.seed);
-  LOCUS_ASSIGN_OR_RETURN(auto deployment, cell::Deployment::create(*runtime, d));
-
+  LOCUS_ASSIGN_OR_RETURN(auto deployment, cell::Deployment::create(runtime, d));
   // Load phase, in the servers' memory.
-  {
-    LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(config.workload));
-    std::string key(loader.max_key_bytes(), '\0');
-    std::string value(loader.max_value_bytes(), '\0');
-    Random rng(config.seed ^ 0x10AD);
-    const uint64_t first = config.workload.insertstart;
-    const uint64_t count = config.workload.effective_insertcount();
-    for (uint64_t n = first; n < first + count; ++n) {
-      const size_t kl = loader.build_key(n, key.data(), key.size());
-      const size_t vl = loader.build_record(rng, n, value.data(), value.size());
-      LOCUS_RETURN_IF_ERROR(deployment->load(std::string_view(key.data(), kl), std::string_view(value.data(), vl)));
-    }
+  LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(config.workload));
+  std::string key(loader.max_key_bytes(), '\0');
+  std::string value(loader.max_value_bytes(), '\0');
+  Random rng(config.seed ^ 0x10AD);
+  const uint64_t first = config.workload.insertstart;
+  const uint64_t count = config.workload.effective_insertcount();
+  for (uint64_t n = first; n < first + count; ++n) {
+    const size_t kl = loader.build_key(n, key.data(), key.size());
+    const size_t vl = loader.build_record(rng, n, value.data(), value.size());
+    LOCUS_RETURN_IF_ERROR(deployment->load(std::string_view(key.data(), kl), std::string_view(value.data(), vl)));
   }
-  const cell::DeploymentStats loaded = deployment->stats();
+  return deployment;
+}
 
-  LOCUS_RETURN_IF_ERROR(deployment->spawn_daemons());
+StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap, const CellBenchConfig& config) {
+  LOCUS_RETURN_IF_ERROR(validate(config));
   auto inserts = workload::Workload::make_insert_counter(config.workload);
   std::vector<ClientOutcome> outcomes(config.clients);
   const uint64_t total_ops = config.workload.operationcount;
-  const cell::Deployment* dep = deployment.get();
   for (uint32_t c = 0; c < config.clients; ++c) {
     const uint64_t share = total_ops / config.clients + (c < total_ops % config.clients ? 1 : 0);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({"client" + std::to_string(c), false}));
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({"client" + std::to_string(c), false}));
     ClientOutcome* out = &outcomes[c];
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, "client" + std::to_string(c), ActorKind::kWorker,
-                                         [dep, &config, share, inserts, out](Env& env) {
-                                           run_client(env, *dep, config, share, inserts, out);
-                                         }));
+    LOCUS_RETURN_IF_ERROR(runtime.spawn(node, "client" + std::to_string(c), ActorKind::kWorker,
+                                        [bootstrap, &config, share, inserts, out](Env& env) {
+                                          run_client(env, bootstrap, config, share, inserts, out);
+                                        }));
   }
-  LOCUS_RETURN_IF_ERROR(runtime->run());
+  LOCUS_RETURN_IF_ERROR(runtime.run());
 
   metrics::RunResult result;
   result.name = config.name;
-  result.backend = std::string(runtime->backend_name());
+  result.backend = std::string(runtime.backend_name());
   result.index = "cell";
   result.seed = config.seed;
   cell::ClientStats sum;
@@ -228,7 +226,6 @@ StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, 
     sel.explorations += o.selector.explorations;
     sel.history_drops += o.selector.history_drops;
   }
-  const cell::DeploymentStats ds = deployment->stats();
   result.extra["clients"] = config.clients;
   result.extra["servers"] = config.servers;
   result.extra["records"] = static_cast<double>(config.workload.recordcount);
@@ -245,6 +242,17 @@ StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, 
   result.extra["busy_retries"] = static_cast<double>(sum.busy_retries);
   result.extra["explorations"] = static_cast<double>(sel.explorations);
   result.extra["history_drops"] = static_cast<double>(sel.history_drops);
+  return result;
+}
+
+StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, const CellBenchConfig& config) {
+  // Declared first, destroyed last: the deployment deregisters through it.
+  std::unique_ptr<Runtime> runtime = make_runtime(config.seed);
+  LOCUS_ASSIGN_OR_RETURN(auto deployment, start_cell_servers(*runtime, config));
+  const cell::DeploymentStats loaded = deployment->stats();
+  LOCUS_RETURN_IF_ERROR(deployment->spawn_daemons());
+  LOCUS_ASSIGN_OR_RETURN(metrics::RunResult result, run_cell_clients(*runtime, deployment->bootstrap(), config));
+  const cell::DeploymentStats ds = deployment->stats();
   result.extra["meganodes"] = static_cast<double>(ds.store.meganodes_in_use);
   result.extra["meganode_splits_load"] = static_cast<double>(loaded.splits);
   result.extra["meganode_splits_run"] = static_cast<double>(ds.splits - loaded.splits);

@@ -50,4 +50,18 @@ Status validate(const CellBenchConfig& config);
 
 StatusOr<metrics::RunResult> run_cell_bench(const RuntimeFactory& make_runtime, const CellBenchConfig& config);
 
+// run_cell_bench's two halves, usable apart for servers in another process
+// (verbs: `locus serve --index cell` runs the first, `locus bench --index
+// cell --backend verbs` the second), as in pilaf_bench.h.
+//
+// Creates the tree's config.servers server nodes on `runtime` and loads the
+// workload's records into them. Serving is the caller's: spawn_daemons(),
+// then runtime.run(). Destroy the Deployment before the runtime.
+StatusOr<std::unique_ptr<cell::Deployment>> start_cell_servers(Runtime& runtime, const CellBenchConfig& config);
+// Adds config.clients client nodes to `runtime` and runs the transaction
+// phase against the tree whose layout server `bootstrap` hands out (a node
+// of this runtime or, on verbs, of another process). Server-side figures
+// are not in the result.
+StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap, const CellBenchConfig& config);
+
 }  // namespace locus::harness

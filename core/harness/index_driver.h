@@ -1,11 +1,14 @@
 // IndexDriver: what the scenario runner needs from an index: set its
-// servers up (handlers, load), and open a client session that turns YCSB
-// operations into the index's own calls. One implementation per index
-// (pilaf_driver.cc, micro_driver.cc); the runner stays index-agnostic.
+// servers up (handlers, load, daemon actors beside them), and open a client
+// session that turns YCSB operations into the index's own calls. One
+// implementation per index (pilaf_driver.cc, micro_driver.cc,
+// cell_driver.cc); the runner stays index-agnostic.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +30,21 @@ class ClientSession {
                          std::string_view* measured_as) = 0;
   // Adds the session's own counters (retries, ...) to `stats`.
   virtual void report(metrics::OpStats& stats) const = 0;
+  // Sessions with a per-step selector: its choices so far (cumulative), so
+  // the runner can report the server-side share per run and per window.
+  virtual bool selector_choices(uint64_t* server, uint64_t* client) const {
+    (void)server, (void)client;
+    return false;
+  }
+};
+
+// A daemon actor a server needs besides its RPC workers (Cell's split
+// worker). With own_node it runs on a node of its own (a non-server node,
+// so its RPC client does not share the server's receive queue).
+struct DaemonSpec {
+  std::string name;
+  bool own_node = false;
+  std::function<void(Env&)> body;  // must return soon after env.stop_requested()
 };
 
 class IndexDriver {
@@ -41,9 +59,23 @@ class IndexDriver {
                                                            std::span<const NodeId> servers) = 0;
   // Numbers for the results (server-side counters, store sizes).
   virtual void report(std::map<std::string, double>& extra) const = 0;
+  // Daemons for server `index`, spawned after load() and the clients.
+  virtual std::vector<DaemonSpec> server_daemons(uint32_t index) {
+    (void)index;
+    return {};
+  }
+  // True while the servers must go on serving after stop was requested
+  // (a daemon is mid-way through work that needs them).
+  virtual bool keep_serving() const { return false; }
+  // False for an index whose server daemons serve its clients over their
+  // own transport (Catfish's messaging workers): the runner then starts no
+  // RPC worker actors, which would take the node's completions.
+  virtual bool uses_rpc_workers() const { return true; }
 };
 
 StatusOr<std::unique_ptr<IndexDriver>> make_pilaf_driver(const scenario::Scenario& s);
 StatusOr<std::unique_ptr<IndexDriver>> make_micro_driver(const scenario::Scenario& s);
+StatusOr<std::unique_ptr<IndexDriver>> make_cell_driver(const scenario::Scenario& s);
+StatusOr<std::unique_ptr<IndexDriver>> make_catfish_driver(const scenario::Scenario& s);
 
 }  // namespace locus::harness

@@ -14,6 +14,8 @@ namespace {
 struct ClientOutcome {
   metrics::OpStats stats;
   Status error;
+  uint64_t server_choices = 0;  // the selector's, after the warm-up
+  uint64_t client_choices = 0;
 };
 
 Nanos to_ns(double s) { return static_cast<Nanos>(std::llround(s * 1e9)); }
@@ -40,6 +42,7 @@ struct Shared {
   std::shared_ptr<workload::AcknowledgedCounter> inserts;
   Nanos run_start = 0;
   std::atomic<uint64_t> ops{0};
+  TimeseriesRecorder timeseries;
 };
 
 void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
@@ -69,6 +72,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   Random& rng = *env.random;
   metrics::OpStats& st = out->stats;
   const auto failures = st.counter("failed_ops");
+  uint64_t server_seen = 0, client_seen = 0;
   while (true) {
     const Nanos now = env.clock->now() - sh.run_start;
     if (now >= duration) break;
@@ -89,10 +93,19 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
     const Status result = (*session)->execute(op, k, v, &measured_as);
     const Nanos t1 = env.clock->now();
     if (op.kind == workload::OpKind::kInsert) (void)wl->acknowledge_insert(op.keynum);
+    uint64_t server = server_seen, client = client_seen;
+    (void)(*session)->selector_choices(&server, &client);
     if (t0 - sh.run_start >= warmup) {
       st.record(st.op(measured_as), t1 - t0, result.is_ok());
       if (!result.is_ok()) st.add(failures);
+      out->server_choices += server - server_seen;
+      out->client_choices += client - client_seen;
     }
+    if (sh.timeseries.enabled()) {
+      sh.timeseries.record(t1 - sh.run_start, t1 - t0, result.is_ok(), server - server_seen, client - client_seen);
+    }
+    server_seen = server;
+    client_seen = client;
     if (!result.is_ok() && out->error.is_ok()) out->error = result;
     sh.ops.fetch_add(1, std::memory_order_relaxed);
   }
@@ -110,12 +123,18 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
     LOCUS_ASSIGN_OR_RETURN(driver, make_pilaf_driver(s));
   } else if (s.index.type == "micro") {
     LOCUS_ASSIGN_OR_RETURN(driver, make_micro_driver(s));
+  } else if (s.index.type == "cell") {
+    LOCUS_ASSIGN_OR_RETURN(driver, make_cell_driver(s));
+  } else if (s.index.type == "catfish") {
+    LOCUS_ASSIGN_OR_RETURN(driver, make_catfish_driver(s));
   } else {
     return invalid_argument("index.type: '" + s.index.type + "' cannot be run by scenarios yet");
   }
   // Only the simulator runs several worker actors on one RpcServer (its
   // actors never run at the same time); OS-thread backends use one.
-  const uint32_t workers = runtime->backend_name() == "simgrid" ? s.platform.cores_per_server : 1;
+  const uint32_t workers = !driver->uses_rpc_workers()                ? 0
+                           : runtime->backend_name() == "simgrid" ? s.platform.cores_per_server
+                                                                  : 1;
   Shared sh;
   sh.scenario = &s;
   sh.driver = driver.get();
@@ -132,9 +151,14 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
     LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcServer::create(env, so));
     LOCUS_RETURN_IF_ERROR(driver->setup_server(i, env, *rpc));
     rpc::RpcServer* srv = rpc.get();
+    const IndexDriver* drv = driver.get();
     for (uint32_t w = 0; w < workers; ++w) {
       LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name + ".worker" + std::to_string(w), ActorKind::kDaemon,
-                                           [srv](Env&) { srv->serve(); }));
+                                           [srv, drv](Env& env) {
+                                             while (!env.stop_requested() || drv->keep_serving()) {
+                                               srv->serve_once(10 * kMillisecond);
+                                             }
+                                           }));
     }
     rpcs.push_back(std::move(rpc));
     sh.servers.push_back(node);
@@ -143,6 +167,9 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   LOCUS_RETURN_IF_ERROR(driver->load(s.workload, *setup.random));
   sh.inserts = workload::Workload::make_insert_counter(s.workload);
   sh.run_start = setup.clock->now();
+  if (s.output.timeseries_ms > 0) {
+    sh.timeseries.init(std::max<Nanos>(1, to_ns(s.output.timeseries_ms / 1e3)), to_ns(s.run.duration_s));
+  }
 
   std::vector<ClientOutcome> outcomes(s.run.clients);
   for (uint32_t c = 0; c < s.run.clients; ++c) {
@@ -152,6 +179,17 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
     Shared* shp = &sh;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker,
                                          [c, shp, out](Env& env) { run_client(env, c, *shp, out); }));
+  }
+  // Index daemons start after the clients' nodes, so that nodes of their
+  // own take client hosts only once every client has one.
+  for (uint32_t i = 0; i < s.platform.servers; ++i) {
+    for (DaemonSpec& d : driver->server_daemons(i)) {
+      NodeId node = sh.servers[i];
+      if (d.own_node) {
+        LOCUS_ASSIGN_OR_RETURN(node, runtime->add_node({d.name, false}));
+      }
+      LOCUS_RETURN_IF_ERROR(runtime->spawn(node, d.name, ActorKind::kDaemon, std::move(d.body)));
+    }
   }
   if (on_progress) {
     const Nanos step = std::max<Nanos>(to_ns(s.run.duration_s) / 100, 1);
@@ -176,11 +214,17 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   r.index = s.index.type;
   r.seed = s.run.seed;
   r.duration_ns = to_ns(s.run.duration_s - s.run.warmup_s);
+  uint64_t server_choices = 0, client_choices = 0;
   for (const ClientOutcome& o : outcomes) {
     if (!o.error.is_ok() && o.stats.total_ops() == 0) {
       return Status(o.error.code(), "a client could not run: " + o.error.message());
     }
     r.stats.merge(o.stats);
+    server_choices += o.server_choices;
+    client_choices += o.client_choices;
+  }
+  if (server_choices + client_choices > 0) {
+    r.extra["server_share"] = static_cast<double>(server_choices) / static_cast<double>(server_choices + client_choices);
   }
   r.extra["servers"] = s.platform.servers;
   r.extra["clients"] = s.run.clients;
@@ -190,6 +234,10 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   r.extra["rpc_rejected"] = static_cast<double>(rejected);
   report.usage = runtime->resource_usage();
   report.total_ops = sh.ops.load();
+  report.timeseries = sh.timeseries.windows(s.run.duration_s, [&s](Nanos t) {
+    Nanos unused = 0;
+    return active_clients(s, t, &unused);
+  });
   return report;
 }
 

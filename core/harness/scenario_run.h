@@ -2,13 +2,18 @@
 // Runtime and runs them for the scenario's (simulated) duration. Clients
 // run closed-loop YCSB operations; only operations that start after the
 // warm-up are measured; [[phases]] change how many clients are active.
+// With output.timeseries_ms the runner also keeps, per window of simulated
+// time, the latency percentiles and throughput of the operations that
+// finished in it (warm-up included, so a plot shows the whole run).
 // `locus sim` calls this on the SimGrid backend.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/harness/scenario_timeseries.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 #include "core/transport/runtime.h"
@@ -24,7 +29,9 @@ struct ScenarioReport {
   metrics::RunResult result;
   std::vector<ResourceUsage> usage;
   uint64_t total_ops = 0;  // warm-up included
+  std::vector<TimeseriesWindow> timeseries;  // empty unless output.timeseries_ms > 0
 };
+
 
 using ScenarioRuntimeFactory = std::function<std::unique_ptr<Runtime>(const scenario::Scenario&)>;
 

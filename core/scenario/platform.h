@@ -72,6 +72,11 @@ struct PlatformSpec {
   uint32_t cores_per_client_host = 1;
   Topology topology = Topology::kStar;
   uint32_t hosts_per_rack = 16;  // two-level only
+  // Messages of at most this many bytes (one MTU) are simulated packet-
+  // level: serialised first-come-first-served on each link of their route
+  // plus the link latencies, with no flow in SimGrid's CM02 bandwidth
+  // sharing; longer ones are CM02 flows. 0: every message is a flow.
+  uint32_t packet_bytes = 4096;
   LinkSpec host_link{20.0, 0.5};
   LinkSpec rack_uplink{80.0, 0.5};  // two-level only
   LinkSpec pcie{32.0, 0.25};

@@ -14,6 +14,8 @@ namespace {
 
 using detail::Decoder;
 
+constexpr int kMaxTimeseriesWindows = 100000;  // each holds a latency histogram
+
 Status read_link(const Decoder& d, const toml::table& t, const std::string& name, LinkSpec* out) {
   LOCUS_RETURN_IF_ERROR(d.only(t, name, {"bandwidth_gbps", "latency_us"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, name, "bandwidth_gbps", &out->bandwidth_gbps, 1e-6, 1e6));
@@ -57,7 +59,8 @@ Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {
 Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   const std::string s = "platform";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"servers", "cores_per_server", "client_hosts", "cores_per_client_host",
-                                      "topology", "hosts_per_rack", "link", "rack_uplink", "pcie", "nic", "cpu"}));
+                                      "topology", "hosts_per_rack", "link", "rack_uplink", "pcie", "nic", "cpu",
+                                      "packet_bytes"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
@@ -66,6 +69,7 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "topology", &topo, {"star", "two-level"}));
   p->topology = topo == "star" ? Topology::kStar : Topology::kTwoLevel;
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "hosts_per_rack", &p->hosts_per_rack, 1, 100000));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "packet_bytes", &p->packet_bytes, 0, 1u << 20));
   for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu"}) LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
   if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));
   if (auto* l = d.sub(t, "rack_uplink")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.rack_uplink", &p->rack_uplink));
@@ -75,11 +79,65 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   return Status();
 }
 
+// Cell's keys (the ranges its Store accepts); cross-key checks name the
+// key that breaks them.
+Status read_cell_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
+  const std::string s = "index";
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "node_bytes", &x->node_bytes, 256, 1 << 16));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "key_capacity_bytes", &x->key_capacity_bytes, 8, 1024));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "meganode_bytes", &x->meganode_bytes, 4096, 1ull << 34));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "meganodes_per_server", &x->meganodes_per_server, 1, 1 << 20));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "extents_bytes", &x->extents_bytes, 0, 1ull << 40));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "split_fill_fraction", &x->split_fill_fraction, 0.1, 1.0));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_request_us", &x->server_request_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_node_visit_us", &x->server_node_visit_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_node_us", &x->client_node_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "cache_min_distance", &x->cache_min_distance, 1, 64));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
+  if (x->meganode_bytes % x->node_bytes != 0) {
+    const toml::node* n = t.get("meganode_bytes") != nullptr ? t.get("meganode_bytes") : t.get("node_bytes");
+    return d.fail(n, "index.meganode_bytes", "must be a multiple of index.node_bytes (" +
+                                                  std::to_string(x->node_bytes) + ")");
+  }
+  if (x->extents_bytes != 0 && (x->extents_bytes & (x->extents_bytes - 1)) != 0) {
+    return d.fail(t.get("extents_bytes"), "index.extents_bytes", "must be 0 (sized from the records) or a power of two");
+  }
+  return Status();
+}
+
+// Catfish's keys; node_bytes is shared with Cell but bounded by Catfish's layout.
+Status read_catfish_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
+  const std::string s = "index";
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rectangles", &x->rectangles, 1, 1e9));
+  // A bare 1e-5 on the command line (--set) is a TOML float: take it too.
+  if (const toml::node* n = t.get("query_scale"); n != nullptr && n->is_number()) {
+    const double v = n->value<double>().value_or(0);
+    if (v != 1e-5 && v != 1e-2) return d.fail(n, "index.query_scale", "expected \"1e-5\", \"1e-2\" or \"power\"");
+    x->query_scale = v == 1e-5 ? "1e-5" : "1e-2";
+  } else {
+    LOCUS_RETURN_IF_ERROR(d.text(t, s, "query_scale", &x->query_scale, {"1e-5", "1e-2", "power"}));
+  }
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "server_mode", &x->server_mode, {"polling", "event"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_result_us", &x->server_result_us, 0, 1e6));
+  if (x->type == "catfish" && (x->node_bytes > 4096 || x->node_bytes % 64 != 0 || x->node_bytes < 384)) {
+    return d.fail(t.get("node_bytes") != nullptr ? t.get("node_bytes") : &t, "index.node_bytes",
+                  "catfish nodes are a multiple of 64 bytes in [384, 4096]");
+  }
+  return Status();
+}
+
 Status read_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
   const std::string s = "index";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"type", "mode", "initial_buckets", "max_kv_bytes", "rpc_fraction",
-                                      "reads_per_op", "read_bytes", "rpc_request_bytes", "rpc_response_bytes"}));
-  LOCUS_RETURN_IF_ERROR(d.text(t, s, "type", &x->type, {"pilaf", "micro"}));
+                                      "reads_per_op", "read_bytes", "rpc_request_bytes", "rpc_response_bytes",
+                                      "node_bytes", "key_capacity_bytes", "meganode_bytes", "meganodes_per_server",
+                                      "extents_bytes", "split_fill_fraction", "server_request_us",
+                                      "server_node_visit_us", "client_node_us", "cache_min_distance",
+                                      "node_cache_bytes", "rectangles", "query_scale", "server_mode",
+                                      "server_result_us"}));
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "type", &x->type, {"pilaf", "micro", "cell", "catfish"}));
+  LOCUS_RETURN_IF_ERROR(read_cell_index(d, t, x));
+  LOCUS_RETURN_IF_ERROR(read_catfish_index(d, t, x));
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "mode", &x->mode, {"rdma", "vo"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "initial_buckets", &x->initial_buckets, 0, 1e12));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "max_kv_bytes", &x->max_kv_bytes, 64, 1 << 26));
@@ -88,6 +146,16 @@ Status read_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "read_bytes", &x->read_bytes, 1, 1 << 24));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "rpc_request_bytes", &x->rpc_request_bytes, 0, 1 << 20));
   return d.number(t, s, "rpc_response_bytes", &x->rpc_response_bytes, 0, 1 << 20);
+}
+
+// A TOML scalar as the text a property setter parses; false if not one.
+bool scalar_text(const toml::node& v, std::string* out) {
+  if (auto s = v.value_exact<std::string>()) *out = *s;
+  else if (auto i = v.value_exact<int64_t>()) *out = std::to_string(*i);
+  else if (auto f = v.value_exact<double>()) { std::ostringstream os; os.precision(17); os << *f; *out = os.str(); }
+  else if (auto b = v.value_exact<bool>()) *out = *b ? "true" : "false";
+  else return false;
+  return true;
 }
 
 Status read_workload(const Decoder& d, const toml::table& t, workload::WorkloadSpec* w) {
@@ -103,14 +171,51 @@ Status read_workload(const Decoder& d, const toml::table& t, workload::WorkloadS
   for (auto&& [k, v] : t) {
     if (k.str() == "standard") continue;
     std::string value;
-    if (auto s = v.value_exact<std::string>()) value = *s;
-    else if (auto i = v.value_exact<int64_t>()) value = std::to_string(*i);
-    else if (auto f = v.value_exact<double>()) { std::ostringstream os; os.precision(17); os << *f; value = os.str(); }
-    else if (auto b = v.value_exact<bool>()) value = *b ? "true" : "false";
-    else return d.fail(&v, "workload." + std::string(k.str()), "expected a string, number or boolean");
+    if (!scalar_text(v, &value)) {
+      return d.fail(&v, "workload." + std::string(k.str()), "expected a string, number or boolean");
+    }
     Status st = workload::set_property(*w, k.str(), value);
     if (!st.is_ok()) return d.fail(&v, "workload." + std::string(k.str()), st.message());
   }
+  return Status();
+}
+
+// [selector]: type static (the index's own choice) or a core/selector
+// kind; client_fraction and the sub-tables ([selector.jsq],
+// [selector.window], ...) are selector_config's property names, so every
+// constant a selector has can be set here or with --set.
+Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
+  if (const toml::node* n = t.get("type")) {
+    auto v = n->value_exact<std::string>();
+    if (!v) return d.fail(n, "selector.type", "expected a string");
+    if (*v != "static") {
+      auto kind = selector::parse_selector_kind(*v);
+      if (!kind.is_ok()) return d.fail(n, "selector.type", "not static, and " + kind.status().message());
+      x->config.kind = *kind;
+    }
+    x->type = *v;
+  }
+  LOCUS_RETURN_IF_ERROR(d.number(t, "selector", "client_fraction", &x->config.client_fraction, 0, 1));
+  for (auto&& [group, node] : t) {
+    const toml::table* g = node.as_table();
+    if (g == nullptr) {
+      if (group.str() != "type" && group.str() != "client_fraction") {
+        return d.fail(&node, "selector." + std::string(group.str()), "unknown key");
+      }
+      continue;
+    }
+    for (auto&& [k, v] : *g) {
+      const std::string property = std::string(group.str()) + "." + std::string(k.str());
+      std::string value;
+      if (!scalar_text(v, &value)) return d.fail(&v, "selector." + property, "expected a number or boolean");
+      Status st = selector::set_selector_property(x->config, property, value);
+      if (!st.is_ok()) return d.fail(&v, "selector." + property, st.message());
+    }
+  }
+  if (x->type == "static" && t.size() > (t.contains("type") ? 1u : 0u)) {
+    return d.fail(&t, "selector", "settings need a selector.type other than static");
+  }
+  if (Status st = x->config.validate(); !st.is_ok()) return d.fail(&t, "selector", st.message());
   return Status();
 }
 
@@ -123,8 +228,11 @@ Status read_rest(const Decoder& d, const toml::table& root, Scenario* sc) {
   if (auto* t = d.sub(root, "index")) LOCUS_RETURN_IF_ERROR(read_index(d, *t, &sc->index));
   if (auto* t = d.sub(root, "workload")) LOCUS_RETURN_IF_ERROR(read_workload(d, *t, &sc->workload));
   if (auto* t = d.sub(root, "selector")) {
-    LOCUS_RETURN_IF_ERROR(d.only(*t, "selector", {"type"}));
-    LOCUS_RETURN_IF_ERROR(d.text(*t, "selector", "type", &sc->selector.type, {"static"}));
+    LOCUS_RETURN_IF_ERROR(read_selector(d, *t, &sc->selector));
+    if (sc->selector.type != "static" && sc->index.type != "cell" && sc->index.type != "catfish") {
+      return d.fail(t->get("type"), "selector.type",
+                    "index type " + sc->index.type + " has a fixed choice of paths: only 'static'");
+    }
   }
   if (auto* t = d.sub(root, "run")) {
     LOCUS_RETURN_IF_ERROR(d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s"}));
@@ -137,10 +245,16 @@ Status read_rest(const Decoder& d, const toml::table& root, Scenario* sc) {
     }
   }
   if (auto* t = d.sub(root, "output")) {
-    LOCUS_RETURN_IF_ERROR(d.only(*t, "output", {"name", "json", "csv"}));
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "output", {"name", "json", "csv", "timeseries_ms", "timeseries"}));
     LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "name", &sc->output.name));
     LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "json", &sc->output.json));
     LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "csv", &sc->output.csv));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "output", "timeseries_ms", &sc->output.timeseries_ms, 0, 1e9));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "output", "timeseries", &sc->output.timeseries));
+    if (sc->output.timeseries_ms > 0 && sc->run.duration_s * 1e3 / sc->output.timeseries_ms > kMaxTimeseriesWindows) {
+      return d.fail(t->get("timeseries_ms"), "output.timeseries_ms",
+                    "more than " + std::to_string(kMaxTimeseriesWindows) + " windows in run.duration_s");
+    }
   }
   if (const toml::node* n = root.get("phases")) {
     const toml::array* a = n->as_array();

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/selector/backoff_selector.h"
 #include "core/selector/jsq_selector.h"
 #include "core/selector/latency_window_selector.h"
 #include "core/selector/simple_selectors.h"
@@ -61,17 +62,19 @@ std::string_view selector_kind_name(SelectorKind kind) {
     case SelectorKind::kFixedRatio: return "fixed_ratio";
     case SelectorKind::kJsq: return "jsq";
     case SelectorKind::kLatencyWindow: return "latency_window";
+    case SelectorKind::kBackoff: return "backoff";
   }
   return "unknown";
 }
 
 StatusOr<SelectorKind> parse_selector_kind(std::string_view name) {
   for (SelectorKind k : {SelectorKind::kServerOnly, SelectorKind::kClientOnly,
-                         SelectorKind::kFixedRatio, SelectorKind::kJsq, SelectorKind::kLatencyWindow}) {
+                         SelectorKind::kFixedRatio, SelectorKind::kJsq, SelectorKind::kLatencyWindow,
+                         SelectorKind::kBackoff}) {
     if (name == selector_kind_name(k)) return k;
   }
   return invalid_argument("selector kind '" + std::string(name) +
-                          "': expected server_only, client_only, fixed_ratio, jsq or latency_window");
+                          "': expected server_only, client_only, fixed_ratio, jsq, latency_window or backoff");
 }
 
 Status SelectorConfig::validate() const {
@@ -95,6 +98,9 @@ Status SelectorConfig::validate() const {
     return invalid_argument("selector window.initial_meganode_height must be at least 1");
   }
   if (window.height_samples == 0) return invalid_argument("selector window.height_samples must be positive");
+  if (backoff.n == 0) return invalid_argument("selector backoff.n must be positive");
+  if (!is_probability(backoff.threshold)) return invalid_argument("selector backoff.threshold must be in [0, 1]");
+  if (backoff.interval_ns < 0) return invalid_argument("selector backoff.interval_ms must not be negative");
   return Status();
 }
 
@@ -127,6 +133,9 @@ Status set_selector_property(SelectorConfig& c, std::string_view name, std::stri
   if (name == "window.explore_probability") return parse_number(name, value, &c.window.explore_probability);
   if (name == "window.initial_meganode_height") return parse_number(name, value, &c.window.initial_meganode_height);
   if (name == "window.height_samples") return parse_number(name, value, &c.window.height_samples);
+  if (name == "backoff.n") return parse_number(name, value, &c.backoff.n);
+  if (name == "backoff.threshold") return parse_number(name, value, &c.backoff.threshold);
+  if (name == "backoff.interval_ms") return parse_ms(name, value, &c.backoff.interval_ns);
   return invalid_argument("unknown selector property '" + std::string(name) + "'");
 }
 
@@ -140,6 +149,7 @@ StatusOr<std::unique_ptr<Selector>> make_selector(const SelectorConfig& config, 
     case SelectorKind::kJsq: return std::unique_ptr<Selector>(new JsqSelector(config.jsq, rng));
     case SelectorKind::kLatencyWindow:
       return std::unique_ptr<Selector>(new LatencyWindowSelector(config.window, rng));
+    case SelectorKind::kBackoff: return std::unique_ptr<Selector>(new BackoffSelector(config.backoff, rng));
   }
   return invalid_argument("selector: unknown kind");
 }

@@ -14,7 +14,7 @@
 
 namespace locus::selector {
 
-enum class SelectorKind : uint8_t { kServerOnly, kClientOnly, kFixedRatio, kJsq, kLatencyWindow };
+enum class SelectorKind : uint8_t { kServerOnly, kClientOnly, kFixedRatio, kJsq, kLatencyWindow, kBackoff };
 std::string_view selector_kind_name(SelectorKind kind);
 std::ostream& operator<<(std::ostream& os, SelectorKind kind);
 StatusOr<SelectorKind> parse_selector_kind(std::string_view name);
@@ -47,11 +47,20 @@ struct LatencyWindowConfig {
   uint32_t height_samples = 100;
 };
 
+// Catfish's back-off on server CPU heartbeats (backoff_selector.h);
+// defaults from the Catfish testbed: N = 8, T = 95%, Inv = 10 ms.
+struct BackoffConfig {
+  uint32_t n = 8;                         // N: offload window width, in requests
+  double threshold = 0.95;                // T: heartbeat utilisation above which the server is busy
+  Nanos interval_ns = 10 * kMillisecond;  // Inv: heartbeat period (and at most one taken per Inv)
+};
+
 struct SelectorConfig {
   SelectorKind kind = SelectorKind::kJsq;
   double client_fraction = 0.5;  // kFixedRatio: share of steps done client-side
   JsqConfig jsq;
   LatencyWindowConfig window;
+  BackoffConfig backoff;
 
   Status validate() const;
 };
@@ -62,7 +71,8 @@ struct SelectorConfig {
 // jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline
 // (lowest_rdma | per_path_minimum), window.window_ms, window.max_samples,
 // window.explore_probability, window.initial_meganode_height,
-// window.height_samples. The message names the property.
+// window.height_samples, backoff.n, backoff.threshold, backoff.interval_ms.
+// The message names the property.
 Status set_selector_property(SelectorConfig& config, std::string_view name, std::string_view value);
 
 // Builds the configured selector; `rng` (the client actor's) must outlive it.

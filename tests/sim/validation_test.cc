@@ -13,6 +13,7 @@
 #include "core/harness/scenario_run.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
+#include "tests/support/sim_scenario.h"
 
 namespace locus {
 namespace {
@@ -48,14 +49,7 @@ warmup_s = 0.005
 )";
 
 harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
-  auto sc = scenario::parse_scenario(kPlatform, "validation.toml", sets);
-  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  auto factory = [](const scenario::Scenario& s) {
-    simgrid_backend::SimOptions o;
-    o.seed = s.run.seed;
-    return simgrid_backend::make_simgrid_runtime(s.platform, o);
-  };
-  auto report = harness::run_scenario(*sc, factory);
+  auto report = testing::simulate_scenario(kPlatform, "validation.toml", sets);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   BOOST_REQUIRE_EQUAL(report->result.stats.total_failed(), 0u);
   return std::move(report).value();
@@ -107,6 +101,42 @@ BOOST_AUTO_TEST_CASE(phases_change_the_offered_load) {
   BOOST_TEST_MESSAGE("RPC rate with a lull in the second half: " << rate << "/s");
   BOOST_TEST(rate < 0.9 * 1e6 / 6.3);
   BOOST_TEST(rate > 0.5 * 1e6 / 6.3);
+}
+
+// Messages up to platform.packet_bytes cross the network packet-level
+// (FCFS links), longer ones as CM02 flows: both must give the closed-form
+// saturation points, and the same latency when nothing queues.
+BOOST_AUTO_TEST_CASE(flows_and_packets_agree) {
+  for (const char* model : {"platform.packet_bytes=0", "platform.packet_bytes=4096"}) {
+    BOOST_TEST_CONTEXT(model) {
+      expect_within(rate_of(simulate({model, "index.rpc_fraction=1.0"}), "RPC"), 1e6 / 6.3, 0.02, "RPC on one core");
+      expect_within(rate_of(simulate({model, "index.rpc_fraction=0.0"}), "TRAVERSAL"), 1.44e6 / 5, 0.02,
+                    "5-READ traversals on one NIC");
+    }
+  }
+  const std::vector<std::string> one_client{"index.rpc_fraction=0.0", "run.clients=1"};
+  auto with = [&](const char* model) {
+    auto sets = one_client;
+    sets.emplace_back(model);
+    return simulate(sets).result.stats.find_op("TRAVERSAL")->latency.mean();
+  };
+  const double flow_ns = with("platform.packet_bytes=0");
+  const double packet_ns = with("platform.packet_bytes=4096");
+  BOOST_TEST_MESSAGE("unloaded traversal: flows " << flow_ns << " ns, packets " << packet_ns << " ns");
+  BOOST_TEST(std::abs(flow_ns - packet_ns) <= 0.02 * flow_ns);
+}
+
+// A link slower than the NIC: READ responses of 1024 + 30 header bytes
+// saturate the server's 2 Gbps link, under either network model.
+BOOST_AUTO_TEST_CASE(a_slow_link_limits_reads) {
+  const double per_read_bytes = 1024 + 30;
+  const double expected = 2e9 / 8 / per_read_bytes / 5;  // traversals/s
+  for (const char* model : {"platform.packet_bytes=0", "platform.packet_bytes=4096"}) {
+    BOOST_TEST_CONTEXT(model) {
+      const auto r = simulate({model, "index.rpc_fraction=0.0", "platform.link.bandwidth_gbps=2.0"});
+      expect_within(rate_of(r, "TRAVERSAL"), expected, 0.03, "5-READ traversals on a 2 Gbps link");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(same_seed_same_results) {

@@ -107,8 +107,14 @@ BOOST_AUTO_TEST_CASE(versions_detect_torn_reads_over_the_nic) {
   std::atomic<bool> done{false};
   std::atomic<uint64_t> stable{0}, torn{0};
   testing::FailureLog failures;
-  BOOST_REQUIRE(runtime->spawn(*server, "writer", ActorKind::kWorker, [&](Env&) {
-    for (uint64_t c = 1; !done.load(std::memory_order_acquire); ++c) fill(c);
+  BOOST_REQUIRE(runtime->spawn(*server, "writer", ActorKind::kWorker, [&](Env& env) {
+    // Bursts of writes (reads overlapping them tear) with pauses between
+    // (reads there are stable), so both kinds occur however the machine
+    // schedules the two threads.
+    for (uint64_t c = 1; !done.load(std::memory_order_acquire); ++c) {
+      fill(c);
+      if (c % 512 == 0) env.clock->sleep_for(20 * kMicrosecond);
+    }
   }).is_ok());
   BOOST_REQUIRE(runtime->spawn(*client, "reader", ActorKind::kWorker, [&](Env& env) {
     struct StopWriter {

@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
   BOOST_TEST(contains(e, "platform.nic.read: sizes must increase"), e);
 
   e = error_of("[index]\ntype = \"btree\"\n");
-  BOOST_TEST(contains(e, "index.type: 'btree' is not one of pilaf | micro"), e);
+  BOOST_TEST(contains(e, "index.type: 'btree' is not one of pilaf | micro | cell"), e);
 
   e = error_of("[workload]\nreadproportion = 1.5\n");
   BOOST_TEST(contains(e, "workload.readproportion"), e);
@@ -133,6 +133,103 @@ BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
   BOOST_TEST(contains(e, "run.clients: expected a number"), e);
   e = error_of(kGood, {"nonsense"});
   BOOST_TEST(contains(e, "expected key=value"), e);
+}
+
+const char* kCell = R"([platform]
+servers = 2
+[index]
+type = "cell"
+node_bytes = 2048
+meganode_bytes = 4194304
+meganodes_per_server = 8
+server_request_us = 3.0
+cache_min_distance = 3
+[selector]
+type = "jsq"
+[selector.jsq]
+history_samples = 50
+explore_probability = 0.02
+idle_reset_ms = 100
+rtt_baseline = "per_path_minimum"
+[output]
+timeseries_ms = 5
+)";
+
+BOOST_AUTO_TEST_CASE(cell_index_and_selector_keys_load) {
+  auto s = scenario::parse_scenario(kCell, "cell.toml");
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  BOOST_TEST(s->index.type == "cell");
+  BOOST_TEST(s->index.node_bytes == 2048u);
+  BOOST_TEST(s->index.meganode_bytes == 4194304u);
+  BOOST_TEST(s->index.meganodes_per_server == 8u);
+  BOOST_TEST(s->index.server_request_us == 3.0);
+  BOOST_TEST(s->index.cache_min_distance == 3u);
+  BOOST_TEST(s->selector.type == "jsq");
+  BOOST_TEST((s->selector.config.kind == selector::SelectorKind::kJsq));
+  BOOST_TEST(s->selector.config.jsq.history_samples == 50u);
+  BOOST_TEST(s->selector.config.jsq.explore_probability == 0.02);
+  BOOST_TEST(s->selector.config.jsq.idle_reset_ns == 100 * kMillisecond);
+  BOOST_TEST((s->selector.config.jsq.rtt_baseline == selector::RttBaseline::kPerPathMinimum));
+  BOOST_TEST(s->output.timeseries_ms == 5.0);
+
+  // Sweeps override the kind and its constants from the command line.
+  s = scenario::parse_scenario(kCell, "cell.toml",
+                               {"selector.type=fixed_ratio", "selector.client_fraction=0.3",
+                                "selector.window.window_ms=20"});
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  BOOST_TEST((s->selector.config.kind == selector::SelectorKind::kFixedRatio));
+  BOOST_TEST(s->selector.config.client_fraction == 0.3);
+  BOOST_TEST(s->selector.config.window.window_ns == 20 * kMillisecond);
+  for (const char* kind : {"server_only", "client_only", "latency_window"}) {
+    s = scenario::parse_scenario(kCell, "cell.toml", {std::string("selector.type=") + kind});
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+    BOOST_TEST(s->selector.type == kind);
+  }
+  // Existing files keep the static selector.
+  s = scenario::parse_scenario(kGood, "good.toml");
+  BOOST_REQUIRE(s.is_ok());
+  BOOST_TEST(s->selector.type == "static");
+}
+
+BOOST_AUTO_TEST_CASE(cell_mistakes_name_file_line_and_key) {
+  std::string e = error_of(std::string(kCell), {"selector.type=random"});
+  BOOST_TEST(contains(e, "selector.type: not static, and selector kind 'random'"), e);
+
+  e = error_of(std::string(kCell), {"selector.ratio=0.5"});
+  BOOST_TEST(contains(e, "selector.ratio: unknown key"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\nnode_bytes = 1000\nmeganode_bytes = 4096\n");
+  BOOST_TEST(contains(e, "bad.toml:4:"), e);
+  BOOST_TEST(contains(e, "index.meganode_bytes: must be a multiple of index.node_bytes"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\nnode_byte = 1024\n");
+  BOOST_TEST(contains(e, "bad.toml:3:"), e);
+  BOOST_TEST(contains(e, "index.node_byte: unknown key"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\nextents_bytes = 1000\n");
+  BOOST_TEST(contains(e, "index.extents_bytes: must be 0"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\n[selector]\ntype = \"jsq\"\n[selector.jsq]\nhistory_sample = 5\n");
+  BOOST_TEST(contains(e, "bad.toml:6:"), e);
+  BOOST_TEST(contains(e, "selector.jsq.history_sample"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\n[selector]\ntype = \"jsq\"\n[selector.jsq]\nrtt_baseline = \"best\"\n");
+  BOOST_TEST(contains(e, "selector.jsq.rtt_baseline"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\n[selector]\ntype = \"fixed_ratio\"\nclient_fraction = 1.5\n");
+  BOOST_TEST(contains(e, "bad.toml:5:"), e);
+  BOOST_TEST(contains(e, "selector.client_fraction: value 1.5 outside [0, 1]"), e);
+
+  e = error_of("[index]\ntype = \"cell\"\n[selector]\nclient_fraction = 0.5\n");
+  BOOST_TEST(contains(e, "selector: settings need a selector.type other than static"), e);
+
+  // Pilaf's choice of paths is fixed.
+  e = error_of(kGood, {"selector.type=jsq"});
+  BOOST_TEST(contains(e, "selector.type: index type pilaf has a fixed choice of paths"), e);
+
+  e = error_of("[run]\nduration_s = 10\n[output]\ntimeseries_ms = 0.001\n");
+  BOOST_TEST(contains(e, "bad.toml:4:"), e);
+  BOOST_TEST(contains(e, "output.timeseries_ms: more than"), e);
 }
 
 BOOST_AUTO_TEST_CASE(missing_file_is_reported) {

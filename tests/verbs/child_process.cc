@@ -77,6 +77,11 @@ std::string make_temp_dir(const std::string& prefix) {
   return dir != nullptr ? dir : "/tmp";
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
 std::string wait_for_file(const std::string& path, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {

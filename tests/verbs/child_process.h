@@ -34,6 +34,8 @@ class ChildProcess {
 
 // A fresh directory under $TMPDIR (or /tmp) for one test's files.
 std::string make_temp_dir(const std::string& prefix);
+// Writes `text` to `path` (a cluster file for a child).
+void write_file(const std::string& path, const std::string& text);
 // Polls until `path` exists and is non-empty; returns its first line or "".
 std::string wait_for_file(const std::string& path, int timeout_ms);
 

@@ -9,7 +9,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,7 +21,6 @@
 #include "core/index/pilaf/client.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
-#include "core/workload/workload.h"
 #include "tests/support/failure_log.h"
 #include "tests/verbs/child_process.h"
 #include "tests/verbs/verbs_test_env.h"
@@ -48,11 +46,6 @@ struct ServedCluster {
   verbs::ClusterConfig config;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
 std::string cluster_toml(const std::string& address, const std::string& port) {
   return "[[server]]\naddress = \"" + address + "\"\nport = " + port + "\n\n[verbs]\nconnect_timeout_ms = 10000\n";
 }
@@ -61,7 +54,7 @@ ServedCluster start_server(const std::string& name) {
   ServedCluster c;
   c.dir = verbs::testing::make_temp_dir(name);
   const std::string address = verbs::testing::local_address();
-  write_file(c.dir + "/serve.toml", cluster_toml(address, "0"));
+  verbs::testing::write_file(c.dir + "/serve.toml", cluster_toml(address, "0"));
   c.server = std::make_unique<ChildProcess>(
       std::vector<std::string>{LOCUS_BINARY, "serve", "--config", c.dir + "/serve.toml", "--node", "0", "--records",
                                std::to_string(kRecords), "--workload", "c", "--ready-file", c.dir + "/ready"},
@@ -69,21 +62,14 @@ ServedCluster start_server(const std::string& name) {
   const std::string where = verbs::testing::wait_for_file(c.dir + "/ready", 60'000);
   BOOST_REQUIRE_MESSAGE(!where.empty(), "locus serve did not start:\n" << c.server->output());
   c.config_path = c.dir + "/cluster.toml";
-  write_file(c.config_path, cluster_toml(address, where.substr(where.rfind(':') + 1)));
+  verbs::testing::write_file(c.config_path, cluster_toml(address, where.substr(where.rfind(':') + 1)));
   auto config = verbs::load_cluster_config(c.config_path);
   BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
   c.config = *config;
   return c;
 }
 
-std::string loaded_key(uint64_t keynum) {
-  workload::WorkloadSpec spec = workload::standard_workload('c').value();
-  spec.recordcount = kRecords;
-  auto wl = workload::Workload::create(spec);
-  std::string key(wl->max_key_bytes(), '\0');
-  key.resize(wl->build_key(keynum, key.data(), key.size()));
-  return key;
-}
+std::string loaded_key(uint64_t keynum) { return verbs::testing::loaded_key('c', kRecords, keynum); }
 
 // Runs fn as one client actor of a fresh client-only runtime.
 void run_client(const verbs::ClusterConfig& config, const std::function<void(Endpoint&, rpc::RpcClient&)>& fn,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "backends/verbs/verbs_runtime.h"
+#include "core/workload/workload.h"
 
 namespace locus::verbs::testing {
 
@@ -31,6 +32,15 @@ ClusterConfig local_cluster(int servers) {
   for (int i = 0; i < servers; ++i) config.servers.push_back({local_address(), 0});
   config.verbs.connect_timeout_ms = 10'000;  // generous: Soft-RoCE under emulation is slow
   return config;
+}
+
+std::string loaded_key(char workload, uint64_t records, uint64_t keynum) {
+  workload::WorkloadSpec spec = workload::standard_workload(workload).value();
+  spec.recordcount = records;
+  auto wl = workload::Workload::create(spec);
+  std::string key(wl->max_key_bytes(), '\0');
+  key.resize(wl->build_key(keynum, key.data(), key.size()));
+  return key;
 }
 
 }  // namespace locus::verbs::testing

@@ -7,6 +7,7 @@
 // the tier cleanly; ci/softroce-vm.sh runs it where a device exists.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "backends/verbs/cluster_config.h"
@@ -27,5 +28,9 @@ std::string local_address();
 // A cluster of `servers` servers on local_address(), each on a free port,
 // tuned for tests (short RNR budget, bounded connect time).
 ClusterConfig local_cluster(int servers);
+
+// Key `keynum` of the records of YCSB workload `workload` (a-f) that
+// `locus serve --records records --workload W` loads.
+std::string loaded_key(char workload, uint64_t records, uint64_t keynum);
 
 }  // namespace locus::verbs::testing

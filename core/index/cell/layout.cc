@@ -27,37 +27,36 @@ Status Geometry::validate() const {
   return Status();
 }
 
-uint32_t NodeView::lower_bound(std::string_view key, bool strictly_after) const {
-  uint32_t lo = 0, hi = count();
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    const std::string_view k = this->key(mid);
-    if (strictly_after ? k <= key : k < key) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+// The searches compare entry i's key slot (its length, then its bytes)
+// with the prepared key; the slot of entry i is key_at + i * stride.
+
+int NodeView::compare_tie(const std::byte* at, uint32_t len, const SearchKey& k) const {
+  if (len > g_->key_capacity_bytes) len = g_->key_capacity_bytes;  // a garbled image
+  if (len <= 8 && k.key.size() <= 8) return static_cast<int>(len) - static_cast<int>(k.key.size());
+  return std::string_view(reinterpret_cast<const char*>(at), len).compare(k.key);
 }
 
-int32_t NodeView::find(std::string_view key) const {
+uint32_t NodeView::lower_bound(const SearchKey& key, bool strictly_after) const {
+  const uint32_t s = stride();
+  const std::byte* key_at = entry(0) + Geometry::value_bytes(extent_entries());
+  if (strictly_after) {
+    return partition_point(0, [&](uint32_t i) { return compare_slot(key_at + uint64_t{i} * s, key) <= 0; });
+  }
+  return partition_point(0, [&](uint32_t i) { return compare_slot(key_at + uint64_t{i} * s, key) < 0; });
+}
+
+int32_t NodeView::find(const SearchKey& key) const {
   const uint32_t i = lower_bound(key);
-  return i < count() && this->key(i) == key ? static_cast<int32_t>(i) : -1;
+  if (i >= count()) return -1;
+  const std::byte* slot = entry(i) + Geometry::value_bytes(extent_entries());
+  return compare_slot(slot, key) == 0 ? static_cast<int32_t>(i) : -1;
 }
 
-uint32_t NodeView::child_index(std::string_view key) const {
+uint32_t NodeView::child_index(const SearchKey& key) const {
   // First entry in [1, count) whose key is > key; the one before covers it.
-  uint32_t lo = 1, hi = count();
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (this->key(mid) <= key) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo - 1;
+  const uint32_t s = stride();
+  const std::byte* key_at = entry(0) + Geometry::value_bytes(extent_entries());
+  return partition_point(1, [&](uint32_t i) { return compare_slot(key_at + uint64_t{i} * s, key) <= 0; }) - 1;
 }
 
 void NodeWriter::begin() {

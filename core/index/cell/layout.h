@@ -23,6 +23,7 @@
 //    from the node's min key.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -114,13 +115,40 @@ struct Geometry {
   uint64_t node_offset(uint32_t m, uint32_t index) const {
     return meganode_base(m) + uint64_t{index} * node_bytes;
   }
+  // Every descent step asks these: powers of two (the usual sizes) avoid a division.
   bool is_node_offset(uint64_t off) const {
-    return off >= node_bytes && off < region_bytes() && off % node_bytes == 0;
+    const bool aligned = power_of_two(node_bytes) ? (off & (node_bytes - 1)) == 0 : off % node_bytes == 0;
+    return off >= node_bytes && off < region_bytes() && aligned;
   }
-  uint32_t meganode_of(uint64_t off) const { return static_cast<uint32_t>((off - node_bytes) / meganode_bytes()); }
+  uint32_t meganode_of(uint64_t off) const {
+    const uint64_t mb = meganode_bytes();
+    return static_cast<uint32_t>(power_of_two(mb) ? (off - node_bytes) >> std::countr_zero(mb)
+                                                  : (off - node_bytes) / mb);
+  }
+  // Not std::has_single_bit: without -mpopcnt that is a library call.
+  static constexpr bool power_of_two(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
   uint32_t node_index(uint64_t off) const {
     return static_cast<uint32_t>(((off - node_bytes) % meganode_bytes()) / node_bytes);
   }
+};
+
+// A search key prepared once for the many comparisons of a descent: its
+// first 8 bytes as a big-endian number (zero-padded), which decides most
+// comparisons with one integer compare; ties fall back to the bytes.
+struct SearchKey {
+  explicit SearchKey(std::string_view k) : key(k), prefix(prefix_of(k.data(), k.size() < 8 ? k.size() : 8)) {}
+  // `len` bytes at `p` (at most 8) as the high bytes of a big-endian number.
+  static uint64_t prefix_of(const void* p, size_t len) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, len);
+    return to_big_endian(raw);
+  }
+  static uint64_t to_big_endian(uint64_t raw) {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(raw);
+    return raw;
+  }
+  std::string_view key;
+  uint64_t prefix;
 };
 
 // Read-only view of one node image: the server's own memory, or a copy a
@@ -165,8 +193,20 @@ class NodeView {
   }
   Bound min() const { return {min_key(), min_is_inf()}; }
   Bound max() const { return {max_key(), max_is_inf()}; }
-  bool below_min(std::string_view key) const { return !min_is_inf() && key < min_key(); }
-  bool at_or_above_max(std::string_view key) const { return !max_is_inf() && key >= max_key(); }
+  bool below_min(std::string_view key) const { return below_min(SearchKey(key)); }
+  bool at_or_above_max(std::string_view key) const { return at_or_above_max(SearchKey(key)); }
+  bool below_min(const SearchKey& k) const {
+    return !min_is_inf() && compare(p_ + sizeof(NodeHeader), header().min_len, k) > 0;
+  }
+  bool at_or_above_max(const SearchKey& k) const {
+    return !max_is_inf() && compare(p_ + sizeof(NodeHeader) + g_->key_capacity_bytes, header().max_len, k) <= 0;
+  }
+  // Both bounds at once (a descent's per-node check): -1 below min, 1 at or
+  // above max, 0 inside.
+  int position(const SearchKey& k) const {
+    if (below_min(k)) return -1;
+    return at_or_above_max(k) ? 1 : 0;
+  }
 
   const std::byte* entry(uint32_t i) const { return p_ + g_->header_bytes() + uint64_t{i} * stride(); }
   std::string_view key(uint32_t i) const {
@@ -187,14 +227,59 @@ class NodeView {
   }
 
   // First entry whose key is >= key (> key with `strictly_after`).
-  uint32_t lower_bound(std::string_view key, bool strictly_after = false) const;
+  uint32_t lower_bound(std::string_view key, bool strictly_after = false) const {
+    return lower_bound(SearchKey(key), strictly_after);
+  }
+  uint32_t lower_bound(const SearchKey& key, bool strictly_after = false) const;
   // The entry holding exactly `key`, or -1.
-  int32_t find(std::string_view key) const;
+  int32_t find(std::string_view key) const { return find(SearchKey(key)); }
+  int32_t find(const SearchKey& key) const;
   // The child entry covering `key`: the last entry whose key is <= key,
   // entry 0 standing for everything from the node's min. count() > 0.
-  uint32_t child_index(std::string_view key) const;
+  uint32_t child_index(std::string_view key) const { return child_index(SearchKey(key)); }
+  uint32_t child_index(const SearchKey& key) const;
+  // Hints the CPU to fetch the whole node image (a descent's next node):
+  // its cache lines then arrive in parallel, not one per binary-search probe.
+  void prefetch() const {
+    const std::byte* end = p_ + g_->node_bytes;
+    for (const std::byte* at = p_; at < end; at += 64) __builtin_prefetch(at);
+  }
 
  private:
+  // <0, 0, >0 as the key of `len` bytes (clamped) at `at` is below, equal
+  // to or above k. Reads 8 bytes at `at`: every key slot is followed by at
+  // least 8 bytes of the image (more key slots, entries or the back version).
+  int compare(const std::byte* at, uint32_t len, const SearchKey& k) const {
+    uint64_t raw;
+    std::memcpy(&raw, at, 8);
+    const uint64_t mask = len >= 8 ? ~uint64_t{0} : ~(~uint64_t{0} >> (8 * len));
+    const uint64_t p = SearchKey::to_big_endian(raw) & mask;
+    if (p != k.prefix) [[likely]] return p < k.prefix ? -1 : 1;
+    return compare_tie(at, len, k);
+  }
+  // compare() when the prefixes tie: the lengths or the bytes after them decide.
+  int compare_tie(const std::byte* at, uint32_t len, const SearchKey& k) const;
+  // compare() of the key slot (u16 length, then the bytes) at `slot`.
+  int compare_slot(const std::byte* slot, const SearchKey& k) const {
+    uint16_t len;
+    std::memcpy(&len, slot, 2);
+    return compare(slot + 2, len, k);
+  }
+  // First entry index in [lo, count) for which before(i) is false; before
+  // must be true on a prefix of the range. Branch-free halving.
+  template <typename Before>
+  uint32_t partition_point(uint32_t lo, Before before) const {
+    uint32_t n = count() > lo ? count() - lo : 0;
+    if (n == 0) return lo;
+    uint32_t base = lo;
+    while (n > 1) {
+      const uint32_t half = n / 2;
+      base = before(base + half) ? base + half : base;
+      n -= half;
+    }
+    return base + (before(base) ? 1 : 0);
+  }
+
   std::string_view text(const std::byte* at, uint32_t len) const {
     if (len > g_->key_capacity_bytes) len = g_->key_capacity_bytes;
     return {reinterpret_cast<const char*>(at), len};

@@ -1,0 +1,101 @@
+// CatfishClient: connecting, the two search paths and the writes. See
+// catfish_client.h.
+#include "core/index/catfish/catfish_client.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/selector/backoff_selector.h"
+
+namespace locus::catfish {
+
+StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoint, CatfishServer& server,
+                                                                selector::Selector& selector,
+                                                                const CatfishClientOptions& options) {
+  if (options.node_ns < 0) return invalid_argument("catfish client: node_ns must not be negative");
+  std::unique_ptr<CatfishClient> c(new CatfishClient(endpoint, selector, options));
+  LOCUS_ASSIGN_OR_RETURN(c->messaging_, MessagingClient::create(endpoint, options.messaging));
+  LOCUS_ASSIGN_OR_RETURN(const ConnectionInfo info, server.accept(c->messaging_->client_info()));
+  LOCUS_RETURN_IF_ERROR(c->messaging_->connect(info));
+  LOCUS_ASSIGN_OR_RETURN(c->offload_, OffloadClient::connect(endpoint, server.tree_region(), options.offload));
+  if (auto* backoff = dynamic_cast<selector::BackoffSelector*>(&selector)) {
+    backoff->attach_heartbeat(info.server, c->messaging_->heartbeat_slot());
+  }
+  return c;
+}
+
+Status CatfishClient::search(const Rect& query, std::vector<Hit>* out) {
+  const NodeId server = server_node();
+  const selector::Path path = selector_.choose(server, endpoint_.env().clock->now());
+  return search_by(path, query, out);
+}
+
+Status CatfishClient::search_by(selector::Path path, const Rect& query, std::vector<Hit>* out) {
+  const Status st = path == selector::Path::kServer ? search_server(query, out) : search_client(query, out);
+  if (!st.is_ok()) ++stats_.failures;
+  stats_.hits += out->size();
+  return st;
+}
+
+Status CatfishClient::search_server(const Rect& query, std::vector<Hit>* out) {
+  ++stats_.server_searches;
+  out->clear();
+  Clock& clock = *endpoint_.env().clock;
+  const Nanos t0 = clock.now();
+  rpc::Writer w(messaging_->payload_buffer());
+  put_rect(w, query);
+  LOCUS_ASSIGN_OR_RETURN(const auto answer, messaging_->call(kSearchRequest, w.size()));
+  const Nanos t1 = clock.now();
+  selector_.observe(server_node(), selector::Path::kServer, t1 - t0, t1);
+  rpc::Reader r(answer);
+  uint32_t count = 0;
+  if (!r.get(&count) || uint64_t{count} * kHitWireBytes != answer.size() - sizeof(uint32_t)) {
+    return corruption("catfish search: malformed answer of " + std::to_string(answer.size()) + " bytes");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    Hit h;
+    if (!get_rect(r, &h.rect) || !r.get(&h.id)) return corruption("catfish search: malformed hit");
+    out->push_back(h);
+  }
+  return Status();
+}
+
+Status CatfishClient::search_client(const Rect& query, std::vector<Hit>* out) {
+  ++stats_.client_searches;
+  Env& env = endpoint_.env();
+  const OffloadStats before = offload_->stats();
+  const Nanos t0 = env.clock->now();
+  LOCUS_RETURN_IF_ERROR(offload_->search(query, out));
+  const OffloadStats& after = offload_->stats();
+  const uint64_t nodes = after.node_reads - before.node_reads;
+  if (options_.node_ns > 0) env.cpu->charge(options_.node_ns * static_cast<Nanos>(nodes));
+  const Nanos t1 = env.clock->now();
+  const uint64_t rounds = std::max<uint64_t>(1, after.batches - before.batches);
+  selector_.observe(server_node(), selector::Path::kClient, (t1 - t0) / static_cast<Nanos>(rounds), t1);
+  selector_.observe_meganode_reads(static_cast<uint32_t>(std::min<uint64_t>(rounds, UINT32_MAX)));
+  return Status();
+}
+
+Status CatfishClient::write(uint16_t type, const Rect& rect, uint64_t id) {
+  rpc::Writer w(messaging_->payload_buffer());
+  put_rect(w, rect);
+  w.put(id);
+  const auto answer = messaging_->call(type, w.size());
+  return answer.status();
+}
+
+Status CatfishClient::insert(const Rect& rect, uint64_t id) {
+  ++stats_.inserts;
+  const Status st = write(kInsertRequest, rect, id);
+  if (!st.is_ok()) ++stats_.failures;
+  return st;
+}
+
+Status CatfishClient::remove(const Rect& rect, uint64_t id) {
+  ++stats_.deletes;
+  const Status st = write(kDeleteRequest, rect, id);
+  if (!st.is_ok() && st.code() != StatusCode::kNotFound) ++stats_.failures;
+  return st;
+}
+
+}  // namespace locus::catfish

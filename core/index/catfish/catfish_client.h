@@ -1,0 +1,82 @@
+// CatfishClient: one client's connection to a Catfish server. Per search a
+// Selector picks the path: server-side (fast messaging: the request goes
+// into the server's ring by RDMA WRITE, the server walks the tree) or
+// client-side (offloading: the client walks the tree itself with
+// multi-issued RDMA READs). Inserts and deletes always go by messaging:
+// only the server's CPU changes the tree.
+//
+// Feedback: a BackoffSelector gets the connection's heartbeat slot at
+// connect (the server writes its CPU utilisation there every Inv); every
+// selector sees observe() with, for a server search, its round trip, and
+// for an offloaded one the latency per multi-issue round (a round is the
+// client-side step the selector compares with a request) plus the rounds
+// via observe_meganode_reads. Not thread-safe: one per client actor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/index/catfish/catfish_server.h"
+#include "core/index/catfish/client_offload.h"
+#include "core/index/catfish/messaging.h"
+#include "core/selector/selector.h"
+
+namespace locus::catfish {
+
+struct CatfishClientOptions {
+  MessagingClientOptions messaging;
+  OffloadOptions offload;
+  Nanos node_ns = 0;  // simulated client CPU per node an offloaded search examines
+};
+
+struct CatfishClientStats {
+  uint64_t server_searches = 0;  // by fast messaging
+  uint64_t client_searches = 0;  // by offloading
+  uint64_t inserts = 0;
+  uint64_t deletes = 0;
+  uint64_t failures = 0;         // calls that returned an error (NOT_FOUND deletes excluded)
+  uint64_t hits = 0;
+};
+
+class CatfishClient {
+ public:
+  // Connects in-process through `server.accept` (the messaging ring) and
+  // its tree region (offloading). `selector` must outlive the client.
+  static StatusOr<std::unique_ptr<CatfishClient>> connect(Endpoint& endpoint, CatfishServer& server,
+                                                          selector::Selector& selector,
+                                                          const CatfishClientOptions& options = {});
+
+  // Every stored rectangle intersecting `query`, into *out (cleared first),
+  // by the path the selector picks.
+  Status search(const Rect& query, std::vector<Hit>* out);
+  // The same by a fixed path, bypassing the selector (tests).
+  Status search_by(selector::Path path, const Rect& query, std::vector<Hit>* out);
+  Status insert(const Rect& rect, uint64_t id);
+  // kNotFound if no entry has exactly this rectangle and id.
+  Status remove(const Rect& rect, uint64_t id);
+
+  const CatfishClientStats& stats() const { return stats_; }
+  const OffloadStats& offload_stats() const { return offload_->stats(); }
+  const MessagingClientStats& messaging_stats() const { return messaging_->stats(); }
+  selector::Selector& selector() { return selector_; }
+  // The node the selector knows the server by (the connection's worker).
+  NodeId server_node() const { return messaging_->connection().server; }
+
+ private:
+  CatfishClient(Endpoint& endpoint, selector::Selector& selector, const CatfishClientOptions& options)
+      : endpoint_(endpoint), selector_(selector), options_(options) {}
+  Status search_server(const Rect& query, std::vector<Hit>* out);
+  Status search_client(const Rect& query, std::vector<Hit>* out);
+  Status write(uint16_t type, const Rect& rect, uint64_t id);
+
+  Endpoint& endpoint_;
+  selector::Selector& selector_;
+  CatfishClientOptions options_;
+  std::unique_ptr<MessagingClient> messaging_;
+  std::unique_ptr<OffloadClient> offload_;
+  CatfishClientStats stats_;
+};
+
+}  // namespace locus::catfish

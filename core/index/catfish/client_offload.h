@@ -1,0 +1,103 @@
+// OffloadClient: Catfish's RDMA offloading search. The client walks the
+// server's R*-tree itself with one-sided READs and never uses the server's
+// CPU: it reads the header line for the root, then, level by level, READs
+// every child whose MBR intersects the query in one multi-issued batch (the
+// paper's multi-issue: no dependency between siblings, so their round trips
+// overlap in the NICs and the link).
+//
+// Consistency, from layout.h: a copy whose line versions disagree is torn
+// and read again (bounded); a search is accepted only if the header's move
+// epoch was even and unchanged from before the traversal to after it, else
+// it restarts (bounded), because entries may have moved between nodes
+// under it. A node that is consistent but not what its parent promised (a
+// freed or reused slot, a wrong level) means the same: restart.
+//
+// No allocation per node: the batch's buffers and work requests are fixed
+// at connect, the pending stack and the caller's result vector are reused.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/common/aligned_buffer.h"
+#include "core/common/status.h"
+#include "core/index/catfish/layout.h"
+#include "core/index/catfish/store.h"
+#include "core/transport/endpoint.h"
+
+namespace locus::catfish {
+
+// READs one batch multi-issues: each is one outstanding send work request,
+// so it must fit the send queue of every backend (loopback and verbs keep
+// at least this many; connect() checks the transport's limit).
+constexpr uint32_t kMaxReadsPerBatch = 16;
+static_assert(kMaxReadsPerBatch >= 1 && kMaxReadsPerBatch <= 64, "a batch is a short burst of READs");
+
+struct OffloadOptions {
+  uint32_t max_torn_reads = 64;   // READs of one node that may all be torn before giving up
+  uint32_t max_restarts = 4096;   // traversals a search may restart because the tree moved
+  // After the second torn copy of a node (or odd epoch) in a row the client
+  // sleeps, doubling from the base up to the cap: a server thread
+  // descheduled mid-write keeps a node locked for a whole time slice, and
+  // re-reading it at full speed would only burn the retry budget.
+  Nanos backoff_base_ns = 1'000;
+  Nanos backoff_max_ns = 1'000'000;
+};
+
+struct OffloadStats {
+  uint64_t searches = 0;
+  uint64_t node_reads = 0;
+  uint64_t batches = 0;
+  uint64_t torn_reads = 0;
+  uint64_t restarts = 0;
+};
+
+class OffloadClient {
+ public:
+  // `region` is the server's node region (registered kRemoteRead); the
+  // geometry comes from its header.
+  static StatusOr<std::unique_ptr<OffloadClient>> connect(Endpoint& endpoint, const RemoteRegion& region,
+                                                          OffloadOptions options = {});
+  ~OffloadClient();
+  OffloadClient(const OffloadClient&) = delete;
+  OffloadClient& operator=(const OffloadClient&) = delete;
+
+  // Every stored entry intersecting `query`, into *out (cleared first).
+  // kAborted if the tree kept moving for max_restarts traversals,
+  // kCorruption if a node never read consistently.
+  Status search(const Rect& query, std::vector<Hit>* out);
+
+  const OffloadStats& stats() const { return stats_; }
+  const Geometry& geometry() const { return g_; }
+
+ private:
+  struct Pending {
+    uint64_t off;
+    uint32_t level;
+    uint32_t torn;  // torn copies of this node so far
+  };
+  enum class Pass { kDone, kMoved };
+
+  OffloadClient(Endpoint& endpoint, const RemoteRegion& region, OffloadOptions options);
+  Status read_header(HeaderInfo* out);
+  void back_off(uint32_t attempt);
+  // One traversal from the root; kMoved if a node was not what its parent said.
+  StatusOr<Pass> traverse(const Rect& query, const HeaderInfo& h, std::vector<Hit>* out);
+
+  Endpoint& endpoint_;
+  RemoteRegion remote_;
+  OffloadOptions options_;
+  Geometry g_;
+  uint32_t batch_limit_ = kMaxReadsPerBatch;
+  AlignedBuffer buffer_;  // header line, then kMaxReadsPerBatch node images
+  Region region_;
+  bool registered_ = false;
+  std::array<WorkRequest, kMaxReadsPerBatch> wrs_;
+  std::array<Pending, kMaxReadsPerBatch> inflight_;
+  std::vector<Pending> pending_;  // a stack: depth first, so it stays small
+  OffloadStats stats_;
+};
+
+}  // namespace locus::catfish

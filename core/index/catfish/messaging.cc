@@ -1,0 +1,244 @@
+// MessagingClient: see messaging.h. One outstanding call at a time (a
+// client is one actor); one-way sends may run ahead until the request ring
+// is full. The response is reassembled into a buffer sized once.
+#include <cstring>
+#include <string>
+
+#include "core/index/catfish/messaging_server_internal.h"
+
+namespace locus::catfish {
+
+StatusOr<std::unique_ptr<MessagingClient>> MessagingClient::create(Endpoint& endpoint,
+                                                                   const MessagingClientOptions& o) {
+  if (o.response_ring_bytes % kMessageAlignBytes != 0 || o.response_ring_bytes > kMaxRingBytes ||
+      o.response_ring_bytes < 2 * kMessageOverheadBytes || o.recv_buffers == 0) {
+    return invalid_argument("catfish client: response_ring_bytes must be a multiple of 8 in [64, 1 GiB] "
+                            "and recv_buffers positive");
+  }
+  std::unique_ptr<MessagingClient> client(new MessagingClient(endpoint, o));
+  LOCUS_RETURN_IF_ERROR(client->init());
+  return client;
+}
+
+MessagingClient::MessagingClient(Endpoint& endpoint, const MessagingClientOptions& options)
+    : endpoint_(endpoint), options_(options) {}
+
+MessagingClient::~MessagingClient() {
+  if (local_registered_) (void)endpoint_.transport().deregister_memory(local_region_);
+  if (ring_registered_) (void)endpoint_.transport().deregister_memory(ring_region_);
+}
+
+Status MessagingClient::init() {
+  const uint64_t ring_bytes = uint64_t{options_.response_ring_bytes} + kControlBytes;
+  ring_memory_ = AlignedBuffer(ring_bytes);
+  const uint64_t staging_bytes = message_bytes(options_.max_request_bytes);
+  const uint64_t local_bytes = staging_bytes + 8 + 8 + 8;
+  local_memory_ = AlignedBuffer(local_bytes);
+  if (!ring_memory_.valid() || !local_memory_.valid()) {
+    return resource_exhausted("catfish client: cannot allocate ring buffers");
+  }
+  LOCUS_ASSIGN_OR_RETURN(ring_region_,
+                         endpoint_.transport().register_memory(ring_memory_.data(), ring_bytes, kRemoteWrite));
+  ring_registered_ = true;
+  LOCUS_ASSIGN_OR_RETURN(local_region_,
+                         endpoint_.transport().register_memory(local_memory_.data(), local_bytes, kLocalOnly));
+  local_registered_ = true;
+  control_ = ring_memory_.data() + options_.response_ring_bytes;
+  staging_ = local_memory_.data();
+  wrap_buf_ = staging_ + staging_bytes;
+  head_buf_ = wrap_buf_ + 8;
+  recv_buf_ = head_buf_ + 8;
+  response_.resize(options_.max_response_bytes);
+  reader_.reset(ring_memory_.data(), options_.response_ring_bytes);
+  for (uint32_t i = 0; i < options_.recv_buffers; ++i) LOCUS_RETURN_IF_ERROR(post_recv_buffer(i));
+  return Status();
+}
+
+Status MessagingClient::post_recv_buffer(uint32_t index) {
+  RecvRequest r;
+  r.wr_id = kRecvTag | index;
+  r.local = {recv_buf_, 8, local_region_.lkey};
+  return endpoint_.transport().post_recv(std::span<const RecvRequest>(&r, 1));
+}
+
+ClientInfo MessagingClient::client_info() const {
+  ClientInfo info;
+  info.node = endpoint_.node_id();
+  info.response_ring = ring_region_.remote();
+  info.response_ring_bytes = options_.response_ring_bytes;
+  return info;
+}
+
+Status MessagingClient::connect(const ConnectionInfo& info) {
+  if (info.request_ring_bytes % kMessageAlignBytes != 0 || info.request_ring_bytes > kMaxRingBytes ||
+      message_bytes(options_.max_request_bytes) > info.request_ring_bytes ||
+      info.request_ring.length < uint64_t{info.request_ring_bytes} + kControlBytes) {
+    return invalid_argument("catfish connect: the server's " + std::to_string(info.request_ring_bytes) +
+                            "-byte request ring cannot hold a " + std::to_string(options_.max_request_bytes) +
+                            "-byte request (or is malformed)");
+  }
+  conn_ = info;
+  writer_.reset(info.request_ring_bytes);
+  connected_ = true;
+  return Status();
+}
+
+Status MessagingClient::check_request_bytes(size_t payload_bytes) const {
+  if (payload_bytes <= options_.max_request_bytes) return Status();
+  return invalid_argument("catfish request of " + std::to_string(payload_bytes) + " bytes exceeds the " +
+                          std::to_string(options_.max_request_bytes) + "-byte limit");
+}
+
+Status MessagingClient::fail(Status why) {
+  if (broken_.is_ok()) broken_ = why;
+  return why;
+}
+
+WorkRequest MessagingClient::head_write() {
+  const uint64_t consumed = reader_.consumed_bytes();
+  std::memcpy(head_buf_, &consumed, 8);
+  published_head_ = consumed;
+  return small_write(endpoint_.next_wr_id(),
+                     remote_at(conn_.request_ring, conn_.request_ring_bytes + kHeadWordOffset), head_buf_,
+                     local_region_.lkey);
+}
+
+Status MessagingClient::publish_head_now() {
+  return endpoint_.execute(head_write());
+}
+
+Status MessagingClient::wait_for_room(uint32_t size_bytes, RingWriter::Placement* out) {
+  Env& env = endpoint_.env();
+  const Nanos deadline = env.clock->now() + endpoint_.timeout();
+  while (true) {
+    const uint64_t head = load_head_word(control_ + kHeadWordOffset);
+    if (!writer_.head_valid(head)) {
+      return fail(corruption("catfish: server " + std::to_string(conn_.server) +
+                             " published an impossible request-ring head " + std::to_string(head)));
+    }
+    if (auto p = writer_.place(size_bytes, head)) {
+      *out = *p;
+      return Status();
+    }
+    if (env.clock->now() >= deadline) {
+      return timeout_error("catfish: no room in the request ring of server " + std::to_string(conn_.server) +
+                           " within " + std::to_string(endpoint_.timeout() / kMillisecond) + " ms");
+    }
+    // The server's head update is a plain WRITE: nothing to wait on but time.
+    ++stats_.space_waits;
+    env.clock->sleep_for(options_.space_wait_ns);
+  }
+}
+
+Status MessagingClient::write_request(uint16_t type, MessageKind kind, size_t payload_bytes,
+                                      uint64_t request_id) {
+  if (!connected_) return invalid_argument("catfish client: not connected");
+  if (!broken_.is_ok()) return broken_;
+  LOCUS_RETURN_IF_ERROR(check_request_bytes(payload_bytes));
+  const uint32_t size = message_bytes(static_cast<uint32_t>(payload_bytes));
+  RingWriter::Placement p;
+  LOCUS_RETURN_IF_ERROR(wait_for_room(size, &p));
+  MessageHeader h;
+  h.seq = p.seq;
+  h.type = type;
+  h.kind = kind;
+  h.payload_bytes = static_cast<uint32_t>(payload_bytes);
+  h.request_id = request_id;
+  encode_message(staging_, h);
+  WorkRequest batch[3];
+  size_t n = 0;
+  // The response ring's head rides along with the next request.
+  if (reader_.consumed_bytes() != published_head_) batch[n++] = head_write();
+  if (p.wrap) {
+    const uint64_t word = wrap_word(p.wrap_seq, p.wrap_bytes);
+    std::memcpy(wrap_buf_, &word, 8);
+    batch[n++] = small_write(endpoint_.next_wr_id(), remote_at(conn_.request_ring, p.wrap_offset), wrap_buf_,
+                             local_region_.lkey);
+    ++stats_.wraps;
+  }
+  WorkRequest& mw = batch[n++];
+  mw.wr_id = endpoint_.next_wr_id();
+  mw.op = conn_.mode == ServerMode::kEvent ? Opcode::kWriteWithImm : Opcode::kWrite;
+  mw.imm = conn_.connection_id;
+  mw.remote = remote_at(conn_.request_ring, p.offset);
+  mw.local = {staging_, size, local_region_.lkey};
+  writer_.commit(p, size);
+  Status st = endpoint_.execute(std::span<const WorkRequest>(batch, n));
+  // A request that may or may not have landed leaves the ring's state unknown.
+  if (!st.is_ok()) return fail(st);
+  return Status();
+}
+
+Status MessagingClient::send(uint16_t type, size_t payload_bytes) {
+  ++stats_.calls;
+  return write_request(type, MessageKind::kOneWay, payload_bytes, next_request_id_++);
+}
+
+StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, std::span<const std::byte> payload) {
+  LOCUS_RETURN_IF_ERROR(check_request_bytes(payload.size()));
+  if (!payload.empty()) std::memcpy(payload_buffer().data(), payload.data(), payload.size());
+  return call(type, payload.size());
+}
+
+StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t payload_bytes) {
+  ++stats_.calls;
+  const uint64_t request_id = next_request_id_++;
+  LOCUS_RETURN_IF_ERROR(write_request(type, MessageKind::kRequest, payload_bytes, request_id));
+  size_t got = 0;
+  bool overflow = false;
+  while (true) {
+    bool consumed_cont = false;
+    RingReader::View v;
+    Status problem;
+    RingReader::Poll r;
+    while ((r = reader_.poll(&v, &problem)) == RingReader::Poll::kMessage) {
+      const MessageHeader& h = v.header;
+      if (h.kind != MessageKind::kCont && h.kind != MessageKind::kEnd && h.kind != MessageKind::kError) {
+        return fail(corruption("catfish: server " + std::to_string(conn_.server) + " sent a request-kind message"));
+      }
+      if (h.request_id != request_id && h.request_id != kConnectionErrorId) {
+        ++stats_.stale_responses;
+        reader_.consume(v);
+        continue;
+      }
+      ++stats_.segments;
+      if (h.kind == MessageKind::kError) {
+        const StatusCode code = h.status <= static_cast<uint8_t>(StatusCode::kInternal) && h.status != 0
+                                    ? static_cast<StatusCode>(h.status)
+                                    : StatusCode::kInternal;
+        Status st(code, std::string(reinterpret_cast<const char*>(v.payload.data()), v.payload.size()));
+        reader_.consume(v);
+        ++stats_.error_responses;
+        if (h.request_id == kConnectionErrorId) return fail(st);
+        return st;
+      }
+      if (got + v.payload.size() > response_.size()) {
+        overflow = true;  // keep consuming to the END so the ring stays in step
+      } else if (!v.payload.empty()) {
+        std::memcpy(response_.data() + got, v.payload.data(), v.payload.size());
+        got += v.payload.size();
+      }
+      reader_.consume(v);
+      if (h.kind == MessageKind::kEnd) {
+        if (overflow) {
+          return resource_exhausted("catfish response exceeds the client's " +
+                                    std::to_string(response_.size()) + "-byte limit");
+        }
+        return std::span<const std::byte>(response_.data(), got);
+      }
+      consumed_cont = true;
+    }
+    if (r == RingReader::Poll::kBad) return fail(problem);
+    // The server may be waiting for room to send the rest.
+    if (consumed_cont) LOCUS_RETURN_IF_ERROR(publish_head_now());
+    auto rc = endpoint_.await_recv();
+    if (!rc.is_ok()) {
+      return Status(rc.status().code(), "catfish call type " + std::to_string(type) + " to server " +
+                                            std::to_string(conn_.server) + ": " + rc.status().message());
+    }
+    if (!rc->ok()) return fail(completion_error(*rc));
+    LOCUS_RETURN_IF_ERROR(post_recv_buffer(static_cast<uint32_t>(rc->wr_id & ~kRecvTag)));
+  }
+}
+
+}  // namespace locus::catfish

@@ -1,0 +1,179 @@
+// MessagingServer set-up: workers, connection slots and their regions,
+// handler registration, accept() and stats. The data path is in
+// messaging_server_datapath.cc.
+#include <algorithm>
+#include <string>
+
+#include "core/common/check.h"
+#include "core/index/catfish/messaging_server_internal.h"
+
+namespace locus::catfish {
+
+StatusOr<std::unique_ptr<MessagingServer>> MessagingServer::create(
+    std::vector<Env> worker_envs, const MessagingServerOptions& o) {
+  if (worker_envs.empty() || o.connections_per_worker == 0) {
+    return invalid_argument("catfish messaging: need at least one worker and one connection per worker");
+  }
+  if (o.request_ring_bytes % kMessageAlignBytes != 0 || o.request_ring_bytes > kMaxRingBytes ||
+      o.request_ring_bytes < 2 * kMessageOverheadBytes) {
+    return invalid_argument("catfish messaging: request_ring_bytes must be a multiple of 8 in [64, 1 GiB], got " +
+                            std::to_string(o.request_ring_bytes));
+  }
+  if (o.segment_bytes == 0 || o.segment_bytes % kMessageAlignBytes != 0 || o.max_response_bytes == 0) {
+    return invalid_argument("catfish messaging: segment_bytes must be a positive multiple of 8 and "
+                            "max_response_bytes positive");
+  }
+  std::unique_ptr<MessagingServer> server(new MessagingServer(o));
+  LOCUS_RETURN_IF_ERROR(server->init(std::move(worker_envs)));
+  return server;
+}
+
+MessagingServer::MessagingServer(const MessagingServerOptions& options)
+    : options_(options), handlers_(options.max_handler_types), counters_(new Counters) {}
+
+MessagingServer::~MessagingServer() {
+  // Unwound in reverse order of init.
+  for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
+    Connection& c = **it;
+    if (c.registered) (void)workers_[c.worker]->env.transport->deregister_memory(c.region);
+  }
+  for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) {
+    if ((*it)->registered) (void)(*it)->env.transport->deregister_memory((*it)->local_region);
+  }
+}
+
+Status MessagingServer::init(std::vector<Env> worker_envs) {
+  const auto threads = static_cast<uint32_t>(worker_envs.size());
+  const uint32_t per = options_.connections_per_worker;
+  const uint64_t response_bytes = message_bytes(options_.max_response_bytes);
+  const uint64_t segment_bytes = message_bytes(options_.segment_bytes);
+  for (uint32_t i = 0; i < threads; ++i) {
+    auto w = std::make_unique<Worker>(worker_envs[i], busy_, threads, options_.heartbeat_interval_ns);
+    w->index = i;
+    w->node = w->env.transport->node_id();
+    w->first_connection = i * per;
+    w->connection_count = per;
+    const uint64_t local_bytes = response_bytes + segment_bytes + 8 + 16 + 8 + 8ull * per;
+    w->local = AlignedBuffer(local_bytes);
+    if (!w->local.valid()) return resource_exhausted("catfish messaging: cannot allocate worker buffers");
+    LOCUS_ASSIGN_OR_RETURN(w->local_region,
+                           w->env.transport->register_memory(w->local.data(), local_bytes, kLocalOnly));
+    w->registered = true;
+    std::byte* p = w->local.data();
+    w->response_buf = p;
+    p += response_bytes;
+    w->segment_buf = p;
+    p += segment_bytes;
+    w->wrap_buf = p;
+    w->heartbeat_buf = p + 8;
+    w->recv_buf = p + 24;
+    std::byte* head_sources = p + 32;
+    w->scratch.resize(32);
+    w->heartbeat_batch.reserve(per);
+    for (uint32_t k = 0; k < per; ++k) {
+      auto c = std::make_unique<Connection>();
+      c->id = i * per + k;
+      c->worker = i;
+      const uint64_t bytes = uint64_t{options_.request_ring_bytes} + kControlBytes;
+      c->memory = AlignedBuffer(bytes);
+      if (!c->memory.valid()) return resource_exhausted("catfish messaging: cannot allocate a request ring");
+      // Its own region: the rkey reaches this client's ring and nothing else.
+      LOCUS_ASSIGN_OR_RETURN(c->region, w->env.transport->register_memory(c->memory.data(), bytes, kRemoteWrite));
+      c->registered = true;
+      c->control = c->memory.data() + options_.request_ring_bytes;
+      c->head_source = head_sources + 8ull * k;
+      c->reader.reset(c->memory.data(), options_.request_ring_bytes);
+      connections_.push_back(std::move(c));
+    }
+    if (options_.mode == ServerMode::kEvent) {
+      // Every connection has at most one request in flight; a hostile one
+      // that floods costs only RNR waits on its own connection.
+      const uint32_t recvs = std::min(2 * per + 16, w->env.transport->limits().max_recv_wr);
+      for (uint32_t r = 0; r < recvs; ++r) {
+        RecvRequest rr;
+        rr.wr_id = kRecvTag | r;
+        rr.local = {w->recv_buf, 8, w->local_region.lkey};
+        LOCUS_RETURN_IF_ERROR(w->env.transport->post_recv(std::span<const RecvRequest>(&rr, 1)));
+      }
+    }
+    workers_.push_back(std::move(w));
+  }
+  return Status();
+}
+
+Status MessagingServer::handle(uint16_t type, std::string name, MessageHandler handler) {
+  if (type == 0 || type >= handlers_.size()) {
+    return invalid_argument("catfish handler type " + std::to_string(type) + " (" + name + ") outside [1, " +
+                            std::to_string(handlers_.size()) + ")");
+  }
+  handlers_[type] = Slot{std::move(name), std::move(handler)};
+  return Status();
+}
+
+StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client) {
+  const uint32_t ring = client.response_ring_bytes;
+  if (ring % kMessageAlignBytes != 0 || ring > kMaxRingBytes || ring < message_bytes(options_.segment_bytes) ||
+      client.response_ring.length < uint64_t{ring} + kControlBytes) {
+    return invalid_argument("catfish accept: client " + std::to_string(client.node) + " response ring of " +
+                            std::to_string(ring) + " bytes cannot hold a " +
+                            std::to_string(options_.segment_bytes) + "-byte segment (or is malformed)");
+  }
+  const auto total = static_cast<uint32_t>(connections_.size());
+  const auto threads = static_cast<uint32_t>(workers_.size());
+  const uint32_t per = options_.connections_per_worker;
+  const uint32_t start = next_accept_.fetch_add(1, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < total; ++i) {
+    // Consecutive accepts go to consecutive workers.
+    const uint32_t n = (start + i) % total;
+    Connection& c = *connections_[(n % threads) * per + n / threads];
+    uint8_t expected = kFree;
+    if (!c.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel)) continue;
+    c.client = client.node;
+    c.response_ring = client.response_ring;
+    c.response_ring_bytes = ring;
+    c.writer.reset(ring);
+    c.state.store(kConnected, std::memory_order_release);
+    ConnectionInfo info;
+    info.server = workers_[c.worker]->node;
+    info.connection_id = c.id;
+    info.mode = options_.mode;
+    info.request_ring = c.region.remote();
+    info.request_ring_bytes = options_.request_ring_bytes;
+    info.heartbeat_interval_ns = options_.heartbeat_interval_ns;
+    return info;
+  }
+  return resource_exhausted("catfish accept: all " + std::to_string(total) + " connection slots are taken");
+}
+
+MessagingServerStats MessagingServer::stats() const {
+  const Counters& k = *counters_;
+  auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  MessagingServerStats s;
+  s.requests = get(k.requests);
+  s.handler_errors = get(k.handler_errors);
+  s.unknown_type = get(k.unknown_type);
+  s.malformed = get(k.malformed);
+  s.incomplete = get(k.incomplete);
+  s.dropped_connections = get(k.dropped_connections);
+  s.disconnected = get(k.disconnected);
+  s.response_segments = get(k.response_segments);
+  s.response_stalls = get(k.response_stalls);
+  s.send_failures = get(k.send_failures);
+  s.heartbeats = get(k.heartbeats);
+  return s;
+}
+
+Status MessagingServer::connection_status(uint32_t connection_id) const {
+  if (connection_id >= connections_.size()) return invalid_argument("no connection " + std::to_string(connection_id));
+  std::lock_guard<std::mutex> lock(problems_mu_);
+  return connections_[connection_id]->problem;
+}
+
+void MessagingServer::serve(uint32_t worker, const Env& env) {
+  Worker& w = *workers_.at(worker);
+  LOCUS_CHECK(env.transport == w.env.transport);
+  w.env = env;
+  while (!w.env.stop_requested()) serve_once(worker, 10 * kMillisecond);
+}
+
+}  // namespace locus::catfish

@@ -1,0 +1,317 @@
+// MessagingServer data path: scanning rings, dispatching handlers,
+// writing (segmented) responses with back-pressure, heartbeats, and
+// dropping connections that send malformed bytes. Nothing here allocates
+// except the Status of an error.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/index/catfish/messaging_server_internal.h"
+
+namespace locus::catfish {
+namespace {
+constexpr size_t kBatch = 32;
+constexpr uint32_t kMaxPerDrain = 16;  // fairness between connections of a worker
+constexpr Nanos kStallWaitSliceNs = 100 * kMicrosecond;
+}  // namespace
+
+void MessagingServer::on_completion(Worker& w, const Completion& comp) {
+  if (comp.op == Opcode::kRecv) {
+    if (comp.status == WcStatus::kFlushed) return;
+    if (comp.ok() && comp.has_imm && comp.imm >= w.first_connection &&
+        comp.imm < w.first_connection + w.connection_count) {
+      connections_[comp.imm]->dirty = true;
+    }
+    RecvRequest rr;
+    rr.wr_id = comp.wr_id;
+    rr.local = {w.recv_buf, 8, w.local_region.lkey};
+    (void)w.env.transport->post_recv(std::span<const RecvRequest>(&rr, 1));
+    return;
+  }
+  if (w.awaiting > 0) --w.awaiting;
+  if (!comp.ok()) {
+    bump(counters_->send_failures);
+    const uint64_t id = comp.wr_id & ~kSendTag;
+    if (id < connections_.size()) {
+      connections_[id]->send_failed = true;
+      connections_[id]->send_error = completion_error(comp);
+    }
+  }
+}
+
+bool MessagingServer::post_and_await(Worker& w, std::span<const WorkRequest> batch) {
+  if (!w.env.transport->post(batch).is_ok()) {
+    bump(counters_->send_failures);
+    return false;
+  }
+  w.awaiting += static_cast<uint32_t>(batch.size());
+  const Nanos deadline = w.env.clock->now() + options_.send_timeout_ns;
+  while (w.awaiting > 0) {
+    const Nanos left = deadline - w.env.clock->now();
+    if (left <= 0) return false;
+    const size_t n = w.env.transport->wait(w.scratch, left);
+    for (size_t i = 0; i < n; ++i) on_completion(w, w.scratch[i]);
+  }
+  return true;
+}
+
+WorkRequest MessagingServer::head_write(Worker& w, Connection& c) {
+  const uint64_t consumed = c.reader.consumed_bytes();
+  std::memcpy(c.head_source, &consumed, 8);
+  c.published_head = consumed;
+  return small_write(kSendTag | c.id, remote_at(c.response_ring, c.response_ring_bytes + kHeadWordOffset),
+                     c.head_source, w.local_region.lkey);
+}
+
+// Writes one message (header and payload already at `message`) into the
+// client's response ring, with the request ring's head and a wrap marker
+// ahead of it when needed. Waits for room only if may_wait.
+bool MessagingServer::send_message(Worker& w, Connection& c, std::byte* message, MessageHeader& h,
+                                   bool may_wait) {
+  const uint32_t size = message_bytes(h.payload_bytes);
+  Nanos deadline = -1;
+  std::optional<RingWriter::Placement> p;
+  while (true) {
+    const uint64_t head = load_head_word(c.control + kHeadWordOffset);
+    if (!c.writer.head_valid(head)) {
+      drop(w, c, invalid_argument("client published an impossible response-ring head " + std::to_string(head)), false);
+      return false;
+    }
+    p = c.writer.place(size, head);
+    if (p || !may_wait) break;
+    const Nanos now = w.env.clock->now();
+    if (deadline < 0) {
+      bump(counters_->response_stalls);
+      deadline = now + options_.response_stall_timeout_ns;
+    } else if (now >= deadline) {
+      drop(w, c, resource_exhausted("client did not free room in its response ring within " +
+                                    std::to_string(options_.response_stall_timeout_ns / kMillisecond) + " ms"),
+           false);
+      return false;
+    }
+    // Other connections' notifications seen meanwhile only mark them dirty.
+    const size_t n = w.env.transport->wait(w.scratch, std::min(kStallWaitSliceNs, deadline - now));
+    for (size_t i = 0; i < n; ++i) on_completion(w, w.scratch[i]);
+  }
+  if (!p) return false;
+  h.seq = p->seq;
+  encode_message(message, h);
+  WorkRequest batch[3];
+  size_t n = 0;
+  const uint64_t wr_id = kSendTag | c.id;
+  if (c.reader.consumed_bytes() != c.published_head) batch[n++] = head_write(w, c);
+  if (p->wrap) {
+    const uint64_t word = wrap_word(p->wrap_seq, p->wrap_bytes);
+    std::memcpy(w.wrap_buf, &word, 8);
+    batch[n++] = small_write(wr_id, remote_at(c.response_ring, p->wrap_offset), w.wrap_buf, w.local_region.lkey);
+  }
+  WorkRequest& mw = batch[n++];
+  mw.wr_id = wr_id;
+  mw.op = Opcode::kWriteWithImm;  // wakes the client, which blocks in wait()
+  mw.imm = c.id;
+  mw.remote = remote_at(c.response_ring, p->offset);
+  mw.local = {message, size, w.local_region.lkey};
+  c.writer.commit(*p, size);
+  bump(counters_->response_segments);
+  if (!post_and_await(w, std::span<const WorkRequest>(batch, n)) || c.send_failed) {
+    drop(w, c, c.send_failed ? c.send_error : unavailable("response to client " + std::to_string(c.client) + " not completed"),
+         false);
+    return false;
+  }
+  return true;
+}
+
+bool MessagingServer::respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status,
+                              size_t payload_bytes) {
+  MessageHeader h;
+  h.type = ctx.type;
+  h.request_id = ctx.request_id;
+  if (!status.is_ok()) {
+    const size_t n = std::min<size_t>(status.message().size(), options_.segment_bytes);
+    std::memcpy(w.segment_buf + kMessageHeaderBytes, status.message().data(), n);
+    h.kind = MessageKind::kError;
+    h.status = static_cast<uint8_t>(status.code());
+    h.payload_bytes = static_cast<uint32_t>(n);
+    return send_message(w, c, w.segment_buf, h, true);
+  }
+  if (payload_bytes <= options_.segment_bytes) {
+    // The handler wrote in place, just after the header.
+    h.kind = MessageKind::kEnd;
+    h.payload_bytes = static_cast<uint32_t>(payload_bytes);
+    return send_message(w, c, w.response_buf, h, true);
+  }
+  for (size_t off = 0; off < payload_bytes; off += options_.segment_bytes) {
+    const size_t n = std::min<size_t>(options_.segment_bytes, payload_bytes - off);
+    std::memcpy(w.segment_buf + kMessageHeaderBytes, w.response_buf + kMessageHeaderBytes + off, n);
+    h.kind = off + n == payload_bytes ? MessageKind::kEnd : MessageKind::kCont;
+    h.payload_bytes = static_cast<uint32_t>(n);
+    if (!send_message(w, c, w.segment_buf, h, true)) return false;
+  }
+  return true;
+}
+
+void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader::View& v) {
+  const MessageHeader& h = v.header;
+  MessageContext ctx{c.id, c.client, h.type, h.request_id};
+  const bool one_way = h.kind == MessageKind::kOneWay;
+  if (h.kind != MessageKind::kRequest && !one_way) {
+    drop(w, c, invalid_argument("message kind " + std::to_string(static_cast<int>(h.kind)) +
+                                " is not a request"), false);
+    return;
+  }
+  if (h.type == 0 || h.type >= handlers_.size() || !handlers_[h.type].handler) {
+    bump(counters_->unknown_type);
+    c.reader.consume(v);
+    if (!one_way) respond(w, c, ctx, invalid_argument("unknown request type " + std::to_string(h.type)), 0);
+    return;
+  }
+  bump(counters_->requests);
+  const Slot& slot = handlers_[h.type];
+  rpc::Reader reader(v.payload);
+  rpc::Writer writer(std::span<std::byte>(w.response_buf + kMessageHeaderBytes, options_.max_response_bytes));
+  const Nanos started = w.env.clock->now();
+  Status st = slot.handler(ctx, reader, writer);
+  // Handlers run in zero simulated time; their cost is charged here, and
+  // the busy time (which on SimGrid is the charge) feeds the heartbeats.
+  w.env.cpu->charge_work(slot.name, w.env.clock->now() - started);
+  busy_.add(w.env.clock->now() - started);
+  c.reader.consume(v);  // after the handler: it read the request in place
+  if (st.is_ok() && !writer.ok()) {
+    st = internal_error(slot.name + ": response exceeds " + std::to_string(options_.max_response_bytes) + " bytes");
+  }
+  if (!st.is_ok()) bump(counters_->handler_errors);
+  if (!one_way) respond(w, c, ctx, st, st.is_ok() ? writer.size() : 0);
+}
+
+size_t MessagingServer::drain(Worker& w, Connection& c) {
+  size_t handled = 0;
+  while (handled < kMaxPerDrain && c.state.load(std::memory_order_acquire) == kConnected) {
+    RingReader::View v;
+    Status problem;
+    const RingReader::Poll r = c.reader.poll(&v, &problem);
+    if (r == RingReader::Poll::kMessage) {
+      c.partial_since = -1;
+      handle_request(w, c, v);
+      ++handled;
+      continue;
+    }
+    if (r == RingReader::Poll::kBad) {
+      drop(w, c, problem, false);
+    } else if (r == RingReader::Poll::kPartial) {
+      const Nanos now = w.env.clock->now();
+      if (c.partial_since < 0) {
+        c.partial_since = now;
+      } else if (now - c.partial_since > options_.incomplete_timeout_ns) {
+        drop(w, c, invalid_argument("message at ring offset " + std::to_string(c.reader.read_offset()) +
+                                    " begun but not completed within " +
+                                    std::to_string(options_.incomplete_timeout_ns / kMillisecond) +
+                                    " ms (size field past the written bytes?)"),
+             true);
+      }
+    } else {
+      c.partial_since = -1;
+    }
+    break;
+  }
+  // One-way requests are answered by nothing, so their room is returned here.
+  if (c.reader.consumed_bytes() != c.published_head && c.state.load(std::memory_order_acquire) == kConnected) {
+    const WorkRequest hw = head_write(w, c);
+    if (!post_and_await(w, std::span<const WorkRequest>(&hw, 1)) || c.send_failed) {
+      drop(w, c, c.send_failed ? c.send_error : unavailable("head update not completed"), false);
+    }
+  }
+  return handled;
+}
+
+void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool incomplete) {
+  uint8_t expected = kConnected;
+  if (!c.state.compare_exchange_strong(expected, kDropped, std::memory_order_acq_rel)) return;
+  if (incomplete) {
+    bump(counters_->incomplete);
+  } else if (why.code() == StatusCode::kInvalidArgument) {
+    bump(counters_->malformed);
+  }
+  bump(c.send_failed ? counters_->disconnected : counters_->dropped_connections);
+  {
+    std::lock_guard<std::mutex> lock(problems_mu_);
+    c.problem = Status(why.code(), "connection " + std::to_string(c.id) + " from node " +
+                                       std::to_string(c.client) + (c.send_failed ? " disconnected: " : " dropped: ") +
+                                       why.message());
+  }
+  if (c.send_failed) return;
+  // Tell the client once, if its ring has room now; never wait for a peer
+  // that is misbehaving.
+  MessageHeader h;
+  h.kind = MessageKind::kError;
+  h.status = static_cast<uint8_t>(why.code());
+  h.request_id = kConnectionErrorId;
+  const std::string& text = c.problem.message();
+  const size_t n = std::min<size_t>(text.size(), options_.segment_bytes);
+  std::memcpy(w.segment_buf + kMessageHeaderBytes, text.data(), n);
+  h.payload_bytes = static_cast<uint32_t>(n);
+  (void)send_message(w, c, w.segment_buf, h, false);
+}
+
+void MessagingServer::heartbeat(Worker& w, Nanos now) {
+  if (!w.sampler.due(now)) return;
+  write_heartbeat(w.heartbeat_buf, w.sampler.sample(now));
+  w.heartbeat_batch.clear();
+  for (uint32_t k = 0; k < w.connection_count; ++k) {
+    Connection& c = *connections_[w.first_connection + k];
+    if (c.state.load(std::memory_order_acquire) != kConnected) continue;
+    WorkRequest wr;
+    wr.wr_id = kSendTag | c.id;
+    wr.op = Opcode::kWrite;
+    wr.remote = remote_at(c.response_ring, c.response_ring_bytes + kHeartbeatSlotOffset);
+    wr.local = {w.heartbeat_buf, static_cast<uint32_t>(sizeof(HeartbeatRecord)), w.local_region.lkey};
+    w.heartbeat_batch.push_back(wr);
+  }
+  const size_t max_batch = std::max<size_t>(w.env.transport->limits().max_send_wr, 1);
+  for (size_t off = 0; off < w.heartbeat_batch.size(); off += max_batch) {
+    const size_t n = std::min(max_batch, w.heartbeat_batch.size() - off);
+    bump(counters_->heartbeats, n);
+    (void)post_and_await(w, std::span<const WorkRequest>(w.heartbeat_batch.data() + off, n));
+  }
+  for (const WorkRequest& wr : w.heartbeat_batch) {
+    Connection& c = *connections_[wr.wr_id & ~kSendTag];
+    if (c.send_failed) drop(w, c, c.send_error, false);
+  }
+}
+
+size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
+  Worker& w = *workers_.at(worker);
+  const bool polling = options_.mode == ServerMode::kPolling;
+  if (!w.started) {
+    w.sampler.start(w.env.clock->now());
+    w.started = true;
+  }
+  auto scan = [&]() {
+    size_t handled = 0;
+    for (uint32_t k = 0; k < w.connection_count; ++k) {
+      Connection& c = *connections_[w.first_connection + k];
+      if (c.state.load(std::memory_order_acquire) != kConnected) continue;
+      // Event mode reads a ring only when named by an immediate, or to
+      // time out a message that began without one.
+      if (!polling && !c.dirty && c.partial_since < 0) continue;
+      c.dirty = false;
+      const size_t n = drain(w, c);
+      // Stopped for fairness: the rest has no notification left to wake us.
+      if (n == kMaxPerDrain) c.dirty = true;
+      handled += n;
+    }
+    return handled;
+  };
+  size_t handled = scan();
+  heartbeat(w, w.env.clock->now());
+  if (handled > 0) return handled;
+  Nanos t = polling ? std::min(timeout, options_.poll_idle_ns) : timeout;
+  if (w.sampler.enabled()) t = std::clamp<Nanos>(w.sampler.next_due() - w.env.clock->now(), 0, t);
+  // on_completion never waits, but copy anyway: scan() below may.
+  Completion batch[kBatch];
+  const size_t n = w.env.transport->wait(std::span<Completion>(batch, std::min(kBatch, w.scratch.size())), t);
+  for (size_t i = 0; i < n; ++i) on_completion(w, batch[i]);
+  if (!polling && n > 0) handled += scan();
+  return handled;
+}
+
+}  // namespace locus::catfish

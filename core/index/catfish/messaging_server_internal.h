@@ -1,0 +1,91 @@
+// Internals of MessagingServer shared by its set-up and data-path files:
+// a connection slot, a worker and the counters.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "core/index/catfish/messaging.h"
+
+namespace locus::catfish {
+
+// Send wr_ids carry the connection id; receives carry kRecvTag.
+constexpr uint64_t kRecvTag = 1ULL << 63;
+constexpr uint64_t kSendTag = 1ULL << 62;
+// request_id of a kError that ends the connection rather than answering a call.
+constexpr uint64_t kConnectionErrorId = UINT64_MAX;
+
+enum SlotState : uint8_t { kFree, kClaimed, kConnected, kDropped };
+
+struct MessagingServer::Connection {
+  uint32_t id = 0;
+  uint32_t worker = 0;
+  std::atomic<uint8_t> state{kFree};
+  // The request ring and its control word: one region per connection.
+  AlignedBuffer memory;
+  Region region;
+  bool registered = false;
+  std::byte* control = nullptr;  // the client's response-ring head lands here
+  std::byte* head_source = nullptr;  // in the worker's local region
+  // Set by accept() before the state turns kConnected.
+  NodeId client = kInvalidNode;
+  RemoteRegion response_ring;
+  uint32_t response_ring_bytes = 0;
+  RingWriter writer;  // into the client's response ring
+  // The worker's.
+  RingReader reader;
+  uint64_t published_head = 0;
+  Nanos partial_since = -1;
+  bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
+  bool send_failed = false;  // a WRITE to the client failed
+  Status send_error;
+  Status problem;            // why it was dropped; under problems_mu_
+};
+
+struct MessagingServer::Worker {
+  Worker(Env e, const BusyMeter& meter, uint32_t threads, Nanos interval)
+      : env(e), sampler(meter, threads, interval) {}
+  Env env;                  // replaced by the serving actor's in serve()
+  NodeId node = kInvalidNode;  // fixed at set-up; accept() reads it from other threads
+  uint32_t index = 0;
+  uint32_t first_connection = 0;
+  uint32_t connection_count = 0;
+  AlignedBuffer local;
+  Region local_region;
+  bool registered = false;
+  std::byte* response_buf = nullptr;  // header + max_response_bytes + trailer
+  std::byte* segment_buf = nullptr;   // one segment message
+  std::byte* wrap_buf = nullptr;
+  std::byte* heartbeat_buf = nullptr;
+  std::byte* recv_buf = nullptr;
+  std::vector<Completion> scratch;
+  std::vector<WorkRequest> heartbeat_batch;
+  HeartbeatSampler sampler;
+  bool started = false;
+  uint32_t awaiting = 0;  // sends posted and not yet completed
+};
+
+struct MessagingServer::Counters {
+  std::atomic<uint64_t> requests{0}, handler_errors{0}, unknown_type{0}, malformed{0},
+      incomplete{0}, dropped_connections{0}, disconnected{0}, response_segments{0}, response_stalls{0},
+      send_failures{0}, heartbeats{0};
+};
+
+inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+
+// An 8-byte WRITE of a control word (a head or a wrap marker).
+inline WorkRequest small_write(uint64_t wr_id, const RemoteAddr& to, std::byte* from, uint32_t lkey) {
+  WorkRequest wr;
+  wr.wr_id = wr_id;
+  wr.op = Opcode::kWrite;
+  wr.remote = to;
+  wr.local = {from, 8, lkey};
+  return wr;
+}
+
+inline uint64_t load_head_word(const std::byte* p) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(p), __ATOMIC_ACQUIRE);
+}
+
+}  // namespace locus::catfish

@@ -1,0 +1,78 @@
+// BackoffSelector: see backoff_selector.h.
+#include "core/selector/backoff_selector.h"
+
+#include <bit>
+#include <cstring>
+
+namespace locus::selector {
+
+HeartbeatRecord read_heartbeat(const std::byte* slot) {
+  HeartbeatRecord r;
+  const auto* words = reinterpret_cast<const uint64_t*>(slot);
+  r.sequence = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
+  r.utilisation = std::bit_cast<double>(__atomic_load_n(&words[0], __ATOMIC_ACQUIRE));
+  return r;
+}
+
+void write_heartbeat(std::byte* slot, const HeartbeatRecord& record) {
+  std::memcpy(slot, &record, sizeof(record));
+}
+
+BackoffSelector::BackoffSelector(const BackoffConfig& config, Random& rng)
+    : config_(config), rng_(rng) {}
+
+BackoffSelector::ServerState& BackoffSelector::state_of(NodeId server) {
+  // Servers are few and seen early; growing here is set-up, not the steady state.
+  if (server >= index_of_.size()) index_of_.resize(server + 1, -1);
+  if (index_of_[server] < 0) {
+    index_of_[server] = static_cast<int32_t>(servers_.size());
+    servers_.emplace_back();
+  }
+  return servers_[static_cast<size_t>(index_of_[server])];
+}
+
+const BackoffSelector::ServerState* BackoffSelector::state(NodeId server) const {
+  if (server >= index_of_.size() || index_of_[server] < 0) return nullptr;
+  return &servers_[static_cast<size_t>(index_of_[server])];
+}
+
+void BackoffSelector::attach_heartbeat(NodeId server, const std::byte* slot) {
+  state_of(server).slot = slot;
+}
+
+void BackoffSelector::offer_heartbeat(NodeId server, const HeartbeatRecord& record, Nanos now) {
+  ServerState& s = state_of(server);
+  if (record.sequence == 0 || record.sequence == s.last_sequence) {
+    ++backoff_stats_.stale_heartbeats;
+    return;
+  }
+  if (s.last_sequence != 0 && now - s.taken_at < config_.interval_ns) {
+    ++backoff_stats_.early_heartbeats;
+    return;
+  }
+  s.last_sequence = record.sequence;
+  s.taken_at = now;
+  ++backoff_stats_.heartbeats_taken;
+  // Algorithm 1, lines 11-16 (U = predUtil(u_serv), the latest reading).
+  const uint64_t n = config_.n;
+  if (record.utilisation > config_.threshold && s.r_off <= uint64_t{s.r_busy} * n) {
+    ++backoff_stats_.busy_heartbeats;
+    ++s.r_busy;
+    s.r_off = rng_.uniform(n) + uint64_t{s.r_busy - 1} * n;
+  } else if (record.utilisation <= config_.threshold) {
+    s.r_busy = 0;
+  }
+}
+
+Path BackoffSelector::choose(NodeId server, Nanos now) {
+  ServerState& s = state_of(server);
+  if (s.slot != nullptr) offer_heartbeat(server, read_heartbeat(s.slot), now);
+  // Lines 18-22.
+  if (s.r_off > 0) {
+    --s.r_off;
+    return count(Path::kClient);
+  }
+  return count(Path::kServer);
+}
+
+}  // namespace locus::selector

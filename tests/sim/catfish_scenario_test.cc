@@ -1,0 +1,142 @@
+// Catfish under the scenario runner on SimGrid: a small R-tree server (two
+// worker nodes, 20 K rectangles) searched by 16 clients with each
+// selector. Every run must complete operations without failures; server-
+// only must leave server0's RDMA engine idle, client-only the servers'
+// CPUs; the back-off selector, with heartbeats every millisecond and a
+// threshold the loaded server exceeds, must use both paths; JSQ must run;
+// 10% inserts must land in the tree; bad [index] keys must be named.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "backends/simgrid/sim_runtime.h"
+#include "core/harness/index_driver.h"
+#include "core/harness/scenario_run.h"
+#include "core/metrics/run_result.h"
+#include "core/scenario/scenario.h"
+
+namespace locus {
+namespace {
+
+const char* kCatfish = R"(
+[platform]
+servers = 2
+cores_per_server = 1
+client_hosts = 2
+cores_per_client_host = 8
+[platform.link]
+bandwidth_gbps = 100.0
+latency_us = 0.6
+[platform.nic]
+read = [[64, 12.0e6], [1024, 8.0e6], [4096, 2.9e6]]
+write = [[64, 14.0e6], [1024, 9.0e6], [4096, 2.9e6]]
+[platform.cpu]
+default_handler_us = 2.0
+client_op_us = 0.2
+[platform.cpu.handler_cost_us]
+"catfish.search" = 20.0
+"catfish.insert" = 30.0
+[index]
+type = "catfish"
+rectangles = 20000
+query_scale = "power"
+server_mode = "event"
+[workload]
+recordcount = 100000
+readproportion = 1.0
+updateproportion = 0.0
+requestdistribution = "uniform"
+[selector]
+type = "server_only"
+[run]
+clients = 16
+duration_s = 0.012
+warmup_s = 0.002
+)";
+
+harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
+  auto sc = scenario::parse_scenario(kCatfish, "catfish.toml", sets);
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto factory = [](const scenario::Scenario& s) {
+    simgrid_backend::SimOptions o;
+    o.seed = s.run.seed;
+    return simgrid_backend::make_simgrid_runtime(s.platform, o);
+  };
+  auto report = harness::run_scenario(*sc, factory);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  const metrics::RunResult& r = report->result;
+  BOOST_TEST(r.stats.total_ops() > 100u);
+  BOOST_TEST(r.stats.counter_value("failed_ops") == 0);
+  BOOST_TEST(r.extra.at("catfish.dropped_connections") == 0.0);
+  return std::move(*report);
+}
+
+double usage_of(const harness::ScenarioReport& r, const std::string& name) {
+  for (const ResourceUsage& u : r.usage) {
+    if (u.name == name) return u.utilization;
+  }
+  BOOST_FAIL("no resource " << name);
+  return 0;
+}
+
+int64_t counter(const harness::ScenarioReport& r, const std::string& name) {
+  return r.result.stats.counter_value(name);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(catfish_scenarios)
+
+BOOST_AUTO_TEST_CASE(server_only_is_fast_messaging) {
+  const auto r = simulate({"selector.type=server_only"});
+  BOOST_TEST(r.result.extra.at("server_share") == 1.0);
+  BOOST_TEST(counter(r, "catfish.node_reads") == 0);
+  BOOST_TEST(usage_of(r, "server0.nic.rdma") < 0.01);
+  BOOST_TEST(usage_of(r, "server0.cpu") > 0.3);
+  BOOST_TEST(r.result.extra.at("catfish.heartbeats") > 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
+  const auto r = simulate({"selector.type=client_only", "index.server_mode=polling"});
+  BOOST_TEST(r.result.extra.at("server_share") == 0.0);
+  BOOST_TEST(counter(r, "catfish.server_searches") == 0);
+  BOOST_TEST(counter(r, "catfish.node_reads") > counter(r, "catfish.client_searches"));
+  BOOST_TEST(usage_of(r, "server0.cpu") < 0.02);
+  BOOST_TEST(usage_of(r, "server1.cpu") < 0.02);
+}
+
+BOOST_AUTO_TEST_CASE(backoff_offloads_when_heartbeats_say_busy) {
+  const auto r = simulate({"selector.type=backoff", "selector.backoff.interval_ms=1", "selector.backoff.threshold=0.5"});
+  BOOST_TEST_MESSAGE("back-off: " << counter(r, "catfish.server_searches") << " server, "
+                                  << counter(r, "catfish.client_searches") << " offloaded");
+  BOOST_TEST(counter(r, "catfish.server_searches") > 0);
+  BOOST_TEST(counter(r, "catfish.client_searches") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(jsq_runs_and_inserts_land) {
+  const auto r = simulate({"selector.type=jsq", "index.query_scale=1e-2", "workload.readproportion=0.9",
+                           "workload.insertproportion=0.1"});
+  BOOST_TEST(counter(r, "catfish.inserts") > 0);
+  BOOST_TEST(r.result.extra.at("catfish.rectangles") > 20000.0);
+  BOOST_TEST(r.result.extra.at("catfish.server_inserts") == static_cast<double>(counter(r, "catfish.inserts")));
+}
+
+BOOST_AUTO_TEST_CASE(bad_catfish_keys_name_file_line_and_key) {
+  std::string text = kCatfish;
+  text.replace(text.find("query_scale = \"power\""), 21, "query_scale = \"huge\"");
+  auto sc = scenario::parse_scenario(text, "catfish.toml");
+  BOOST_REQUIRE(!sc.is_ok());
+  BOOST_TEST_MESSAGE(sc.status().message());
+  BOOST_TEST(sc.status().message().find("catfish.toml:") != std::string::npos);
+  BOOST_TEST(sc.status().message().find("index.query_scale") != std::string::npos);
+  auto bytes = scenario::parse_scenario(kCatfish, "catfish.toml", {"index.node_bytes=8192"});
+  BOOST_TEST(!bytes.is_ok());
+  auto cores = scenario::parse_scenario(kCatfish, "catfish.toml", {"platform.cores_per_server=4"});
+  BOOST_REQUIRE(cores.is_ok());  // caught when the runner builds the driver
+  BOOST_TEST(!harness::make_catfish_driver(*cores).is_ok());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus

@@ -1,0 +1,114 @@
+// Cell under the scenario runner on SimGrid: a small one-server tree run
+// with each fixed path and with JSQ. Server-only must leave the NIC's RDMA
+// engine idle and client-only the server's CPU; with one overloaded core,
+// JSQ must move most steps to the client side. Growth (inserts that split
+// meganodes while the split workers run) must finish without errors, and
+// the time series must cover the run.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/metrics/run_result.h"
+#include "tests/support/sim_scenario.h"
+
+namespace locus {
+namespace {
+
+const char* kCell = R"(
+[platform]
+servers = 1
+cores_per_server = 1
+[platform.nic]
+read = [[128, 1.6e6], [1024, 1.04e6]]
+send = [[128, 0.75e6], [1024, 0.6e6]]
+recv = [[128, 1.5e6], [1024, 1.2e6]]
+[platform.cpu]
+default_handler_us = 0
+client_op_us = 0.3
+[index]
+type = "cell"
+meganode_bytes = 8388608
+meganodes_per_server = 4
+[workload]
+recordcount = 20000
+readproportion = 1.0
+updateproportion = 0.0
+requestdistribution = "uniform"
+fieldcount = 1
+fieldlength = 100
+[selector]
+type = "server_only"
+[run]
+clients = 12
+duration_s = 0.02
+warmup_s = 0.005
+)";
+
+harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
+  auto report = testing::simulate_scenario(kCell, "cell.toml", sets);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  const metrics::RunResult& r = report->result;
+  BOOST_TEST(r.stats.total_ops() > 1000u);
+  BOOST_TEST(r.stats.total_failed() == 0u);
+  BOOST_TEST(r.stats.counter_value("failed_ops") == 0);
+  BOOST_TEST(r.extra.at("cell.split_failures") == 0.0);
+  return std::move(report).value();
+}
+
+double usage_of(const harness::ScenarioReport& r, const std::string& name) {
+  for (const ResourceUsage& u : r.usage) {
+    if (u.name == name) return u.utilization;
+  }
+  BOOST_FAIL("no resource " << name);
+  return 0;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cell_scenarios)
+
+BOOST_AUTO_TEST_CASE(server_only_leaves_rdma_idle) {
+  const auto r = simulate({"selector.type=server_only"});
+  BOOST_TEST(r.result.extra.at("server_share") == 1.0);
+  BOOST_TEST(r.result.stats.counter_value("cell.node_reads") == 0);
+  BOOST_TEST(usage_of(r, "server0.nic.rdma") < 0.01);
+  BOOST_TEST(usage_of(r, "server0.cpu") > 0.9);  // 12 clients saturate one core
+}
+
+BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
+  const auto r = simulate({"selector.type=client_only"});
+  BOOST_TEST(r.result.extra.at("server_share") == 0.0);
+  BOOST_TEST(r.result.stats.counter_value("cell.server_steps") == 0);
+  BOOST_TEST(r.result.stats.counter_value("cell.node_reads") > 0);
+  BOOST_TEST(usage_of(r, "server0.cpu") < 0.02);
+  BOOST_TEST(usage_of(r, "server0.nic.rdma") > 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(jsq_moves_steps_off_an_overloaded_core) {
+  const auto server = simulate({"selector.type=server_only"});
+  const auto r = simulate({"selector.type=jsq", "output.timeseries_ms=5"});
+  const double share = r.result.extra.at("server_share");
+  BOOST_TEST_MESSAGE("JSQ server-side share " << share);
+  BOOST_TEST(share > 0.05);
+  BOOST_TEST(share < 0.75);
+  BOOST_TEST(r.result.stats.total_ops() > server.result.stats.total_ops());
+  BOOST_REQUIRE_EQUAL(r.timeseries.size(), 4u);  // 20 ms in 5 ms windows
+  for (const harness::TimeseriesWindow& w : r.timeseries) {
+    BOOST_TEST(w.ops > 0u);
+    BOOST_TEST(w.latency_us_p90 >= w.latency_us_p50);
+    BOOST_TEST(w.server_share >= 0.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inserts_grow_the_tree_while_clients_run) {
+  const auto r = simulate({"selector.type=jsq", "platform.servers=2", "index.meganode_bytes=262144", "index.meganodes_per_server=64",
+                           "workload.readproportion=0.5", "workload.insertproportion=0.5",
+                           "workload.operationcount=100000"});
+  BOOST_TEST(r.result.extra.at("cell.meganode_splits_run") > 0.0);
+  BOOST_TEST(r.result.extra.at("cell.keys") > 20000.0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus

@@ -1,0 +1,191 @@
+// Cell on verbs with the tree and its clients in separate processes:
+// `locus serve --index cell` as a child process serving a two-server tree
+// (loaded past its first meganode split, so the second server holds part
+// of it and searches cross servers), clients in this process checking
+// gets, puts, deletes and ranges on the server-side path (RPC steps) and
+// the client-side path (RDMA READs of versioned nodes), and `locus bench
+// --index cell --backend verbs` child processes running YCSB with the
+// server-only, client-only and JSQ selectors. Small operation counts:
+// under Soft-RoCE in an emulated guest a READ takes ~100 us.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "backends/verbs/verbs_runtime.h"
+#include "core/index/cell/client.h"
+#include "core/rpc/rpc_client.h"
+#include "core/selector/selector_config.h"
+#include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
+#include "tests/verbs/child_process.h"
+#include "tests/verbs/verbs_test_env.h"
+
+namespace {
+
+using namespace locus;
+using locus::testing::FailureLog;
+using locus::verbs::testing::ChildProcess;
+
+const bool skip_checked = [] {
+  locus::verbs::testing::exit_unless_rdma_available("cell_processes_verbs_test");
+  return true;
+}();
+
+// 2 MB meganodes of 1 KB nodes ask for a split at ~1200 nodes: ~12 K YCSB
+// records. The first split places the new meganode on the other server.
+constexpr uint64_t kRecords = 16'000;
+constexpr int kServers = 2;
+constexpr uint32_t kMaxMessageBytes = 16 * 1024;  // CellBenchConfig's servers'
+
+struct ServedTree {
+  std::string dir;
+  std::unique_ptr<ChildProcess> server;
+  std::string config_path;
+  verbs::ClusterConfig config;
+};
+
+std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports) {
+  std::string text;
+  for (const std::string& p : ports) text += "[[server]]\naddress = \"" + address + "\"\nport = " + p + "\n\n";
+  return text + "[verbs]\nconnect_timeout_ms = 10000\n";
+}
+
+// The ready file's lines once all kServers are there ("address:port" each).
+std::vector<std::string> wait_for_addresses(const std::string& path, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) lines.push_back(line);
+    }
+    if (lines.size() == kServers) return lines;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
+}
+
+ServedTree start_tree(const std::string& name) {
+  ServedTree t;
+  t.dir = verbs::testing::make_temp_dir(name);
+  const std::string address = verbs::testing::local_address();
+  verbs::testing::write_file(t.dir + "/serve.toml", cluster_toml(address, {"0", "0"}));
+  t.server = std::make_unique<ChildProcess>(
+      std::vector<std::string>{LOCUS_BINARY, "serve", "--index", "cell", "--servers", std::to_string(kServers),
+                               "--config", t.dir + "/serve.toml", "--node", "0", "--records",
+                               std::to_string(kRecords), "--workload", "e", "--ready-file", t.dir + "/ready"},
+      t.dir + "/serve.log");
+  const std::vector<std::string> where = wait_for_addresses(t.dir + "/ready", 180'000);
+  BOOST_REQUIRE_MESSAGE(where.size() == kServers, "locus serve --index cell did not start:\n" << t.server->output());
+  std::vector<std::string> ports;
+  for (const std::string& w : where) ports.push_back(w.substr(w.rfind(':') + 1));
+  t.config_path = t.dir + "/cluster.toml";
+  verbs::testing::write_file(t.config_path, cluster_toml(address, ports));
+  auto config = verbs::load_cluster_config(t.config_path);
+  BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
+  t.config = *config;
+  return t;
+}
+
+std::string loaded_key(uint64_t keynum) { return verbs::testing::loaded_key('e', kRecords, keynum); }
+
+struct CountingSink final : cell::RangeSink {
+  std::vector<std::string> keys;
+  bool accept(std::string_view key, std::string_view) override {
+    keys.emplace_back(key);
+    return true;
+  }
+};
+
+// Runs fn with a Cell client of `kind` in one client actor of a fresh
+// client-only runtime, bootstrapping from node 0.
+void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind,
+                 const std::function<void(cell::CellClient&)>& fn, FailureLog& failures) {
+  auto runtime = verbs::make_verbs_runtime(config);
+  auto node = runtime->add_node({"client0", false});
+  BOOST_REQUIRE_MESSAGE(node.is_ok(), node.status().to_string());
+  BOOST_REQUIRE(runtime->spawn(*node, "client0", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env, 20 * kSecond);
+    auto rpc = rpc::RpcClient::create(ep, {.max_message_bytes = kMaxMessageBytes});
+    if (!rpc.is_ok()) return failures.fail("rpc client: " + rpc.status().to_string());
+    selector::SelectorConfig sc;
+    sc.kind = kind;
+    auto sel = selector::make_selector(sc, *env.random);
+    if (!sel.is_ok()) return failures.fail("selector: " + sel.status().to_string());
+    auto client = cell::CellClient::connect(ep, **rpc, 0, **sel);
+    if (!client.is_ok()) return failures.fail("connect: " + client.status().to_string());
+    fn(**client);
+  }).is_ok());
+  BOOST_REQUIRE(runtime->run().is_ok());
+}
+
+// Point operations and a range on whichever path the selector picks.
+void exercise(cell::CellClient& c, const std::string& tag, FailureLog& failures) {
+  const std::string key = "zz-" + tag;
+  if (Status s = c.put(key, "value-" + tag); !s.is_ok()) return failures.fail(tag + " put: " + s.to_string());
+  auto got = c.get(key);
+  if (!got.is_ok() || *got != "value-" + tag) failures.fail(tag + " get of a put key: " + got.status().to_string());
+  for (uint64_t k : {uint64_t{0}, uint64_t{7}, kRecords / 2, kRecords - 1}) {
+    if (auto v = c.get(loaded_key(k)); !v.is_ok()) failures.fail(tag + " get " + std::to_string(k) + ": " + v.status().to_string());
+  }
+  auto absent = c.contains("no-such-key");
+  if (!absent.is_ok() || *absent) failures.fail(tag + " contains of an absent key: " + absent.status().to_string());
+  // Crosses leaves (and, the keys being hashed, likely both servers' meganodes).
+  CountingSink sink;
+  auto n = c.range("user", std::nullopt, 60, sink);
+  if (!n.is_ok() || *n != 60 || sink.keys.size() != 60) {
+    failures.fail(tag + " range: " + n.status().to_string() + ", " + std::to_string(sink.keys.size()) + " keys");
+  }
+  for (size_t i = 1; i < sink.keys.size(); ++i) {
+    if (!(sink.keys[i - 1] < sink.keys[i])) failures.fail(tag + " range keys out of order");
+  }
+  if (Status s = c.remove(key); !s.is_ok()) failures.fail(tag + " remove: " + s.to_string());
+  if (c.get(key).status().code() != StatusCode::kNotFound) failures.fail(tag + " get after remove found it");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cell_processes)
+
+BOOST_AUTO_TEST_CASE(gets_puts_and_ranges_on_both_paths_across_processes) {
+  ServedTree t = start_tree("cell_e2e");
+  // The load split the first meganode, placing the new one on the other server.
+  const std::string served = t.server->output();
+  const size_t at = served.find("records of workload e loaded, ");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, served);
+  BOOST_TEST(std::stoul(served.substr(at + 30)) >= 2u, "the tree did not split:\n" << served);
+  FailureLog failures;
+  with_client(t.config, selector::SelectorKind::kServerOnly, [&](cell::CellClient& c) {
+    exercise(c, "server", failures);
+    if (c.stats().server_steps == 0 || c.stats().client_steps != 0) failures.fail("server-only took RDMA steps");
+  }, failures);
+  with_client(t.config, selector::SelectorKind::kClientOnly, [&](cell::CellClient& c) {
+    exercise(c, "client", failures);
+    if (c.stats().client_steps == 0 || c.stats().node_reads == 0) failures.fail("client-only read no nodes");
+  }, failures);
+  BOOST_TEST(failures.empty(), failures.first());
+
+  ChildProcess b({LOCUS_BINARY, "bench", "--index", "cell", "--backend", "verbs", "--config", t.config_path,
+                  "--records", std::to_string(kRecords), "--workload", "e", "--ops", "60", "--clients", "2",
+                  "--servers", std::to_string(kServers)},
+                 t.dir + "/bench.log");
+  BOOST_TEST(b.wait(400'000) == 0, "locus bench --index cell:\n" << b.output());
+  for (const char* run : {"cell-server_only-e", "cell-client_only-e", "cell-jsq-e"}) {
+    BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
+  }
+  BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
+  t.server->kill(SIGTERM);
+  BOOST_TEST(t.server->wait(60'000) == 0, t.server->output());
+  BOOST_TEST(t.server->output().find("requests served") != std::string::npos, t.server->output());
+  BOOST_TEST(t.server->output().find(", 0 split failures") != std::string::npos, t.server->output());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
