@@ -20,9 +20,8 @@ JOBS=${JOBS:-2}
 OUT=results/catfish
 RAW=$OUT/raw
 if [ "${FULL:-0}" = 1 ]; then CLIENTS=${CLIENTS:-"4 8 16 32 64 128 192 256"}; else CLIENTS=${CLIENTS:-"4 16 64 128 256"}; fi
-# backoff_t50: the back-off selector with T = 50% (the simulated server's
-# busy fraction stays well under the testbed's T = 95%; see the README
-# note in scenarios/catfish/rtree.toml).
+# backoff_t50: the back-off selector with T = 50%, beside the testbed's
+# T = 95% (backoff), to show how the threshold moves the split.
 SELECTORS=${SELECTORS:-"server_only client_only backoff backoff_t50 jsq"}
 SCALES="1e-5 1e-2 power"
 MIXES="search insert10"
@@ -85,7 +84,7 @@ plot_one() {
     sep=", "
   done
   gnuplot <<EOF
-set terminal pngcairo size 1200,480 font "sans,11"
+set terminal pngcairo size 1200,480 font "sans,11" noenhanced
 set output "$OUT/$mix-$scale.png"
 set multiplot layout 1,2 title "$title"
 set key top left

@@ -61,7 +61,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     const uint64_t bytes = request_bytes(wr);
     if (wr.op == Opcode::kSend) {
       const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
-      sleep_until(from.nic.reserve(NicQueues::kSend, sg4::Engine::get_clock(), s).finish_s);
+      sleep_until(from.nic->reserve(NicQueues::kSend, sg4::Engine::get_clock(), s).finish_s);
     }
     from.bytes_out += bytes;
     target->bytes_in += bytes;
@@ -80,7 +80,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       service[i] = ns;
       const double now = sg4::Engine::get_clock();
       if (nic.model == scenario::NicModel::kFcfs) {
-        slots[i] = target.nic.reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, now, ns * 1e-9);
+        slots[i] = target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, now, ns * 1e-9);
       }
     }
     advance(conn, &Connection::serving);
@@ -103,7 +103,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       const double start = sg4::Engine::get_clock();
       sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service[i]))->start()->wait();
       slots[i] = {start, sg4::Engine::get_clock()};
-      target.nic.account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service[i]) * 1e-9);
+      target.nic->account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service[i]) * 1e-9);
     }
     status[i] = apply(from, target, wr, slots[i]);
     if (target.crashed) {

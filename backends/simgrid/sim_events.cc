@@ -129,14 +129,14 @@ void World::launch(SimNode& from, const WorkRequest& wr, uint64_t ticket) {
     SimNode& target = *f.target;
     double sent = now;
     if (wr.op == Opcode::kSend) {
-      sent = from.nic.reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9).finish_s;
+      sent = from.nic->reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9).finish_s;
     }
     const uint64_t bytes = request_bytes(wr);
     from.bytes_out += bytes;
     target.bytes_in += bytes;
     const double arrival = packet_leg(from, target, bytes, sent);
     const double service = static_cast<double>(service_ns(wr)) * 1e-9;
-    const NicQueues::Slot slot = target.nic.reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
+    const NicQueues::Slot slot = target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
     f.start_s = slot.start_s;
     f.effect_s = slot.finish_s;
     f.rnr_deadline_s = slot.finish_s + static_cast<double>(options_.rnr_timeout) * 1e-9;

@@ -201,7 +201,15 @@ class SimRuntime final : public Runtime {
   std::string_view backend_name() const override { return "simgrid"; }
 
   StatusOr<NodeId> add_node(const NodeOptions& options) override {
-    LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server));
+    SimNode* host_of = nullptr;
+    if (options.host_of != kInvalidNode) {
+      host_of = world_.node(options.host_of);
+      if (host_of == nullptr) {
+        return invalid_argument("add_node " + options.name + ": host_of names no node (" +
+                                std::to_string(options.host_of) + ")");
+      }
+    }
+    LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server, host_of));
     parts_.push_back({std::make_unique<SimTransport>(world_, *node),
                       std::make_unique<SimCpu>(world_.platform().cpu, *node)});
     return node->id;

@@ -75,12 +75,18 @@ uint32_t World::make_rkey(RegionId id) const {
   return static_cast<uint32_t>(x) | 1u;
 }
 
-StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server) {
+StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimNode* host_of) {
   auto node = std::make_unique<SimNode>();
   node->id = static_cast<NodeId>(nodes_.size());
   node->name = name;
   node->is_server = is_server;
-  if (is_server) {
+  if (host_of != nullptr) {
+    node->host = host_of->host;
+    node->host_index = host_of->host_index;
+    node->nic_host = host_of->nic_host;
+    node->nic = host_of->nic;
+    node->owns_host = false;
+  } else if (is_server) {
     if (next_server_host_ >= server_hosts_.size()) {
       return invalid_argument("simgrid: node " + name + " needs a server host, but the platform has " +
                               std::to_string(server_hosts_.size()) + " servers");
@@ -95,10 +101,14 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server) {
     node->host_index = static_cast<uint32_t>(server_hosts_.size()) + c;
     node->host = client_hosts_[c];
   }
-  if (platform_.nic.model == scenario::NicModel::kProcessorSharing) {
-    node->nic_host = sg4::Host::by_name(node->host->get_name() + ".nic");
+  if (host_of == nullptr) {
+    if (platform_.nic.model == scenario::NicModel::kProcessorSharing) {
+      node->nic_host = sg4::Host::by_name(node->host->get_name() + ".nic");
+    }
+    nics_.push_back(std::make_unique<NicQueues>());
+    node->nic = nics_.back().get();
+    node->nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   }
-  node->nic.configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   node->mu = sg4::Mutex::create();
   node->cq_sem = sg4::Semaphore::create(0);
   node->recv_cv = sg4::ConditionVariable::create();
@@ -164,31 +174,44 @@ void World::stop_executors() {
 std::vector<ResourceUsage> World::usage(double duration_s) const {
   std::vector<ResourceUsage> out;
   if (duration_s <= 0) return out;
+  // Per server host, named after the endpoint that owns it; the busy
+  // time and bytes of every endpoint on the host count.
+  struct HostTotals {
+    double cpu_busy_s = 0;
+    uint64_t bytes_in = 0, bytes_out = 0;
+  };
+  std::unordered_map<uint32_t, HostTotals> totals;
   for (const auto& n : nodes_) {
-    if (!n->is_server) continue;
-    out.push_back({n->name + ".nic.rdma", "nic", n->nic.busy_s(NicQueues::kRdma) / duration_s});
-    out.push_back({n->name + ".nic.send", "nic", n->nic.busy_s(NicQueues::kSend) / duration_s});
-    out.push_back({n->name + ".nic.recv", "nic", n->nic.busy_s(NicQueues::kRecv) / duration_s});
+    HostTotals& t = totals[n->host_index];
+    t.cpu_busy_s += n->cpu_busy_s;
+    t.bytes_in += n->bytes_in;
+    t.bytes_out += n->bytes_out;
+  }
+  for (const auto& n : nodes_) {
+    if (!n->is_server || !n->owns_host) continue;
+    out.push_back({n->name + ".nic.rdma", "nic", n->nic->busy_s(NicQueues::kRdma) / duration_s});
+    out.push_back({n->name + ".nic.send", "nic", n->nic->busy_s(NicQueues::kSend) / duration_s});
+    out.push_back({n->name + ".nic.recv", "nic", n->nic->busy_s(NicQueues::kRecv) / duration_s});
     out.push_back({n->name + ".cpu", "cpu",
-                   n->cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
+                   totals[n->host_index].cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
   }
   // Links and PCIe: bytes carried over capacity, per direction, counted by
   // the executors (every byte to or from a server crosses both).
   const double link_bytes_s = platform_.host_link.bandwidth_gbps * 1e9 / 8.0 * duration_s;
   const double pcie_bytes_s = platform_.pcie.bandwidth_gbps * 1e9 / 8.0 * duration_s;
   for (const auto& n : nodes_) {
-    if (!n->is_server) continue;
-    out.push_back({n->name + ".link.in", "link", static_cast<double>(n->bytes_in) / link_bytes_s});
-    out.push_back({n->name + ".link.out", "link", static_cast<double>(n->bytes_out) / link_bytes_s});
-    out.push_back({n->name + ".pcie", "pcie",
-                   static_cast<double>(std::max(n->bytes_in, n->bytes_out)) / pcie_bytes_s});
+    if (!n->is_server || !n->owns_host) continue;
+    const HostTotals& t = totals[n->host_index];
+    out.push_back({n->name + ".link.in", "link", static_cast<double>(t.bytes_in) / link_bytes_s});
+    out.push_back({n->name + ".link.out", "link", static_cast<double>(t.bytes_out) / link_bytes_s});
+    out.push_back({n->name + ".pcie", "pcie", static_cast<double>(std::max(t.bytes_in, t.bytes_out)) / pcie_bytes_s});
   }
   return out;
 }
 
 void World::reset_usage() {
   for (auto& n : nodes_) {
-    n->nic.reset_busy();
+    n->nic->reset_busy();
     n->cpu_busy_s = 0;
     n->bytes_in = n->bytes_out = 0;
   }

@@ -127,7 +127,10 @@ struct SimNode {
   std::deque<RecvRequest> recvs;
   uint32_t outstanding_send = 0;
   uint32_t posted_recvs = 0;
-  NicQueues nic;
+  // Endpoints on one host (NodeOptions::host_of) share its NIC, cores,
+  // links and PCIe; the first endpoint owns the host.
+  NicQueues* nic = nullptr;
+  bool owns_host = true;
   double cpu_busy_s = 0;
   uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
 
@@ -183,7 +186,8 @@ class World {
   double start_s() const { return start_s_; }
   Nanos now_ns() const;
 
-  StatusOr<SimNode*> add_node(const std::string& name, bool is_server);
+  // A new endpoint on a host of its own, or on `host_of`'s host.
+  StatusOr<SimNode*> add_node(const std::string& name, bool is_server, SimNode* host_of = nullptr);
   SimNode* node(NodeId id) { return id < nodes_.size() ? nodes_[id].get() : nullptr; }
   size_t node_count() const { return nodes_.size(); }
   RegionId next_region_id() { return next_region_++; }
@@ -249,6 +253,7 @@ class World {
   // then per rack {uplink up, uplink down}.
   std::vector<PacketLink> packet_links_;
   uint32_t racks_ = 0;
+  std::vector<std::unique_ptr<NicQueues>> nics_;  // one per host in use
   std::vector<std::unique_ptr<InFlight>> flights_;
   std::vector<InFlight*> free_flights_;
 };

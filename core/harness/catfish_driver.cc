@@ -1,10 +1,10 @@
-// Catfish under the scenario runner: one CatfishServer whose messaging
-// workers are the platform's server nodes, one worker each (the simulator
-// gives a host one endpoint, and a worker needs its own; so
-// platform.servers = N stands for one Catfish server with N cores, and
-// the tree's region, which offloading clients READ, is on server0). Each
-// worker is a daemon actor on its node; the runner starts no RPC workers
-// for this index (they would take the nodes' completions). The tree is
+// Catfish under the scenario runner: one CatfishServer per server machine
+// with a messaging worker per core, each on an endpoint of its own on that
+// machine (endpoints_per_server; they share its cores and NIC), the tree's
+// region, which offloading clients READ, on the first. One server machine
+// (platform.servers = 1). Each worker is a daemon actor on its endpoint;
+// the runner starts no RPC workers for this index (they would take the
+// endpoints' completions). The tree is
 // loaded with index.rectangles data rectangles before the run; each client
 // is a CatfishClient with the scenario's selector ("static" is Catfish's
 // own, the back-off selector with [selector.backoff]'s N, T and Inv; Inv
@@ -130,7 +130,7 @@ class CatfishDriver final : public IndexDriver {
         static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 3 * x.rectangles / min_fill + 8192));
     catfish::MessagingServerOptions& m = server_options_.messaging;
     m.mode = x.server_mode == "polling" ? catfish::ServerMode::kPolling : catfish::ServerMode::kEvent;
-    m.connections_per_worker = s.run.clients / s.platform.servers + 4;
+    m.connections_per_worker = s.run.clients / s.platform.cores_per_server + 4;
     m.max_response_bytes = kMaxResponseBytes;
     m.heartbeat_interval_ns = selector_.backoff.interval_ns;
     server_options_.result_ns = us_to_ns(x.server_result_us);
@@ -170,6 +170,7 @@ class CatfishDriver final : public IndexDriver {
   }
 
   bool uses_rpc_workers() const override { return false; }
+  uint32_t endpoints_per_server() const override { return s_.platform.cores_per_server; }
 
   void report(std::map<std::string, double>& extra) const override {
     const catfish::StoreStats st = server_->store_stats();
@@ -200,9 +201,9 @@ class CatfishDriver final : public IndexDriver {
 }  // namespace
 
 StatusOr<std::unique_ptr<IndexDriver>> make_catfish_driver(const scenario::Scenario& s) {
-  if (s.platform.cores_per_server != 1) {
-    return invalid_argument("platform.cores_per_server: catfish runs one messaging worker per server node; "
-                            "set 1 and give platform.servers the server's cores");
+  if (s.platform.servers != 1) {
+    return invalid_argument("platform.servers: catfish runs one R-tree server (give it cores with "
+                            "platform.cores_per_server: one messaging worker each)");
   }
   return std::unique_ptr<IndexDriver>(new CatfishDriver(s));
 }

@@ -71,6 +71,11 @@ class IndexDriver {
   // own transport (Catfish's messaging workers): the runner then starts no
   // RPC worker actors, which would take the node's completions.
   virtual bool uses_rpc_workers() const { return true; }
+  // Endpoints per server machine: more than one for an index whose server
+  // runs a worker per core, each with its own queue pairs (Catfish). They
+  // share the machine's cores and NIC; setup_server and server_daemons
+  // then number endpoints, not machines.
+  virtual uint32_t endpoints_per_server() const { return 1; }
 };
 
 StatusOr<std::unique_ptr<IndexDriver>> make_pilaf_driver(const scenario::Scenario& s);

@@ -144,9 +144,15 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   // Enough receives that a burst of clients (all connecting at once, say)
   // mostly finds one posted; the rest wait out RNR retries.
   so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
-  for (uint32_t i = 0; i < s.platform.servers; ++i) {
-    const std::string name = "server" + std::to_string(i);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, true}));
+  // Servers in platform order; an index whose server process runs several
+  // endpoints (one per core) gets them on the server's host, numbered on.
+  const uint32_t per_server = driver->endpoints_per_server();
+  for (uint32_t i = 0; i < s.platform.servers * per_server; ++i) {
+    const uint32_t machine = i / per_server;
+    const std::string name = "server" + std::to_string(machine) +
+                             (i % per_server > 0 ? "." + std::to_string(i % per_server) : std::string());
+    const NodeId host_of = i % per_server == 0 ? kInvalidNode : sh.servers[i - i % per_server];
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, true, host_of}));
     Env env = runtime->setup_env(node);
     LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcServer::create(env, so));
     LOCUS_RETURN_IF_ERROR(driver->setup_server(i, env, *rpc));
@@ -182,7 +188,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   }
   // Index daemons start after the clients' nodes, so that nodes of their
   // own take client hosts only once every client has one.
-  for (uint32_t i = 0; i < s.platform.servers; ++i) {
+  for (uint32_t i = 0; i < sh.servers.size(); ++i) {
     for (DaemonSpec& d : driver->server_daemons(i)) {
       NodeId node = sh.servers[i];
       if (d.own_node) {

@@ -29,6 +29,10 @@ struct ResourceUsage {
 struct NodeOptions {
   std::string name;       // for messages: "server0", "client3"
   bool is_server = false;
+  // Simulating backends: put this endpoint on that node's machine (its
+  // cores, NIC, links), as another thread of one server process would be.
+  // Other backends give every endpoint its own queue pair and ignore it.
+  NodeId host_of = kInvalidNode;
 };
 
 class Runtime {

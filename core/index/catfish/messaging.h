@@ -10,6 +10,10 @@
 // the ring is full it sleeps (client) or waits on its completion queue
 // (server) until the head moves. Responses larger than the server's
 // segment size travel as CONT ... END segments the client reassembles.
+// The server posts response WRITEs without waiting for them: each batch
+// goes out of one of a few send slots (kMaxSendsInFlight), reused only
+// once its WRITEs completed, so a worker goes on to the next request and
+// its busy time is its handlers' time.
 //
 // Server threads ("workers") are separate endpoints, each with its own
 // completion queue, serving the connections assigned to it in one of two
@@ -122,6 +126,9 @@ struct MessagingServerStats {
   uint64_t response_stalls = 0;  // waits for room in a client's response ring
   uint64_t send_failures = 0;
   uint64_t heartbeats = 0;       // heartbeat WRITEs posted
+  uint64_t send_slot_waits = 0;  // waits for an in-flight send to free its slot
+  uint64_t rescans_after_heartbeat = 0;  // kEvent: rings still dirty after a round (notifications seen
+                                         // while it sent or heartbeat() waited), rescanned without sleeping
 };
 
 class MessagingServer {
@@ -163,13 +170,23 @@ class MessagingServer {
   void handle_request(Worker& w, Connection& c, const RingReader::View& v);
   bool respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status,
                size_t payload_bytes);
-  bool send_message(Worker& w, Connection& c, std::byte* message, MessageHeader& h, bool may_wait);
+  // Copies h.payload_bytes from `payload` into a send slot and posts it.
+  bool send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h, bool may_wait);
   void drop(Worker& w, Connection& c, const Status& why, bool incomplete);
   void heartbeat(Worker& w, Nanos now);
   // The WRITE of the request ring's head into the client's control word.
-  WorkRequest head_write(Worker& w, Connection& c);
+  WorkRequest head_write(Worker& w, Connection& c, std::byte* word, uint64_t wr_id);
   void on_completion(Worker& w, const Completion& comp);
-  bool post_and_await(Worker& w, std::span<const WorkRequest> batch);
+  // Waits (reaping completions) until a send slot is free and `wrs` more
+  // WRITEs fit in the send queue; its index, or -1 after send_timeout_ns.
+  int acquire_slot(Worker& w, uint32_t wrs);
+  // Posts a batch reading slot `slot` without waiting for it.
+  bool post_slot(Worker& w, uint32_t slot, std::span<const WorkRequest> batch);
+  // Waits (up to send_timeout_ns) until no send of the worker is in flight.
+  void finish_sends(Worker& w);
+  // Waits for completions until pred() holds or the deadline passes.
+  template <typename Pred>
+  bool reap_until(Worker& w, Nanos deadline, Pred pred);
 
   MessagingServerOptions options_;
   struct Slot {

@@ -53,21 +53,26 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
     w->node = w->env.transport->node_id();
     w->first_connection = i * per;
     w->connection_count = per;
-    const uint64_t local_bytes = response_bytes + segment_bytes + 8 + 16 + 8 + 8ull * per;
+    const uint64_t slot_bytes = 16 + segment_bytes;
+    const uint64_t local_bytes = response_bytes + kMaxSendsInFlight * slot_bytes + 16 + 8;
     w->local = AlignedBuffer(local_bytes);
     if (!w->local.valid()) return resource_exhausted("catfish messaging: cannot allocate worker buffers");
     LOCUS_ASSIGN_OR_RETURN(w->local_region,
                            w->env.transport->register_memory(w->local.data(), local_bytes, kLocalOnly));
     w->registered = true;
+    w->max_send_wr = std::max<uint32_t>(w->env.transport->limits().max_send_wr, 1);
     std::byte* p = w->local.data();
     w->response_buf = p;
     p += response_bytes;
-    w->segment_buf = p;
-    p += segment_bytes;
-    w->wrap_buf = p;
-    w->heartbeat_buf = p + 8;
-    w->recv_buf = p + 24;
-    std::byte* head_sources = p + 32;
+    w->slots.resize(kMaxSendsInFlight);
+    for (SendSlot& slot : w->slots) {
+      slot.head_word = p;
+      slot.wrap_word = p + 8;
+      slot.message = p + 16;
+      p += slot_bytes;
+    }
+    w->heartbeat_buf = p;
+    w->recv_buf = p + 16;
     w->scratch.resize(32);
     w->heartbeat_batch.reserve(per);
     for (uint32_t k = 0; k < per; ++k) {
@@ -81,7 +86,6 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
       LOCUS_ASSIGN_OR_RETURN(c->region, w->env.transport->register_memory(c->memory.data(), bytes, kRemoteWrite));
       c->registered = true;
       c->control = c->memory.data() + options_.request_ring_bytes;
-      c->head_source = head_sources + 8ull * k;
       c->reader.reset(c->memory.data(), options_.request_ring_bytes);
       connections_.push_back(std::move(c));
     }
@@ -160,6 +164,8 @@ MessagingServerStats MessagingServer::stats() const {
   s.response_stalls = get(k.response_stalls);
   s.send_failures = get(k.send_failures);
   s.heartbeats = get(k.heartbeats);
+  s.send_slot_waits = get(k.send_slot_waits);
+  s.rescans_after_heartbeat = get(k.rescans_after_heartbeat);
   return s;
 }
 
@@ -174,6 +180,9 @@ void MessagingServer::serve(uint32_t worker, const Env& env) {
   LOCUS_CHECK(env.transport == w.env.transport);
   w.env = env;
   while (!w.env.stop_requested()) serve_once(worker, 10 * kMillisecond);
+  // Responses and heartbeats are posted without waiting: let the NIC finish
+  // reading their buffers before the worker (and its memory) goes away.
+  finish_sends(w);
 }
 
 }  // namespace locus::catfish

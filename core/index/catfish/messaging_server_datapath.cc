@@ -29,9 +29,18 @@ void MessagingServer::on_completion(Worker& w, const Completion& comp) {
     return;
   }
   if (w.awaiting > 0) --w.awaiting;
+  // Every send is signaled, so each WRITE of a batch frees its slot's share.
+  const uint32_t tag = wr_slot_tag(comp.wr_id);
+  if (tag != kNoSlot && tag <= w.slots.size()) {
+    SendSlot& slot = w.slots[tag - 1];
+    if (slot.pending > 0) --slot.pending;
+  } else if (tag == kNoSlot && w.heartbeat_pending > 0) {
+    --w.heartbeat_pending;
+  }
   if (!comp.ok()) {
     bump(counters_->send_failures);
-    const uint64_t id = comp.wr_id & ~kSendTag;
+    // Noted here, dropped by the data path (scan, send_message) when it next looks.
+    const uint32_t id = wr_connection(comp.wr_id);
     if (id < connections_.size()) {
       connections_[id]->send_failed = true;
       connections_[id]->send_error = completion_error(comp);
@@ -39,14 +48,9 @@ void MessagingServer::on_completion(Worker& w, const Completion& comp) {
   }
 }
 
-bool MessagingServer::post_and_await(Worker& w, std::span<const WorkRequest> batch) {
-  if (!w.env.transport->post(batch).is_ok()) {
-    bump(counters_->send_failures);
-    return false;
-  }
-  w.awaiting += static_cast<uint32_t>(batch.size());
-  const Nanos deadline = w.env.clock->now() + options_.send_timeout_ns;
-  while (w.awaiting > 0) {
+template <typename Pred>
+bool MessagingServer::reap_until(Worker& w, Nanos deadline, Pred pred) {
+  while (!pred()) {
     const Nanos left = deadline - w.env.clock->now();
     if (left <= 0) return false;
     const size_t n = w.env.transport->wait(w.scratch, left);
@@ -55,19 +59,63 @@ bool MessagingServer::post_and_await(Worker& w, std::span<const WorkRequest> bat
   return true;
 }
 
-WorkRequest MessagingServer::head_write(Worker& w, Connection& c) {
-  const uint64_t consumed = c.reader.consumed_bytes();
-  std::memcpy(c.head_source, &consumed, 8);
-  c.published_head = consumed;
-  return small_write(kSendTag | c.id, remote_at(c.response_ring, c.response_ring_bytes + kHeadWordOffset),
-                     c.head_source, w.local_region.lkey);
+void MessagingServer::finish_sends(Worker& w) {
+  (void)reap_until(w, w.env.clock->now() + options_.send_timeout_ns, [&] { return w.awaiting == 0; });
 }
 
-// Writes one message (header and payload already at `message`) into the
-// client's response ring, with the request ring's head and a wrap marker
-// ahead of it when needed. Waits for room only if may_wait.
-bool MessagingServer::send_message(Worker& w, Connection& c, std::byte* message, MessageHeader& h,
+int MessagingServer::acquire_slot(Worker& w, uint32_t wrs) {
+  wrs = std::min(wrs, w.max_send_wr);
+  const auto n_slots = static_cast<uint32_t>(w.slots.size());
+  int found = -1;
+  auto ready = [&]() {
+    if (w.awaiting + wrs > w.max_send_wr) return false;
+    for (uint32_t i = 0; i < n_slots; ++i) {
+      const uint32_t k = (w.next_slot + i) % n_slots;
+      if (w.slots[k].pending == 0) {
+        found = static_cast<int>(k);
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!ready()) {
+    bump(counters_->send_slot_waits);
+    if (!reap_until(w, w.env.clock->now() + options_.send_timeout_ns, ready)) return -1;
+  }
+  w.next_slot = (static_cast<uint32_t>(found) + 1) % n_slots;
+  return found;
+}
+
+bool MessagingServer::post_slot(Worker& w, uint32_t slot, std::span<const WorkRequest> batch) {
+  if (!w.env.transport->post(batch).is_ok()) {
+    bump(counters_->send_failures);
+    return false;
+  }
+  w.slots[slot].pending += static_cast<uint32_t>(batch.size());
+  w.awaiting += static_cast<uint32_t>(batch.size());
+  return true;
+}
+
+WorkRequest MessagingServer::head_write(Worker& w, Connection& c, std::byte* word, uint64_t wr_id) {
+  const uint64_t consumed = c.reader.consumed_bytes();
+  std::memcpy(word, &consumed, 8);
+  c.published_head = consumed;
+  return small_write(wr_id, remote_at(c.response_ring, c.response_ring_bytes + kHeadWordOffset), word,
+                     w.local_region.lkey);
+}
+
+// Writes one message (header placed here, payload copied from `payload`)
+// into the client's response ring, with the request ring's head and a wrap
+// marker ahead of it when needed, all out of one send slot. Does not wait
+// for the WRITEs: the slot is reused only once they completed, and the
+// client's ring only once it published a head past them (which it can do
+// only after the message landed). Waits for room only if may_wait.
+bool MessagingServer::send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h,
                                    bool may_wait) {
+  if (c.send_failed) {
+    drop(w, c, c.send_error, false);
+    return false;
+  }
   const uint32_t size = message_bytes(h.payload_bytes);
   Nanos deadline = -1;
   std::optional<RingWriter::Placement> p;
@@ -94,28 +142,39 @@ bool MessagingServer::send_message(Worker& w, Connection& c, std::byte* message,
     for (size_t i = 0; i < n; ++i) on_completion(w, w.scratch[i]);
   }
   if (!p) return false;
+  const int s = acquire_slot(w, 3);
+  if (s < 0) {
+    drop(w, c, unavailable("no send to a client completed within " +
+                           std::to_string(options_.send_timeout_ns / kMillisecond) + " ms"), false);
+    return false;
+  }
+  if (c.send_failed) {  // learnt while reaping
+    drop(w, c, c.send_error, false);
+    return false;
+  }
+  SendSlot& slot = w.slots[static_cast<uint32_t>(s)];
+  if (h.payload_bytes > 0) std::memcpy(slot.message + kMessageHeaderBytes, payload, h.payload_bytes);
   h.seq = p->seq;
-  encode_message(message, h);
+  encode_message(slot.message, h);
   WorkRequest batch[3];
   size_t n = 0;
-  const uint64_t wr_id = kSendTag | c.id;
-  if (c.reader.consumed_bytes() != c.published_head) batch[n++] = head_write(w, c);
+  const uint64_t wr_id = send_wr_id(c.id, static_cast<uint32_t>(s) + 1);
+  if (c.reader.consumed_bytes() != c.published_head) batch[n++] = head_write(w, c, slot.head_word, wr_id);
   if (p->wrap) {
     const uint64_t word = wrap_word(p->wrap_seq, p->wrap_bytes);
-    std::memcpy(w.wrap_buf, &word, 8);
-    batch[n++] = small_write(wr_id, remote_at(c.response_ring, p->wrap_offset), w.wrap_buf, w.local_region.lkey);
+    std::memcpy(slot.wrap_word, &word, 8);
+    batch[n++] = small_write(wr_id, remote_at(c.response_ring, p->wrap_offset), slot.wrap_word, w.local_region.lkey);
   }
   WorkRequest& mw = batch[n++];
   mw.wr_id = wr_id;
   mw.op = Opcode::kWriteWithImm;  // wakes the client, which blocks in wait()
   mw.imm = c.id;
   mw.remote = remote_at(c.response_ring, p->offset);
-  mw.local = {message, size, w.local_region.lkey};
+  mw.local = {slot.message, size, w.local_region.lkey};
   c.writer.commit(*p, size);
   bump(counters_->response_segments);
-  if (!post_and_await(w, std::span<const WorkRequest>(batch, n)) || c.send_failed) {
-    drop(w, c, c.send_failed ? c.send_error : unavailable("response to client " + std::to_string(c.client) + " not completed"),
-         false);
+  if (!post_slot(w, static_cast<uint32_t>(s), std::span<const WorkRequest>(batch, n))) {
+    drop(w, c, unavailable("response to client " + std::to_string(c.client) + " could not be posted"), false);
     return false;
   }
   return true;
@@ -128,24 +187,22 @@ bool MessagingServer::respond(Worker& w, Connection& c, const MessageContext& ct
   h.request_id = ctx.request_id;
   if (!status.is_ok()) {
     const size_t n = std::min<size_t>(status.message().size(), options_.segment_bytes);
-    std::memcpy(w.segment_buf + kMessageHeaderBytes, status.message().data(), n);
     h.kind = MessageKind::kError;
     h.status = static_cast<uint8_t>(status.code());
     h.payload_bytes = static_cast<uint32_t>(n);
-    return send_message(w, c, w.segment_buf, h, true);
+    return send_message(w, c, reinterpret_cast<const std::byte*>(status.message().data()), h, true);
   }
   if (payload_bytes <= options_.segment_bytes) {
-    // The handler wrote in place, just after the header.
+    // The handler wrote just after the header; the slot gets a copy.
     h.kind = MessageKind::kEnd;
     h.payload_bytes = static_cast<uint32_t>(payload_bytes);
-    return send_message(w, c, w.response_buf, h, true);
+    return send_message(w, c, w.response_buf + kMessageHeaderBytes, h, true);
   }
   for (size_t off = 0; off < payload_bytes; off += options_.segment_bytes) {
     const size_t n = std::min<size_t>(options_.segment_bytes, payload_bytes - off);
-    std::memcpy(w.segment_buf + kMessageHeaderBytes, w.response_buf + kMessageHeaderBytes + off, n);
     h.kind = off + n == payload_bytes ? MessageKind::kEnd : MessageKind::kCont;
     h.payload_bytes = static_cast<uint32_t>(n);
-    if (!send_message(w, c, w.segment_buf, h, true)) return false;
+    if (!send_message(w, c, w.response_buf + kMessageHeaderBytes + off, h, true)) return false;
   }
   return true;
 }
@@ -215,9 +272,15 @@ size_t MessagingServer::drain(Worker& w, Connection& c) {
   }
   // One-way requests are answered by nothing, so their room is returned here.
   if (c.reader.consumed_bytes() != c.published_head && c.state.load(std::memory_order_acquire) == kConnected) {
-    const WorkRequest hw = head_write(w, c);
-    if (!post_and_await(w, std::span<const WorkRequest>(&hw, 1)) || c.send_failed) {
+    const int s = acquire_slot(w, 1);
+    if (s < 0 || c.send_failed) {
       drop(w, c, c.send_failed ? c.send_error : unavailable("head update not completed"), false);
+    } else {
+      const auto slot = static_cast<uint32_t>(s);
+      const WorkRequest hw = head_write(w, c, w.slots[slot].head_word, send_wr_id(c.id, slot + 1));
+      if (!post_slot(w, slot, std::span<const WorkRequest>(&hw, 1))) {
+        drop(w, c, unavailable("head update could not be posted"), false);
+      }
     }
   }
   return handled;
@@ -247,34 +310,40 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
   h.request_id = kConnectionErrorId;
   const std::string& text = c.problem.message();
   const size_t n = std::min<size_t>(text.size(), options_.segment_bytes);
-  std::memcpy(w.segment_buf + kMessageHeaderBytes, text.data(), n);
   h.payload_bytes = static_cast<uint32_t>(n);
-  (void)send_message(w, c, w.segment_buf, h, false);
+  (void)send_message(w, c, reinterpret_cast<const std::byte*>(text.data()), h, false);
 }
 
+// Heartbeat WRITEs are not waited for either; heartbeat_buf is rewritten
+// only once the previous heartbeat's WRITEs completed.
 void MessagingServer::heartbeat(Worker& w, Nanos now) {
   if (!w.sampler.due(now)) return;
+  const Nanos deadline = now + options_.send_timeout_ns;
+  if (!reap_until(w, deadline, [&] { return w.heartbeat_pending == 0; })) return;  // try again later
   write_heartbeat(w.heartbeat_buf, w.sampler.sample(now));
   w.heartbeat_batch.clear();
   for (uint32_t k = 0; k < w.connection_count; ++k) {
     Connection& c = *connections_[w.first_connection + k];
-    if (c.state.load(std::memory_order_acquire) != kConnected) continue;
+    if (c.state.load(std::memory_order_acquire) != kConnected || c.send_failed) continue;
     WorkRequest wr;
-    wr.wr_id = kSendTag | c.id;
+    wr.wr_id = send_wr_id(c.id, kNoSlot);
     wr.op = Opcode::kWrite;
     wr.remote = remote_at(c.response_ring, c.response_ring_bytes + kHeartbeatSlotOffset);
     wr.local = {w.heartbeat_buf, static_cast<uint32_t>(sizeof(HeartbeatRecord)), w.local_region.lkey};
     w.heartbeat_batch.push_back(wr);
   }
-  const size_t max_batch = std::max<size_t>(w.env.transport->limits().max_send_wr, 1);
-  for (size_t off = 0; off < w.heartbeat_batch.size(); off += max_batch) {
-    const size_t n = std::min(max_batch, w.heartbeat_batch.size() - off);
+  for (size_t off = 0; off < w.heartbeat_batch.size();) {
+    // Room in the send queue for a chunk (the whole queue when it is idle).
+    if (!reap_until(w, deadline, [&] { return w.awaiting < w.max_send_wr; })) return;
+    const size_t n = std::min<size_t>(w.max_send_wr - w.awaiting, w.heartbeat_batch.size() - off);
     bump(counters_->heartbeats, n);
-    (void)post_and_await(w, std::span<const WorkRequest>(w.heartbeat_batch.data() + off, n));
-  }
-  for (const WorkRequest& wr : w.heartbeat_batch) {
-    Connection& c = *connections_[wr.wr_id & ~kSendTag];
-    if (c.send_failed) drop(w, c, c.send_error, false);
+    if (!w.env.transport->post(std::span<const WorkRequest>(w.heartbeat_batch.data() + off, n)).is_ok()) {
+      bump(counters_->send_failures);
+      return;
+    }
+    w.heartbeat_pending += static_cast<uint32_t>(n);
+    w.awaiting += static_cast<uint32_t>(n);
+    off += n;
   }
 }
 
@@ -290,6 +359,10 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
     for (uint32_t k = 0; k < w.connection_count; ++k) {
       Connection& c = *connections_[w.first_connection + k];
       if (c.state.load(std::memory_order_acquire) != kConnected) continue;
+      if (c.send_failed) {  // a WRITE to it failed since we last looked
+        drop(w, c, c.send_error, false);
+        continue;
+      }
       // Event mode reads a ring only when named by an immediate, or to
       // time out a message that began without one.
       if (!polling && !c.dirty && c.partial_since < 0) continue;
@@ -303,6 +376,17 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
   };
   size_t handled = scan();
   heartbeat(w, w.env.clock->now());
+  // Notifications that arrived while heartbeat() waited only marked their
+  // connections dirty: serve them now rather than sleep on a completion
+  // queue that has nothing left to say (up to a heartbeat interval).
+  if (!polling) {
+    bool dirty = false;
+    for (uint32_t k = 0; k < w.connection_count && !dirty; ++k) dirty = connections_[w.first_connection + k]->dirty;
+    if (dirty) {
+      bump(counters_->rescans_after_heartbeat);
+      handled += scan();
+    }
+  }
   if (handled > 0) return handled;
   Nanos t = polling ? std::min(timeout, options_.poll_idle_ns) : timeout;
   if (w.sampler.enabled()) t = std::clamp<Nanos>(w.sampler.next_due() - w.env.clock->now(), 0, t);

@@ -10,9 +10,24 @@
 
 namespace locus::catfish {
 
-// Send wr_ids carry the connection id; receives carry kRecvTag.
+// Send wr_ids carry kSendTag, the connection id (low 32 bits) and the
+// send slot whose memory the WRITE reads (bits 32..47, slot + 1; 0: none);
+// receives carry kRecvTag.
 constexpr uint64_t kRecvTag = 1ULL << 63;
 constexpr uint64_t kSendTag = 1ULL << 62;
+constexpr uint32_t kNoSlot = 0;
+inline uint64_t send_wr_id(uint32_t connection, uint32_t slot_tag) {
+  return kSendTag | (uint64_t{slot_tag} << 32) | connection;
+}
+inline uint32_t wr_connection(uint64_t wr_id) { return static_cast<uint32_t>(wr_id); }
+inline uint32_t wr_slot_tag(uint64_t wr_id) { return static_cast<uint32_t>((wr_id >> 32) & 0xFFFF); }
+
+// Responses are posted without waiting for their WRITEs: each goes out of
+// its own send slot (local memory the NIC reads until the WRITE completes),
+// and completions are reaped lazily. At most this many sends are in flight
+// per worker (also bounded by the send queue depth); a worker waits only
+// when every slot is still in flight.
+constexpr uint32_t kMaxSendsInFlight = 16;
 // request_id of a kError that ends the connection rather than answering a call.
 constexpr uint64_t kConnectionErrorId = UINT64_MAX;
 
@@ -27,7 +42,6 @@ struct MessagingServer::Connection {
   Region region;
   bool registered = false;
   std::byte* control = nullptr;  // the client's response-ring head lands here
-  std::byte* head_source = nullptr;  // in the worker's local region
   // Set by accept() before the state turns kConnected.
   NodeId client = kInvalidNode;
   RemoteRegion response_ring;
@@ -43,6 +57,16 @@ struct MessagingServer::Connection {
   Status problem;            // why it was dropped; under problems_mu_
 };
 
+// Local memory one posted batch reads: the request ring's head word, a
+// wrap marker and one message of up to segment_bytes of payload. Reused
+// only once every WRITE of its batch has completed.
+struct SendSlot {
+  std::byte* head_word = nullptr;
+  std::byte* wrap_word = nullptr;
+  std::byte* message = nullptr;
+  uint32_t pending = 0;  // WRITEs posted from it and not yet completed
+};
+
 struct MessagingServer::Worker {
   Worker(Env e, const BusyMeter& meter, uint32_t threads, Nanos interval)
       : env(e), sampler(meter, threads, interval) {}
@@ -55,9 +79,11 @@ struct MessagingServer::Worker {
   Region local_region;
   bool registered = false;
   std::byte* response_buf = nullptr;  // header + max_response_bytes + trailer
-  std::byte* segment_buf = nullptr;   // one segment message
-  std::byte* wrap_buf = nullptr;
+  std::vector<SendSlot> slots;        // kMaxSendsInFlight of them
+  uint32_t next_slot = 0;
+  uint32_t max_send_wr = 1;           // the transport's send queue depth
   std::byte* heartbeat_buf = nullptr;
+  uint32_t heartbeat_pending = 0;     // heartbeat WRITEs reading heartbeat_buf
   std::byte* recv_buf = nullptr;
   std::vector<Completion> scratch;
   std::vector<WorkRequest> heartbeat_batch;
@@ -69,7 +95,7 @@ struct MessagingServer::Worker {
 struct MessagingServer::Counters {
   std::atomic<uint64_t> requests{0}, handler_errors{0}, unknown_type{0}, malformed{0},
       incomplete{0}, dropped_connections{0}, disconnected{0}, response_segments{0}, response_stalls{0},
-      send_failures{0}, heartbeats{0};
+      send_failures{0}, heartbeats{0}, send_slot_waits{0}, rescans_after_heartbeat{0};
 };
 
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
