@@ -33,7 +33,7 @@ class MicroSession final : public ClientSession {
       LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(s, kLayout, 0));
       rpc::Reader r(body);
       RemoteRegion rr;
-      if (!(r.get(&rr.node) && r.get(&rr.region) && r.get(&rr.rkey) && r.get(&rr.base_addr) && r.get(&rr.length))) {
+      if (!rpc::get_region(r, &rr)) {
         return corruption("micro: bad layout from server " + std::to_string(s));
       }
       regions_.push_back(rr);
@@ -99,11 +99,7 @@ class MicroDriver final : public IndexDriver {
     }));
     LOCUS_RETURN_IF_ERROR(rpc.handle(kLayout, "micro.layout", [rr](const rpc::RequestContext&, rpc::Reader&,
                                                                    rpc::Writer& w) {
-      w.put(rr.node);
-      w.put(rr.region);
-      w.put(rr.rkey);
-      w.put(rr.base_addr);
-      w.put(rr.length);
+      rpc::put_region(rr, w);
       return Status();
     }));
     servers_.push_back(std::move(server));

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/common/status.h"
+#include "core/transport/types.h"
 
 namespace locus::rpc {
 
@@ -102,5 +103,20 @@ class Reader {
   size_t pos_ = 0;
   bool failed_ = false;
 };
+
+// A registered region as peers learn it (node, region id, rkey, base,
+// length): what every index's layout message carries.
+inline void put_region(const RemoteRegion& r, Writer& w) {
+  w.put(r.node);
+  w.put(r.region);
+  w.put(r.rkey);
+  w.put(r.base_addr);
+  w.put(r.length);
+}
+
+inline bool get_region(Reader& r, RemoteRegion* out) {
+  return r.get(&out->node) && r.get(&out->region) && r.get(&out->rkey) && r.get(&out->base_addr) &&
+         r.get(&out->length);
+}
 
 }  // namespace locus::rpc

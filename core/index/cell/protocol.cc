@@ -6,19 +6,6 @@
 namespace locus::cell {
 namespace {
 
-void put_region(const RemoteRegion& r, rpc::Writer& w) {
-  w.put(r.node);
-  w.put(r.region);
-  w.put(r.rkey);
-  w.put(r.base_addr);
-  w.put(r.length);
-}
-
-bool get_region(rpc::Reader& r, RemoteRegion* out) {
-  return r.get(&out->node) && r.get(&out->region) && r.get(&out->rkey) && r.get(&out->base_addr) &&
-         r.get(&out->length);
-}
-
 bool valid_outcome(uint8_t o) { return o <= static_cast<uint8_t>(Outcome::kBusy); }
 
 }  // namespace
@@ -51,7 +38,7 @@ void encode_layout(const Layout& l, rpc::Writer& w) {
   for (const RegionInfo& r : l.regions) {
     w.put(static_cast<uint8_t>(r.kind));
     w.put(r.server);
-    put_region(r.remote, w);
+    rpc::put_region(r.remote, w);
   }
 }
 
@@ -66,7 +53,7 @@ bool decode_layout(rpc::Reader& r, Layout* l) {
   l->regions.assign(n, RegionInfo{});
   for (RegionInfo& info : l->regions) {
     uint8_t kind = 0;
-    if (!(r.get(&kind) && r.get(&info.server) && get_region(r, &info.remote)) || kind > 1) return false;
+    if (!(r.get(&kind) && r.get(&info.server) && rpc::get_region(r, &info.remote)) || kind > 1) return false;
     info.kind = static_cast<RegionKind>(kind);
     // A node region too small for the geometry cannot be read safely.
     if (info.kind == RegionKind::kNodes && info.remote.length < l->geometry.region_bytes()) return false;

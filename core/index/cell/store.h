@@ -244,6 +244,9 @@ class Store {
 
   // Traversal and Sagiv updates (store_ops.cc, store_insert.cc).
   Outcome descend(std::string_view key, uint64_t start, uint32_t target_level, Cursor* c) const;
+  // descend() to the leaf for `key`, recording the outcome, nodes visited
+  // and any redirect in `r`; true if the leaf was reached here.
+  bool reach_leaf(std::string_view key, uint64_t start, OpResult* r, Cursor* c) const;
   MeganodeInfo meganode_info(uint32_t m) const;
   Outcome write_gate(const Cursor& c, std::string_view key, bool may_split);
   void insert_entry(uint32_t m, uint64_t off, std::string_view key, const std::byte* value, Cursor& c);

@@ -87,13 +87,17 @@ MeganodeInfo Store::meganode_info(uint32_t m) const {
   return info;
 }
 
+bool Store::reach_leaf(std::string_view key, uint64_t start, OpResult* r, Cursor* c) const {
+  r->outcome = descend(key, start, 0, c);
+  r->nodes_visited = c->visited;
+  if (r->outcome == Outcome::kRedirect) r->next = c->next;
+  return r->outcome == Outcome::kDone;
+}
+
 OpResult Store::contains(std::string_view key, uint64_t start) {
   OpResult r;
   Cursor c;
-  r.outcome = descend(key, start, 0, &c);
-  r.nodes_visited = c.visited;
-  if (r.outcome == Outcome::kRedirect) r.next = c.next;
-  if (r.outcome != Outcome::kDone) return r;
+  if (!reach_leaf(key, start, &r, &c)) return r;
   r.found = view(c.leaf).find(SearchKey(key)) >= 0;
   r.meganode = meganode_info(c.meganode);
   return r;
@@ -102,10 +106,7 @@ OpResult Store::contains(std::string_view key, uint64_t start) {
 OpResult Store::get(std::string_view key, uint64_t start) {
   OpResult r;
   Cursor c;
-  r.outcome = descend(key, start, 0, &c);
-  r.nodes_visited = c.visited;
-  if (r.outcome == Outcome::kRedirect) r.next = c.next;
-  if (r.outcome != Outcome::kDone) return r;
+  if (!reach_leaf(key, start, &r, &c)) return r;
   const NodeView v = view(c.leaf);
   const int32_t i = v.find(key);
   if (i >= 0) {
@@ -148,10 +149,7 @@ StatusOr<OpResult> Store::put(std::string_view key, std::string_view value, uint
   }
   OpResult r;
   Cursor c;
-  r.outcome = descend(key, start, 0, &c);
-  r.nodes_visited = c.visited;
-  if (r.outcome == Outcome::kRedirect) r.next = c.next;
-  if (r.outcome != Outcome::kDone) return r;
+  if (!reach_leaf(key, start, &r, &c)) return r;
   const NodeView leaf = view(c.leaf);
   const int32_t existing = leaf.find(key);
   r.outcome = write_gate(c, key, existing < 0);
@@ -177,10 +175,7 @@ StatusOr<OpResult> Store::put(std::string_view key, std::string_view value, uint
 OpResult Store::remove(std::string_view key, uint64_t start) {
   OpResult r;
   Cursor c;
-  r.outcome = descend(key, start, 0, &c);
-  r.nodes_visited = c.visited;
-  if (r.outcome == Outcome::kRedirect) r.next = c.next;
-  if (r.outcome != Outcome::kDone) return r;
+  if (!reach_leaf(key, start, &r, &c)) return r;
   r.outcome = write_gate(c, key, false);
   if (r.outcome != Outcome::kDone) return r;
   const NodeView leaf = view(c.leaf);
