@@ -35,20 +35,21 @@ bool World::packet_path_ok(SimNode& from, std::span<const WorkRequest> batch) {
   if (platform_.packet_bytes == 0 || platform_.nic.model != scenario::NicModel::kFcfs) return false;
   for (const WorkRequest& wr : batch) {
     if (std::max(request_bytes(wr), response_bytes(wr, true)) > platform_.packet_bytes) return false;
-    auto it = from.connections.find(wr.remote.node);
-    if (it != from.connections.end() && it->second.actor_outstanding > 0) return false;
+    if (connection_to(from, wr.remote.node).actor_outstanding > 0) return false;
   }
   return true;
 }
 
 void World::post(SimNode& from, std::span<const WorkRequest> batch) {
   if (packet_path_ok(from, batch)) {
+    // Posted at the actor's own time: it may owe CPU time (ActorState).
+    const double at_s = actor_now_s();
     for (const WorkRequest& wr : batch) {
-      Connection& c = connection_to(from, wr.remote.node);
-      launch(from, wr, c.next_ticket++);
+      launch(from, connection_to(from, wr.remote.node), wr, at_s);
     }
     return;
   }
+  settle_debt();  // executors start at the engine's time
   auto b = std::make_unique<Batch>();
   b->wrs.assign(batch.begin(), batch.end());
   b->tickets.reserve(batch.size());
@@ -108,8 +109,8 @@ double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, dou
   return t_s + slowest;
 }
 
-void World::launch(SimNode& from, const WorkRequest& wr, uint64_t ticket) {
-  Connection& c = connection_to(from, wr.remote.node);
+void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double now) {
+  const uint64_t ticket = c.next_ticket++;
   InFlight& f = *new_flight();
   f.wr = wr;
   f.ticket = ticket;
@@ -118,7 +119,6 @@ void World::launch(SimNode& from, const WorkRequest& wr, uint64_t ticket) {
   f.conn = &c;
   f.status = WcStatus::kSuccess;
   f.half_copied = false;
-  const double now = sg4::Engine::get_clock();
   f.start_s = f.effect_s = f.done_s = f.rnr_deadline_s = now;
   if (from.crashed) {
     f.status = WcStatus::kFlushed;
@@ -150,17 +150,53 @@ void World::launch(SimNode& from, const WorkRequest& wr, uint64_t ticket) {
   }
 }
 
-void World::arm(InFlight& f, double at_s) {
-  if (f.timer != nullptr) {
-    if (f.timer_s == at_s) return;
-    f.timer->remove();
+namespace {
+// Min-heap order for std::push_heap/pop_heap: earliest time, then first armed.
+struct Later {
+  template <typename E>
+  bool operator()(const E& a, const E& b) const {
+    return a.at_s != b.at_s ? a.at_s > b.at_s : a.seq > b.seq;
   }
-  f.timer_s = at_s;
-  InFlight* fp = &f;
-  f.timer = timer::Timer::set(at_s, [this, fp] {
-    fp->timer = nullptr;
-    drain(*fp->conn);
+};
+}  // namespace
+
+void World::arm(InFlight& f, double at_s) {
+  if (f.armed_seq != 0 && f.armed_s == at_s) return;
+  f.armed_seq = next_event_seq_++;
+  f.armed_s = at_s;
+  events_.push_back({at_s, f.armed_seq, &f});
+  std::push_heap(events_.begin(), events_.end(), Later{});
+  if (!running_events_ && (events_timer_ == nullptr || at_s < events_timer_s_)) set_events_timer(at_s);
+}
+
+void World::set_events_timer(double at_s) {
+  if (events_timer_ != nullptr) events_timer_->remove();
+  events_timer_s_ = at_s;
+  events_timer_ = timer::Timer::set(at_s, [this] {
+    events_timer_ = nullptr;
+    run_events();
   });
+}
+
+void World::run_events() {
+  const double now = sg4::Engine::get_clock();
+  running_events_ = true;
+  // Events armed while these run, for now, run in this loop too.
+  while (!events_.empty()) {
+    const Event e = events_.front();
+    if (e.f->armed_seq != e.seq) {  // stale: re-armed or finished since
+      std::pop_heap(events_.begin(), events_.end(), Later{});
+      events_.pop_back();
+      continue;
+    }
+    if (e.at_s > now) break;
+    std::pop_heap(events_.begin(), events_.end(), Later{});
+    events_.pop_back();
+    e.f->armed_seq = 0;
+    drain(*e.f->conn);
+  }
+  running_events_ = false;
+  if (!events_.empty()) set_events_timer(events_.front().at_s);
 }
 
 bool World::advance_effect(InFlight& f, double now_s) {
@@ -287,10 +323,7 @@ void World::drain(Connection& c) {
 }
 
 void World::finish(InFlight& f) {
-  if (f.timer != nullptr) {
-    f.timer->remove();
-    f.timer = nullptr;
-  }
+  f.armed_seq = 0;  // a pending event of it is stale now
   SimNode& from = *f.from;
   Connection& c = *f.conn;
   --from.outstanding_send;

@@ -63,8 +63,9 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
 World::~World() {
   // Kernel timers outlive the engine: cancel those still pending, which
   // point into this world.
-  for (auto& f : flights_) {
-    if (f->timer != nullptr) f->timer->remove();
+  if (events_timer_ != nullptr) events_timer_->remove();
+  for (auto& n : nodes_) {
+    if (n->timeout_timer != nullptr) n->timeout_timer->remove();
   }
 }
 

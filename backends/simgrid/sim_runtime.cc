@@ -3,6 +3,7 @@
 // it through the platform model.
 #include "backends/simgrid/sim_runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,10 +27,12 @@ class SimTransport final : public Transport {
     const RegionId id = world_.next_region_id();
     SimRegion r{static_cast<std::byte*>(addr), length, access, world_.make_rkey(id)};
     node_.regions.emplace(id, r);
+    node_.forget_cached_region();  // the map may have rehashed
     return Region{node_.id, id, id, r.rkey, r.base, length, access};
   }
 
   Status deregister_memory(const Region& region) override {
+    node_.forget_cached_region();
     if (region.node != node_.id || node_.regions.erase(region.id) == 0) {
       return not_found("deregister_memory: region " + std::to_string(region.id) +
                        " is not registered on " + node_.name);
@@ -54,6 +57,7 @@ class SimTransport final : public Transport {
   }
 
   Status post_recv(std::span<const RecvRequest> batch) override {
+    settle_debt();  // the receive exists from the actor's own time on
     for (const RecvRequest& r : batch) {
       if (!local_ok(r.local)) {
         return invalid_argument("post_recv: buffer of " + std::to_string(r.local.length) +
@@ -72,30 +76,32 @@ class SimTransport final : public Transport {
   }
 
   size_t poll(std::span<Completion> out) override {
+    settle_debt();  // completions up to the actor's own time count
     world_.release_deferred(node_);
     return drain(out);
   }
 
+  // A completion already queued arrived no later than the actor's own
+  // time, so it is returned at once, debt or not. Otherwise the actor
+  // blocks until one comes or the deadline (both on its own clock) and,
+  // if it comes before the actor's own time, still owes the difference.
   size_t wait(std::span<Completion> out, Nanos timeout) override {
     if (node_.cq.empty() && !node_.deferred.empty()) {
+      settle_debt();  // the executor path runs at the engine's time
       const Nanos deadline = world_.now_ns() + timeout;
       world_.run_deferred(node_);
       timeout = std::max<Nanos>(0, deadline - world_.now_ns());
     }
     if (node_.cq.empty() && timeout > 0) {
-      const double deadline = sg4::Engine::get_clock() + static_cast<double>(timeout) * 1e-9;
-      while (node_.cq.empty()) {
-        const double left = deadline - sg4::Engine::get_clock();
-        if (left <= 0) break;
-        ++node_.cq_waiters;
-        if (node_.cq_sem->acquire_timeout(left)) {
-          // Timed out. A completion that came at the same moment already
-          // took this waiter off the count (its token stays, and only
-          // makes a later wait look once more).
-          if (node_.cq.empty() && node_.cq_waiters > 0) --node_.cq_waiters;
-          break;
-        }
+      ActorState* self = current_actor();
+      const double own_now = actor_now_s();
+      const double deadline = own_now + static_cast<double>(timeout) * 1e-9;
+      // Another actor of the node may take the completion that woke this one.
+      while (node_.cq.empty() && sg4::Engine::get_clock() < deadline) {
+        CqWaiter w(node_);
+        w.block_until(deadline);
       }
+      if (self != nullptr) self->debt_s = std::max(0.0, own_now - sg4::Engine::get_clock());
     }
     return drain(out);
   }
@@ -119,22 +125,38 @@ class SimTransport final : public Transport {
 class SimClock final : public Clock {
  public:
   explicit SimClock(const World& world) : world_(world) {}
-  Nanos now() const override { return world_.now_ns(); }
+  // The calling actor's own time (ActorState: ahead by the CPU time it owes).
+  Nanos now() const override {
+    return static_cast<Nanos>(std::llround((actor_now_s() - world_.start_s()) * 1e9));
+  }
   void sleep_for(Nanos d) override {
-    if (d > 0) sg4::this_actor::sleep_for(static_cast<double>(d) * 1e-9);
+    ActorState* self = current_actor();
+    const double owed = self == nullptr ? 0.0 : self->debt_s;
+    if (self != nullptr) self->debt_s = 0;
+    const double total = owed + (d > 0 ? static_cast<double>(d) * 1e-9 : 0.0);
+    if (total > 0) sg4::this_actor::sleep_for(total);
   }
 
  private:
   const World& world_;
 };
 
-// Work is simulated on the node's host: one flop is one nanosecond.
+// Work is simulated on the node's host: one flop is one nanosecond. Where
+// no other actor can contend for the core, it is owed instead (ActorState).
 class SimCpu final : public Cpu {
  public:
-  SimCpu(const scenario::CpuSpec& spec, SimNode& node) : spec_(spec), node_(node) {}
+  SimCpu(const World& world, const scenario::CpuSpec& spec, SimNode& node)
+      : world_(world), spec_(spec), node_(node) {}
   void charge(Nanos d) override {
     if (d <= 0) return;
-    node_.cpu_busy_s += static_cast<double>(d) * 1e-9;
+    const double s = static_cast<double>(d) * 1e-9;
+    node_.cpu_busy_s += s;
+    ActorState* self = current_actor();
+    if (self != nullptr && self->node == &node_ && world_.cpu_uncontended(node_)) {
+      self->debt_s += s;
+      return;
+    }
+    settle_debt();
     sg4::this_actor::execute(static_cast<double>(d));
   }
   void charge_work(std::string_view name, Nanos native_ns) override {
@@ -146,6 +168,7 @@ class SimCpu final : public Cpu {
 
  private:
   static Nanos us_to_ns(double us) { return static_cast<Nanos>(std::llround(us * 1e3)); }
+  const World& world_;
   const scenario::CpuSpec& spec_;
   SimNode& node_;
 };
@@ -153,7 +176,10 @@ class SimCpu final : public Cpu {
 class SimMutex final : public Mutex {
  public:
   SimMutex() : mu_(sg4::Mutex::create()) {}
-  void lock() override { mu_->lock(); }
+  void lock() override {
+    settle_debt();
+    mu_->lock();
+  }
   void unlock() override { mu_->unlock(); }
   sg4::Mutex& native() { return *mu_; }
 
@@ -165,18 +191,26 @@ class SimCondVar final : public CondVar {
  public:
   SimCondVar() : cv_(sg4::ConditionVariable::create()) {}
   void wait(Mutex& mu) override {
+    settle_debt();
     std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
     cv_->wait(lock);
     lock.release();
   }
   bool wait_for(Mutex& mu, Nanos timeout) override {
+    settle_debt();
     std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
     const bool notified = cv_->wait_for(lock, static_cast<double>(timeout) * 1e-9) == std::cv_status::no_timeout;
     lock.release();
     return notified;
   }
-  void notify_one() override { cv_->notify_one(); }
-  void notify_all() override { cv_->notify_all(); }
+  void notify_one() override {
+    settle_debt();
+    cv_->notify_one();
+  }
+  void notify_all() override {
+    settle_debt();
+    cv_->notify_all();
+  }
 
  private:
   sg4::ConditionVariablePtr cv_;
@@ -211,7 +245,7 @@ class SimRuntime final : public Runtime {
     }
     LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server, host_of));
     parts_.push_back({std::make_unique<SimTransport>(world_, *node),
-                      std::make_unique<SimCpu>(world_.platform().cpu, *node)});
+                      std::make_unique<SimCpu>(world_, world_.platform().cpu, *node)});
     return node->id;
   }
 
@@ -222,8 +256,16 @@ class SimRuntime final : public Runtime {
     randoms_.push_back(std::move(rng));
     const bool daemon = kind == ActorKind::kDaemon;
     (daemon ? live_daemons_ : live_workers_)++;
-    sg4::ActorPtr actor = sg4::Actor::create(name, world_.node(node)->host, [this, env, daemon, fn = std::move(fn)]() mutable {
+    SimNode* where = world_.node(node);
+    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, where, fn = std::move(fn)]() mutable {
+      ActorState state;
+      state.node = where;
+      sg4::Actor::self()->set_data(&state);
+      world_.actor_started(*where);
       fn(env);
+      settle_debt();  // the actor ends at its own time
+      world_.actor_ended(*where);
+      sg4::Actor::self()->set_data(nullptr);
       if (daemon) {
         --live_daemons_;
       } else if (--live_workers_ == 0) {

@@ -1,4 +1,5 @@
 // World: nodes, submission of work to executor actors, and resource usage.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -7,17 +8,17 @@
 namespace locus::simgrid_backend {
 
 bool local_buffer_ok(const SimNode& node, const LocalBuf& buf) {
-  auto it = node.regions.find(buf.lkey);
-  if (it == node.regions.end()) return false;
+  const SimRegion* found = node.region(buf.lkey);
+  if (found == nullptr) return false;
   auto* p = static_cast<const std::byte*>(buf.addr);
-  const SimRegion& r = it->second;
+  const SimRegion& r = *found;
   return buf.length == 0 || (p >= r.base && range_within(static_cast<uint64_t>(p - r.base), buf.length, r.length));
 }
 
 const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
-  auto it = target.regions.find(wr.remote.region);
-  if (it == target.regions.end()) return nullptr;
-  const SimRegion& r = it->second;
+  const SimRegion* found = target.region(wr.remote.region);
+  if (found == nullptr) return nullptr;
+  const SimRegion& r = *found;
   const Access need = required_access(wr.op);
   if (r.rkey != wr.remote.rkey || (r.access & need) != need ||
       !range_within(wr.remote.offset, op_bytes(wr), r.length)) {
@@ -27,8 +28,11 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
 }
 
 Connection& connection_to(SimNode& from, NodeId to) {
-  Connection& c = from.connections[to];
+  if (from.last_conn != nullptr && from.last_peer == to) return *from.last_conn;
+  Connection& c = from.connections[to];  // nodes of the map never move
   if (!c.cv) c.cv = sg4::ConditionVariable::create();
+  from.last_peer = to;
+  from.last_conn = &c;
   return c;
 }
 
@@ -57,10 +61,80 @@ Nanos World::service_ns(const WorkRequest& wr) const {
 
 void SimNode::complete(const Completion& c) {
   cq.push_back(c);
-  if (cq_waiters > 0) {
-    --cq_waiters;  // one waiter per completion
-    cq_sem->release();
+  if (cq_waiters.empty()) return;
+  CqWaiter* w = cq_waiters.front();  // one waiter per completion
+  cq_waiters.pop_front();
+  w->queued = false;
+  w->sem->release();  // the node's timeout timer stays: it fires rarely
+}
+
+void SimNode::arm_timeout(double deadline_s) {
+  if (timeout_timer != nullptr) {
+    if (timeout_at_s <= deadline_s) return;
+    timeout_timer->remove();
   }
+  timeout_at_s = deadline_s;
+  timeout_timer = simgrid::kernel::timer::Timer::set(deadline_s, [this] {
+    timeout_timer = nullptr;
+    fire_timeouts();
+  });
+}
+
+void SimNode::fire_timeouts() {
+  const double now = sg4::Engine::get_clock();
+  double next = -1;
+  for (auto it = cq_waiters.begin(); it != cq_waiters.end();) {
+    CqWaiter* w = *it;
+    if (w->deadline_s <= now) {
+      it = cq_waiters.erase(it);
+      w->queued = false;
+      w->sem->release();
+    } else {
+      next = next < 0 ? w->deadline_s : std::min(next, w->deadline_s);
+      ++it;
+    }
+  }
+  if (next >= 0) arm_timeout(next);
+}
+
+CqWaiter::CqWaiter(SimNode& n) : node(n) {
+  if (node.spare_sems.empty()) {
+    sem = sg4::Semaphore::create(0);
+  } else {
+    sem = std::move(node.spare_sems.back());
+    node.spare_sems.pop_back();
+  }
+}
+
+CqWaiter::~CqWaiter() {
+  if (queued) {
+    auto& q = node.cq_waiters;
+    q.erase(std::find(q.begin(), q.end(), this));
+  }
+  // Reused only if nothing is left in it (a kill may have come between a
+  // release and the acquire).
+  if (sem->get_capacity() == 0) node.spare_sems.push_back(std::move(sem));
+}
+
+void CqWaiter::block_until(double deadline) {
+  deadline_s = deadline;
+  node.cq_waiters.push_back(this);
+  queued = true;
+  node.arm_timeout(deadline);
+  // Released exactly once, by whichever takes this waiter off the queue:
+  // the first completion or the node's timeout timer.
+  sem->acquire();
+}
+
+void World::actor_started(SimNode& node) {
+  ++node.actors;
+  if (host_actors_.size() <= node.host_index) host_actors_.resize(node.host_index + 1, 0);
+  ++host_actors_[node.host_index];
+}
+
+void World::actor_ended(SimNode& node) {
+  --node.actors;
+  --host_actors_[node.host_index];
 }
 
 Nanos World::now_ns() const {
@@ -110,7 +184,6 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimN
     node->nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   }
   node->mu = sg4::Mutex::create();
-  node->cq_sem = sg4::Semaphore::create(0);
   node->recv_cv = sg4::ConditionVariable::create();
   node->work_cv = sg4::ConditionVariable::create();
   nodes_.push_back(std::move(node));

@@ -70,6 +70,62 @@ struct PacketLink {
 struct SimNode;
 struct Connection;
 
+// What the backend keeps per actor spawned by the Runtime (its SimGrid
+// actor data). CPU time charged where the host has a core for each of its
+// actors cannot be delayed by anyone else, so it need not be simulated as
+// an execution at once: it is owed (debt_s), and the actor's clock runs
+// ahead of the engine's by it. The debt is paid where time matters to
+// others: a one-sided or message request is posted at the actor's own
+// time (the event-driven datapath schedules it there), a wait for a
+// completion that has not come yet simply ends at or after that time, and
+// everything else (a sleep, a lock, a receive, a poll, an executor-carried
+// batch, the actor's end) first sleeps the debt off. This saves the
+// engine an execution activity and two actor switches per charge.
+struct ActorState {
+  SimNode* node = nullptr;
+  double debt_s = 0;
+};
+
+// The calling actor's state; none in maestro (timers) or an executor.
+inline ActorState* current_actor() {
+  sg4::Actor* self = sg4::Actor::self();
+  return self == nullptr ? nullptr : self->get_data<ActorState>();
+}
+// The calling actor's own time: the engine's plus what it owes.
+inline double actor_now_s() {
+  const ActorState* a = current_actor();
+  return sg4::Engine::get_clock() + (a == nullptr ? 0.0 : a->debt_s);
+}
+// Sleeps the calling actor's debt off, so its clock and the engine's agree.
+inline void settle_debt() {
+  ActorState* a = current_actor();
+  if (a == nullptr || a->debt_s <= 0) return;
+  const double d = a->debt_s;
+  a->debt_s = 0;
+  sg4::this_actor::sleep_for(d);
+}
+
+// An actor blocked in wait() for a completion on its node: woken by the
+// first completion or, at its deadline, by its node's timeout timer. One
+// kernel timer per node, moved only when a waiter's deadline comes before
+// it, is much cheaper than a SimGrid acquire with a timeout, which puts a
+// sleep action on the host's CPU model for every wait.
+struct CqWaiter {
+  explicit CqWaiter(SimNode& n);
+  // Also run when a daemon is killed in its wait: leaves no timer and no
+  // queue entry behind.
+  ~CqWaiter();
+  CqWaiter(const CqWaiter&) = delete;
+  CqWaiter& operator=(const CqWaiter&) = delete;
+  // Blocks the calling actor until a completion or `deadline_s`.
+  void block_until(double deadline_s);
+
+  SimNode& node;
+  sg4::SemaphorePtr sem;
+  double deadline_s = 0;
+  bool queued = false;
+};
+
 // A work request carried by the event-driven datapath (sim_events.cc): its
 // times are known in advance, so kernel timers, not actors, apply its
 // effect on the target and deliver its completion.
@@ -85,8 +141,8 @@ struct InFlight {
   double rnr_deadline_s = 0; // a SEND waiting for a receive gives up here
   WcStatus status = WcStatus::kSuccess;
   bool half_copied = false;
-  simgrid::kernel::timer::Timer* timer = nullptr;  // pending, if any
-  double timer_s = 0;
+  uint64_t armed_seq = 0;  // its pending event in World's queue, 0 if none
+  double armed_s = 0;
 };
 
 // Posting-order bookkeeping of one connection (initiator -> target), so
@@ -135,11 +191,19 @@ struct SimNode {
   uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
 
   sg4::MutexPtr mu;  // only to pair with the condition variables below
-  // Actors blocked in wait() for a completion, and the semaphore they
-  // block on: one simcall per wait, where a condition variable needs a
-  // mutex and three.
-  uint32_t cq_waiters = 0;
-  sg4::SemaphorePtr cq_sem;
+  // Actors blocked in wait() for a completion, first come first woken,
+  // and semaphores for later waits (one simcall per wait, where a
+  // condition variable needs a mutex and three).
+  std::deque<CqWaiter*> cq_waiters;
+  std::vector<sg4::SemaphorePtr> spare_sems;
+  simgrid::kernel::timer::Timer* timeout_timer = nullptr;  // at the earliest deadline, or later
+  double timeout_at_s = 0;
+  // Actors the Runtime spawned on this node (executors not counted).
+  uint32_t actors = 0;
+  // The last registration found by lkey or region id: most requests use
+  // one buffer and one remote region over and over.
+  mutable RegionId cached_region = 0;
+  mutable const SimRegion* cached = nullptr;
   sg4::ConditionVariablePtr recv_cv;
   sg4::ConditionVariablePtr work_cv;
   std::deque<std::unique_ptr<Batch>> pending;
@@ -151,11 +215,26 @@ struct SimNode {
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
   std::unordered_map<NodeId, Connection> connections;
+  NodeId last_peer = kInvalidNode;  // connection_to's cache
+  Connection* last_conn = nullptr;
   uint32_t host_index = 0;  // into World's packet links
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
 
   void complete(const Completion& c);
+  // Wakes the waiters whose deadline has come; re-arms for the others.
+  void fire_timeouts();
+  void arm_timeout(double deadline_s);
+  // The registration with this id, or none.
+  const SimRegion* region(RegionId id) const {
+    if (cached != nullptr && cached_region == id) return cached;
+    auto it = regions.find(id);
+    if (it == regions.end()) return nullptr;
+    cached_region = id;
+    cached = &it->second;
+    return cached;
+  }
+  void forget_cached_region() const { cached = nullptr; }
 };
 
 // True if `buf` lies inside one of `node`'s live registrations (its lkey).
@@ -215,17 +294,30 @@ class World {
   // The target NIC's service time for the request.
   Nanos service_ns(const WorkRequest& wr) const;
   void reset_usage();
+  // Runtime actors on nodes: the CPU of an actor alone on its node, on a
+  // host with a core for each such actor, is charged as debt (ActorState).
+  void actor_started(SimNode& node);
+  void actor_ended(SimNode& node);
+  bool cpu_uncontended(const SimNode& node) const {
+    return node.actors == 1 && host_actors_[node.host_index] <= static_cast<uint32_t>(node.host->get_core_count());
+  }
 
  private:
   void build_platform();
   // Event-driven datapath (sim_events.cc).
   bool packet_path_ok(SimNode& from, std::span<const WorkRequest> batch);
-  void launch(SimNode& from, const WorkRequest& wr, uint64_t ticket);
+  // Posted at `now` (the engine's time, or later by the poster's debt).
+  void launch(SimNode& from, Connection& c, const WorkRequest& wr, double now);
   // When a message of `bytes` sent at `t_s` has fully arrived.
   double packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s);
   void drain(Connection& c);
   bool advance_effect(InFlight& f, double now_s);
+  // Schedules drain(f's connection) at `at_s` (replacing f's pending one).
   void arm(InFlight& f, double at_s);
+  // Runs the queued events that are due, then sets the one kernel timer
+  // for the next.
+  void run_events();
+  void set_events_timer(double at_s);
   void finish(InFlight& f);
   InFlight* new_flight();
   void executor_loop(SimNode& node);
@@ -254,6 +346,20 @@ class World {
   std::vector<PacketLink> packet_links_;
   uint32_t racks_ = 0;
   std::vector<std::unique_ptr<NicQueues>> nics_;  // one per host in use
+  std::vector<uint32_t> host_actors_;  // by host_index
+  // The event-driven datapath's own queue: a binary min-heap of (time,
+  // sequence) entries, one SimGrid kernel timer at its earliest. An
+  // entry whose sequence is no longer its InFlight's armed_seq is stale.
+  struct Event {
+    double at_s;
+    uint64_t seq;
+    InFlight* f;
+  };
+  std::vector<Event> events_;
+  uint64_t next_event_seq_ = 1;
+  simgrid::kernel::timer::Timer* events_timer_ = nullptr;
+  double events_timer_s_ = 0;
+  bool running_events_ = false;
   std::vector<std::unique_ptr<InFlight>> flights_;
   std::vector<InFlight*> free_flights_;
 };
