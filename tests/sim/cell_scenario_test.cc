@@ -109,6 +109,18 @@ BOOST_AUTO_TEST_CASE(inserts_grow_the_tree_while_clients_run) {
   BOOST_TEST(r.result.extra.at("cell.keys") > 20000.0);
 }
 
+// Several worker actors of one server run range handlers concurrently
+// (each yields in its CPU charge): every scan must still return its own,
+// ordered entries.
+BOOST_AUTO_TEST_CASE(scans_on_a_multi_core_server) {
+  const auto r = simulate({"selector.type=server_only", "platform.cores_per_server=4", "workload.readproportion=0.5",
+                           "workload.scanproportion=0.5", "workload.maxscanlength=50"});
+  const metrics::OpSummary* scans = r.result.stats.find_op("SCAN");
+  BOOST_REQUIRE(scans != nullptr);
+  BOOST_TEST(scans->count() > 100u);
+  BOOST_TEST(usage_of(r, "server0.cpu") > 0.3);  // more than one core's worth: handlers overlapped
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace locus
