@@ -39,8 +39,10 @@ class ClientSession {
 };
 
 // A daemon actor a server needs besides its RPC workers (Cell's split
-// worker). With own_node it runs on a node of its own (a non-server node,
-// so its RPC client does not share the server's receive queue).
+// worker). With own_node it runs on an endpoint of its own (so its RPC
+// client does not share the server's receive queue) on the server's
+// machine: its CPU time, NIC and link use count against that server, as
+// where the serving process runs it.
 struct DaemonSpec {
   std::string name;
   bool own_node = false;

@@ -186,13 +186,11 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
     LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker,
                                          [c, shp, out](Env& env) { run_client(env, c, *shp, out); }));
   }
-  // Index daemons start after the clients' nodes, so that nodes of their
-  // own take client hosts only once every client has one.
   for (uint32_t i = 0; i < sh.servers.size(); ++i) {
     for (DaemonSpec& d : driver->server_daemons(i)) {
       NodeId node = sh.servers[i];
       if (d.own_node) {
-        LOCUS_ASSIGN_OR_RETURN(node, runtime->add_node({d.name, false}));
+        LOCUS_ASSIGN_OR_RETURN(node, runtime->add_node({d.name, false, sh.servers[i]}));
       }
       LOCUS_RETURN_IF_ERROR(runtime->spawn(node, d.name, ActorKind::kDaemon, std::move(d.body)));
     }
