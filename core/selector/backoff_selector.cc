@@ -21,20 +21,9 @@ void write_heartbeat(std::byte* slot, const HeartbeatRecord& record) {
 BackoffSelector::BackoffSelector(const BackoffConfig& config, Random& rng)
     : config_(config), rng_(rng) {}
 
-BackoffSelector::ServerState& BackoffSelector::state_of(NodeId server) {
-  // Servers are few and seen early; growing here is set-up, not the steady state.
-  if (server >= index_of_.size()) index_of_.resize(server + 1, -1);
-  if (index_of_[server] < 0) {
-    index_of_[server] = static_cast<int32_t>(servers_.size());
-    servers_.emplace_back();
-  }
-  return servers_[static_cast<size_t>(index_of_[server])];
-}
+BackoffSelector::ServerState& BackoffSelector::state_of(NodeId server) { return servers_.get(server); }
 
-const BackoffSelector::ServerState* BackoffSelector::state(NodeId server) const {
-  if (server >= index_of_.size() || index_of_[server] < 0) return nullptr;
-  return &servers_[static_cast<size_t>(index_of_[server])];
-}
+const BackoffSelector::ServerState* BackoffSelector::state(NodeId server) const { return servers_.find(server); }
 
 void BackoffSelector::attach_heartbeat(NodeId server, const std::byte* slot) {
   state_of(server).slot = slot;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/common/random.h"
+#include "core/selector/per_server.h"
 #include "core/selector/selector.h"
 #include "core/selector/selector_config.h"
 
@@ -78,8 +79,7 @@ class BackoffSelector final : public Selector {
 
   BackoffConfig config_;
   Random& rng_;
-  std::vector<ServerState> servers_;
-  std::vector<int32_t> index_of_;  // NodeId -> index into servers_, -1 if unseen
+  PerServer<ServerState> servers_;
   BackoffStats backoff_stats_;
 };
 

@@ -10,19 +10,10 @@ JsqSelector::JsqSelector(const JsqConfig& config, Random& rng)
     : config_(config), rng_(rng), heights_(std::max<uint32_t>(config.height_samples, 1)) {}
 
 JsqSelector::ServerState& JsqSelector::state(NodeId server) {
-  // Servers are few and seen early; growing here is set-up, not the steady state.
-  if (server >= index_of_.size()) index_of_.resize(server + 1, -1);
-  if (index_of_[server] < 0) {
-    index_of_[server] = static_cast<int32_t>(servers_.size());
-    servers_.emplace_back(std::max<uint32_t>(config_.history_samples, 1));
-  }
-  return servers_[static_cast<size_t>(index_of_[server])];
+  return servers_.get(server, std::max<uint32_t>(config_.history_samples, 1));
 }
 
-const JsqSelector::ServerState* JsqSelector::find(NodeId server) const {
-  if (server >= index_of_.size() || index_of_[server] < 0) return nullptr;
-  return &servers_[static_cast<size_t>(index_of_[server])];
-}
+const JsqSelector::ServerState* JsqSelector::find(NodeId server) const { return servers_.find(server); }
 
 double JsqSelector::meganode_height() const {
   if (!config_.adapt_meganode_height || heights_.empty()) return config_.initial_meganode_height;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/common/random.h"
+#include "core/selector/per_server.h"
 #include "core/selector/sample_window.h"
 #include "core/selector/selector.h"
 #include "core/selector/selector_config.h"
@@ -80,8 +81,7 @@ class JsqSelector final : public Selector {
 
   JsqConfig config_;
   Random& rng_;
-  std::vector<ServerState> servers_;
-  std::vector<int32_t> index_of_;  // NodeId -> index into servers_, -1 if unseen
+  PerServer<ServerState> servers_;
   SampleWindow heights_;
 };
 

@@ -9,12 +9,7 @@ LatencyWindowSelector::LatencyWindowSelector(const LatencyWindowConfig& config, 
     : config_(config), rng_(rng), heights_(std::max<uint32_t>(config.height_samples, 1)) {}
 
 LatencyWindowSelector::ServerState& LatencyWindowSelector::state(NodeId server) {
-  if (server >= index_of_.size()) index_of_.resize(server + 1, -1);
-  if (index_of_[server] < 0) {
-    index_of_[server] = static_cast<int32_t>(servers_.size());
-    servers_.emplace_back(config_.window_ns, config_.max_samples);
-  }
-  return servers_[static_cast<size_t>(index_of_[server])];
+  return servers_.get(server, config_.window_ns, config_.max_samples);
 }
 
 double LatencyWindowSelector::meganode_height() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/common/random.h"
+#include "core/selector/per_server.h"
 #include "core/selector/sample_window.h"
 #include "core/selector/selector.h"
 #include "core/selector/selector_config.h"
@@ -37,8 +38,7 @@ class LatencyWindowSelector final : public Selector {
 
   LatencyWindowConfig config_;
   Random& rng_;
-  std::vector<ServerState> servers_;
-  std::vector<int32_t> index_of_;
+  PerServer<ServerState> servers_;
   SampleWindow heights_;
 };
 
