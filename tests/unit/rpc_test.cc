@@ -4,9 +4,12 @@
 // request is answered with an error and counted; the server keeps serving.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "backends/loopback/loopback_runtime.h"
 #include "core/common/aligned_buffer.h"
@@ -208,6 +211,51 @@ BOOST_AUTO_TEST_CASE(dead_client_does_not_stop_the_server) {
   BOOST_REQUIRE(es.runtime->run().is_ok());
   BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
   BOOST_TEST(es.rpc->stats().requests >= 501u);
+}
+
+// A client that dies while the server is handling its request: the reply
+// to it fails in the transport, is counted as a send failure, and the
+// server goes on serving the others.
+BOOST_AUTO_TEST_CASE(reply_to_a_client_that_died_mid_request_fails_and_is_counted) {
+  constexpr uint16_t kHold = 3;
+  EchoServer es;
+  std::atomic<bool> entered{false}, release{false};
+  BOOST_REQUIRE(es.rpc->handle(kHold, "hold", [&](const rpc::RequestContext&, rpc::Reader&, rpc::Writer& w) {
+                  entered = true;
+                  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                  while (!release && std::chrono::steady_clock::now() < give_up) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  }
+                  w.blob("held");
+                  return Status();
+                }).is_ok());
+  NodeId doomed = *es.runtime->add_node({"doomed", false});
+  NodeId survivor = *es.runtime->add_node({"survivor", false});
+  const NodeId server = es.server;
+  Runtime* rt = es.runtime.get();
+  BOOST_REQUIRE(es.runtime->spawn(doomed, "doomed", ActorKind::kWorker, [&, server](Env& env) {
+    Endpoint ep(env, 2 * kSecond);
+    auto c = rpc::RpcClient::create(ep);
+    if (!c.is_ok()) return es.fail(c.status().to_string());
+    if (c.value()->call(server, kHold, 0).is_ok()) es.fail("a call whose client died succeeded");
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->spawn(survivor, "survivor", ActorKind::kWorker, [&, server, rt, doomed](Env& env) {
+    while (!entered) env.clock->sleep_for(kMillisecond);
+    (void)rt->crash_node(doomed);  // while its request is in the handler
+    release = true;
+    Endpoint ep(env);
+    auto c = rpc::RpcClient::create(ep);
+    if (!c.is_ok()) return es.fail(c.status().to_string());
+    for (int i = 0; i < 200; ++i) {
+      Status st;
+      if (echo_call(**c, server, "alive", &st) != "alive") return es.fail("survivor: " + st.to_string());
+    }
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
+  const rpc::RpcServerStats s = es.rpc->stats();
+  BOOST_TEST(s.send_failures == 1u);
+  BOOST_TEST(s.requests == 201u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
