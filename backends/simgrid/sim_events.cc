@@ -3,17 +3,18 @@
 // request is known when it is posted: the packet crosses its route's
 // links first-come-first-served, takes the next slot of the target NIC's
 // budget, takes effect on the target's memory while the NIC serves it,
-// and its response crosses back. Kernel timers (run by SimGrid's maestro,
-// not by an actor) apply the effect and deliver the completion at those
-// moments, so a request costs the simulator a few heap operations instead
-// of actor switches and flows. Requests with a longer message, and every
+// and its response crosses back. Events in the World's own heap, run by
+// one SimGrid kernel timer set at the earliest (in maestro, not in an
+// actor), apply the effect and deliver the completion at those moments,
+// so a request costs the simulator a few heap operations instead of actor
+// switches and flows. Requests with a longer message, and every
 // request under the processor-sharing NIC model, go to the executor
 // actors of sim_datapath.cc instead.
 //
 // Ordering per connection: effects and completions are two queues in
-// ticket (posting) order; a timer drains its connection's queues up to
+// ticket (posting) order; an event drains its connection's queues up to
 // the first request whose moment has not come, so equal times never
-// reorder anything. Drains run only in maestro (timers), never inside an
+// reorder anything. Drains run only in maestro (events), never inside an
 // actor, because a simcall made by an actor (a notify) yields and could
 // let another drain interleave.
 #include <algorithm>

@@ -24,16 +24,11 @@ class SimTransport final : public Transport {
 
   StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
     if (addr == nullptr && length > 0) return invalid_argument("register_memory: null address");
-    const RegionId id = world_.next_region_id();
-    SimRegion r{static_cast<std::byte*>(addr), length, access, world_.make_rkey(id)};
-    node_.regions.emplace(id, r);
-    node_.forget_cached_region();  // the map may have rehashed
-    return Region{node_.id, id, id, r.rkey, r.base, length, access};
+    return world_.add_region(node_, static_cast<std::byte*>(addr), length, access);
   }
 
   Status deregister_memory(const Region& region) override {
-    node_.forget_cached_region();
-    if (region.node != node_.id || node_.regions.erase(region.id) == 0) {
+    if (region.node != node_.id || !world_.remove_region(node_, region.id)) {
       return not_found("deregister_memory: region " + std::to_string(region.id) +
                        " is not registered on " + node_.name);
     }

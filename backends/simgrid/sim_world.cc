@@ -141,6 +141,21 @@ Nanos World::now_ns() const {
   return static_cast<Nanos>(std::llround((sg4::Engine::get_clock() - start_s_) * 1e9));
 }
 
+Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access access) {
+  const auto id = static_cast<RegionId>(regions_.size());
+  RegionSlot slot;
+  slot.owner = &node;
+  slot.region = {addr, length, access, make_rkey(id)};
+  regions_.push_back(slot);
+  return Region{node.id, id, id, slot.region.rkey, addr, length, access};
+}
+
+bool World::remove_region(const SimNode& node, RegionId id) {
+  if (id >= regions_.size() || regions_[id].owner != &node) return false;
+  regions_[id].owner = nullptr;
+  return true;
+}
+
 uint32_t World::make_rkey(RegionId id) const {
   uint64_t x = (static_cast<uint64_t>(id) << 32) ^ (options_.seed * 0x9E3779B97F4A7C15ULL);
   x ^= x >> 31;
@@ -183,6 +198,7 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimN
     node->nic = nics_.back().get();
     node->nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   }
+  node->region_table = &regions_;
   node->mu = sg4::Mutex::create();
   node->recv_cv = sg4::ConditionVariable::create();
   node->work_cv = sg4::ConditionVariable::create();

@@ -33,6 +33,15 @@ struct SimRegion {
   uint32_t rkey = 0;
 };
 
+struct SimNode;
+
+// Every registration of the world, by id (ids are handed out in order and
+// never reused): a lookup on the data path is one index, not a hash.
+struct RegionSlot {
+  const SimNode* owner = nullptr;  // none once deregistered
+  SimRegion region;
+};
+
 // A NIC's first-come-first-served service budgets: RDMA (READ, WRITE,
 // atomics), verb sends and verb receives, each at its own rate (a NIC
 // sends ~0.7 M and receives ~1.5 M verb messages/s independently). RDMA
@@ -178,7 +187,7 @@ struct SimNode {
   bool is_server = false;
   bool crashed = false;
 
-  std::unordered_map<RegionId, SimRegion> regions;
+  const std::vector<RegionSlot>* region_table = nullptr;  // the World's
   std::deque<Completion> cq;
   std::deque<RecvRequest> recvs;
   uint32_t outstanding_send = 0;
@@ -200,10 +209,6 @@ struct SimNode {
   double timeout_at_s = 0;
   // Actors the Runtime spawned on this node (executors not counted).
   uint32_t actors = 0;
-  // The last registration found by lkey or region id: most requests use
-  // one buffer and one remote region over and over.
-  mutable RegionId cached_region = 0;
-  mutable const SimRegion* cached = nullptr;
   sg4::ConditionVariablePtr recv_cv;
   sg4::ConditionVariablePtr work_cv;
   std::deque<std::unique_ptr<Batch>> pending;
@@ -227,14 +232,9 @@ struct SimNode {
   void arm_timeout(double deadline_s);
   // The registration with this id, or none.
   const SimRegion* region(RegionId id) const {
-    if (cached != nullptr && cached_region == id) return cached;
-    auto it = regions.find(id);
-    if (it == regions.end()) return nullptr;
-    cached_region = id;
-    cached = &it->second;
-    return cached;
+    const std::vector<RegionSlot>& t = *region_table;
+    return id < t.size() && t[id].owner == this ? &t[id].region : nullptr;
   }
-  void forget_cached_region() const { cached = nullptr; }
 };
 
 // True if `buf` lies inside one of `node`'s live registrations (its lkey).
@@ -269,7 +269,10 @@ class World {
   StatusOr<SimNode*> add_node(const std::string& name, bool is_server, SimNode* host_of = nullptr);
   SimNode* node(NodeId id) { return id < nodes_.size() ? nodes_[id].get() : nullptr; }
   size_t node_count() const { return nodes_.size(); }
-  RegionId next_region_id() { return next_region_++; }
+  // Registers [addr, addr + length) of `node`; its id is also its lkey.
+  Region add_region(SimNode& node, std::byte* addr, uint64_t length, Access access);
+  // False if `node` has no registration `id`.
+  bool remove_region(const SimNode& node, RegionId id);
   uint32_t make_rkey(RegionId id) const;
 
   // Carries a validated batch: on the event-driven datapath when every
@@ -338,7 +341,7 @@ class World {
   std::vector<sg4::Link*> links_;
   uint32_t next_client_host_ = 0, next_server_host_ = 0;
   std::vector<std::unique_ptr<SimNode>> nodes_;
-  RegionId next_region_ = 1;
+  std::vector<RegionSlot> regions_{1};  // id 0 is never a registration
   bool stopping_ = false;
   uint32_t live_executors_ = 0;
   // Packet-level links: per host {pcie up, pcie down, link up, link down},
