@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/loopback/loopback_fabric.h"
-#include "backends/os/os_env.h"
+#include "backends/os/thread_actors.h"
 
 namespace locus::loopback {
 namespace {
@@ -121,22 +121,12 @@ class LoopbackTransport final : public Transport {
   InboundOp scratch_[kChunk];
 };
 
-struct PendingActor {
-  NodeId node;
-  std::string name;
-  ActorKind kind;
-  std::function<void(Env&)> fn;
-};
-
 class LoopbackRuntime final : public Runtime {
  public:
-  explicit LoopbackRuntime(const LoopbackOptions& options)
-      : fabric_(options), seed_rng_(options.seed) {}
+  explicit LoopbackRuntime(const LoopbackOptions& options) : fabric_(options), actors_(options.seed) {}
 
-  ~LoopbackRuntime() override {
-    stop_.store(true, std::memory_order_release);
-    for (auto& t : daemons_) t.join();
-  }
+  // Daemons stop before the transports they use go.
+  ~LoopbackRuntime() override { actors_.join_daemons(); }
 
   std::string_view backend_name() const override { return "loopback"; }
 
@@ -152,36 +142,13 @@ class LoopbackRuntime final : public Runtime {
     if (node >= transports_.size() || !transports_[node]) {
       return invalid_argument("spawn " + name + ": no node " + std::to_string(node));
     }
-    pending_.push_back({node, std::move(name), kind, std::move(fn)});
+    actors_.spawn(transports_[node].get(), std::move(name), kind, std::move(fn));
     return Status();
   }
 
-  Status run() override {
-    std::vector<std::thread> workers;
-    for (auto& a : pending_) {
-      auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
-      Env env = make_env(a.node, rng.get());
-      randoms_.push_back(std::move(rng));
-      auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
-      if (a.kind == ActorKind::kDaemon) {
-        daemons_.emplace_back(std::move(body));
-      } else {
-        workers.emplace_back(std::move(body));
-      }
-    }
-    pending_.clear();
-    for (auto& t : workers) t.join();
-    stop_.store(true, std::memory_order_release);
-    for (auto& t : daemons_) t.join();
-    daemons_.clear();
-    stop_.store(false, std::memory_order_release);
-    return Status();
-  }
+  Status run() override { return actors_.run(); }
 
-  Env setup_env(NodeId node) override {
-    randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(0x5E7u + actor_count_++)));
-    return make_env(node, randoms_.back().get());
-  }
+  Env setup_env(NodeId node) override { return actors_.setup_env(transports_.at(node).get()); }
 
   Status crash_node(NodeId node) override {
     Node* n = fabric_.node(node);
@@ -191,28 +158,9 @@ class LoopbackRuntime final : public Runtime {
   }
 
  private:
-  Env make_env(NodeId node, Random* rng) {
-    Env env;
-    env.transport = transports_.at(node).get();
-    env.clock = &clock_;
-    env.cpu = &cpu_;
-    env.random = rng;
-    env.sync = &sync_;
-    env.stop = &stop_;
-    return env;
-  }
-
   Fabric fabric_;
-  Random seed_rng_;
-  uint64_t actor_count_ = 0;
   std::vector<std::unique_ptr<LoopbackTransport>> transports_;
-  std::vector<std::unique_ptr<Random>> randoms_;
-  std::vector<PendingActor> pending_;
-  std::vector<std::thread> daemons_;
-  std::atomic<bool> stop_{false};
-  os::SteadyClock clock_;
-  os::NoopCpu cpu_;
-  os::StdSyncFactory sync_;
+  os::ThreadActors actors_;  // after the transports: destroyed (joined) first
 };
 
 }  // namespace

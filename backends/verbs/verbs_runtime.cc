@@ -6,27 +6,19 @@
 #include <thread>
 #include <vector>
 
-#include "backends/os/os_env.h"
+#include "backends/os/thread_actors.h"
 #include "backends/verbs/verbs_endpoint.h"
 
 namespace locus::verbs {
 namespace {
 
-struct PendingActor {
-  NodeId node;
-  std::string name;
-  ActorKind kind;
-  std::function<void(Env&)> fn;
-};
-
 class VerbsRuntimeImpl final : public VerbsRuntime {
  public:
   VerbsRuntimeImpl(const ClusterConfig& config, const VerbsRuntimeOptions& options)
-      : directory_(config, options.log_connections), seed_rng_(options.seed) {}
+      : directory_(config, options.log_connections), actors_(options.seed) {}
 
   ~VerbsRuntimeImpl() override {
-    stop_.store(true, std::memory_order_release);
-    for (auto& t : daemons_) t.join();
+    actors_.join_daemons();
     // Reverse creation order: clients disconnect before their servers go.
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) endpoints_[*it].reset();
   }
@@ -71,36 +63,13 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
 
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override {
     if (local(node) == nullptr) return invalid_argument("spawn " + name + ": no local node " + std::to_string(node));
-    pending_.push_back({node, std::move(name), kind, std::move(fn)});
+    actors_.spawn(local(node), std::move(name), kind, std::move(fn));
     return Status();
   }
 
-  Status run() override {
-    std::vector<std::thread> workers;
-    for (auto& a : pending_) {
-      auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
-      Env env = make_env(a.node, rng.get());
-      randoms_.push_back(std::move(rng));
-      auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
-      if (a.kind == ActorKind::kDaemon) {
-        daemons_.emplace_back(std::move(body));
-      } else {
-        workers.emplace_back(std::move(body));
-      }
-    }
-    pending_.clear();
-    for (auto& t : workers) t.join();
-    stop_.store(true, std::memory_order_release);
-    for (auto& t : daemons_) t.join();
-    daemons_.clear();
-    stop_.store(false, std::memory_order_release);
-    return Status();
-  }
+  Status run() override { return actors_.run(); }
 
-  Env setup_env(NodeId node) override {
-    randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(0x5E7u + actor_count_++)));
-    return make_env(node, randoms_.back().get());
-  }
+  Env setup_env(NodeId node) override { return actors_.setup_env(local(node)); }
 
   Status crash_node(NodeId node) override {
     VerbsEndpoint* ep = local(node);
@@ -122,30 +91,11 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
     return Status();
   }
 
-  Env make_env(NodeId node, Random* rng) {
-    Env env;
-    env.transport = local(node);
-    env.clock = &clock_;
-    env.cpu = &cpu_;
-    env.random = rng;
-    env.sync = &sync_;
-    env.stop = &stop_;
-    return env;
-  }
-
   Directory directory_;
-  Random seed_rng_;
-  uint64_t actor_count_ = 0;
   uint32_t client_count_ = 0;
   std::vector<std::unique_ptr<VerbsEndpoint>> endpoints_;  // by NodeId; null where not local
   std::vector<NodeId> created_;
-  std::vector<std::unique_ptr<Random>> randoms_;
-  std::vector<PendingActor> pending_;
-  std::vector<std::thread> daemons_;
-  std::atomic<bool> stop_{false};
-  os::SteadyClock clock_;
-  os::NoopCpu cpu_;
-  os::StdSyncFactory sync_;
+  os::ThreadActors actors_;
 };
 
 }  // namespace
