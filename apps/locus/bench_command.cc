@@ -1,8 +1,10 @@
 // `locus bench`: see bench_command.h.
 #include "apps/locus/bench_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,10 +17,12 @@
 #ifdef LOCUS_HAVE_VERBS
 #include "backends/verbs/verbs_runtime.h"
 #endif
+#include "core/harness/catfish_bench.h"
 #include "core/harness/cell_bench.h"
 #include "core/harness/pilaf_bench.h"
 #include "core/selector/selector_config.h"
 #include "core/metrics/run_result.h"
+#include "core/workload/spatial.h"
 #include "core/workload/workload_spec.h"
 
 namespace locus::cli {
@@ -44,7 +48,11 @@ struct BenchOptions {
   uint32_t size_bytes = 64; // --micro read
   uint32_t depth = 16;      // --micro read
   uint32_t servers = 2;     // cell: servers in the tree
-  std::string selectors = "server_only,client_only,jsq";  // cell: one run each
+  std::string selectors;    // cell, catfish: one run each; empty: the index's default list
+  uint32_t workers = 2;     // catfish: messaging workers
+  std::string messaging = "polling";  // catfish
+  std::string query_scale = "small";  // catfish
+  std::vector<std::string> given;     // options set on the command line
 };
 
 Status fail(const std::string& option, const std::string& message) {
@@ -126,35 +134,102 @@ StatusOr<workload::WorkloadSpec> build_workload(const BenchOptions& o) {
   return spec;
 }
 
+// --selectors as selector kinds, with their names; `fallback` when not given.
+StatusOr<std::vector<std::pair<std::string, selector::SelectorKind>>> selector_list(const BenchOptions& o,
+                                                                                   const std::string& fallback) {
+  std::vector<std::pair<std::string, selector::SelectorKind>> out;
+  std::string list = o.selectors.empty() ? fallback : o.selectors;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string name = list.substr(0, comma);
+    list = comma == std::string::npos ? "" : list.substr(comma + 1);
+    auto kind = selector::parse_selector_kind(name);
+    if (!kind.is_ok()) return fail("--selectors", kind.status().message());
+    out.emplace_back(name, *kind);
+  }
+  if (out.empty()) return fail("--selectors", "names no selector");
+  return out;
+}
+
+Status write_results(const BenchOptions& o, const std::vector<metrics::RunResult>& results) {
+  fmt::print("{}", metrics::format_table(results));
+  if (!o.json_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_json_file(o.json_path, results));
+  if (!o.csv_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(o.csv_path, results));
+  return Status();
+}
+
 // Cell under each requested selector, one run each, in one table. On
 // verbs the tree is a `locus serve --index cell` process's (loaded with the
 // same --records and --workload) and only the clients run here, bootstrapping
 // from --server.
 Status run_cell(const BenchOptions& o, const workload::WorkloadSpec& spec) {
   LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o));
+  LOCUS_ASSIGN_OR_RETURN(auto selectors, selector_list(o, "server_only,client_only,jsq"));
   std::vector<metrics::RunResult> results;
-  std::string list = o.selectors;
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    const std::string name = list.substr(0, comma);
-    list = comma == std::string::npos ? "" : list.substr(comma + 1);
+  for (const auto& [name, kind] : selectors) {
     harness::CellBenchConfig cfg;
     cfg.workload = spec;
     cfg.clients = o.clients;
     cfg.servers = o.servers;
     cfg.seed = o.seed;
-    auto kind = selector::parse_selector_kind(name);
-    if (!kind.is_ok()) return fail("--selectors", kind.status().message());
-    cfg.selector.kind = *kind;
+    cfg.selector.kind = kind;
     cfg.name = fmt::format("cell-{}-{}", name, o.workload);
     auto r = o.backend == "verbs" ? harness::run_cell_clients(*factory(cfg.seed), o.server, cfg)
                                   : harness::run_cell_bench(factory, cfg);
     if (!r.is_ok()) return Status(r.status().code(), cfg.name + ": " + r.status().message());
     results.push_back(std::move(r).value());
   }
-  fmt::print("{}", metrics::format_table(results));
-  if (!o.json_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_json_file(o.json_path, results));
-  if (!o.csv_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(o.csv_path, results));
+  return write_results(o, results);
+}
+
+// Catfish under each requested selector, one run each, in one table: YCSB
+// operations as spatial searches (at --query-scale) and inserts. On verbs
+// the R-tree is a `locus serve --index catfish` process's, whose connect
+// node is --server; only the clients run here.
+Status run_catfish(const BenchOptions& o, const workload::WorkloadSpec& spec) {
+  LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o));
+  LOCUS_ASSIGN_OR_RETURN(auto selectors, selector_list(o, "server_only,client_only,backoff"));
+  auto scale = workload::parse_query_scale(o.query_scale);
+  if (!scale.is_ok()) return fail("--query-scale", scale.status().message());
+  std::vector<metrics::RunResult> results;
+  for (const auto& [name, kind] : selectors) {
+    harness::CatfishBenchConfig cfg;
+    cfg.workload = spec;
+    cfg.query_scale = *scale;
+    cfg.clients = o.clients;
+    cfg.workers = o.workers;
+    cfg.seed = o.seed;
+    cfg.server.messaging.mode = o.messaging == "event" ? catfish::ServerMode::kEvent : catfish::ServerMode::kPolling;
+    cfg.selector.kind = kind;
+    cfg.name = fmt::format("catfish-{}-{}-{}", name, o.query_scale, o.workload);
+    auto r = o.backend == "verbs" ? harness::run_catfish_clients(*factory(cfg.seed), o.server, cfg)
+                                  : harness::run_catfish_bench(factory, cfg);
+    if (!r.is_ok()) return Status(r.status().code(), cfg.name + ": " + r.status().message());
+    results.push_back(std::move(r).value());
+  }
+  return write_results(o, results);
+}
+
+// Options that belong to other indexes than --index.
+Status check_options(const BenchOptions& o) {
+  auto given = [&](const std::string& name) { return std::find(o.given.begin(), o.given.end(), name) != o.given.end(); };
+  if (!o.micro.empty()) return Status();
+  for (const char* name : {"--workers", "--messaging", "--query-scale"}) {
+    if (o.index != "catfish" && given(name)) return fail(name, "only for --index catfish");
+  }
+  if (o.index != "cell" && given("--servers")) {
+    return fail("--servers", o.index == "catfish" ? "only for --index cell (catfish: --workers; on verbs the "
+                                                    "server's own --workers apply)"
+                                                  : "only for --index cell");
+  }
+  if (o.index != "cell" && o.index != "catfish" && given("--selectors")) {
+    return fail("--selectors", "only for --index cell and catfish");
+  }
+  if (o.index != "pilaf" && given("--mode")) return fail("--mode", "only for --index pilaf");
+  if (o.backend == "verbs" && (given("--workers") || given("--messaging"))) {
+    return fail(given("--workers") ? "--workers" : "--messaging",
+                "set by the `locus serve --index catfish` process on verbs, not by the clients");
+  }
   return Status();
 }
 
@@ -183,8 +258,10 @@ Status run_bench(const BenchOptions& o) {
     mc.seed = o.seed;
     return run_micro_cuckoo(mc);
   }
+  LOCUS_RETURN_IF_ERROR(check_options(o));
   LOCUS_ASSIGN_OR_RETURN(workload::WorkloadSpec spec, build_workload(o));
   if (o.index == "cell") return run_cell(o, spec);
+  if (o.index == "catfish") return run_catfish(o, spec);
   harness::PilafBenchConfig cfg;
   cfg.workload = spec;
   cfg.clients = o.clients;
@@ -236,7 +313,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Run a native benchmark on a real backend");
   cmd->add_option("--index", opts->index, "Index structure to benchmark")
-      ->check(CLI::IsMember({"pilaf", "cell"}))
+      ->check(CLI::IsMember({"pilaf", "cell", "catfish"}))
       ->capture_default_str();
   cmd->add_option("--backend", opts->backend, "Transport backend")
       ->check(CLI::IsMember({"loopback", "verbs"}))
@@ -280,14 +357,28 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--selectors", opts->selectors,
-                  "cell: comma-separated selectors, one run each (server_only, client_only, fixed_ratio, jsq, "
-                  "latency_window)")
+                  "cell, catfish: comma-separated selectors, one run each (server_only, client_only, fixed_ratio, "
+                  "jsq, latency_window, backoff); default cell: server_only,client_only,jsq, catfish: "
+                  "server_only,client_only,backoff");
+  cmd->add_option("--workers", opts->workers, "catfish on loopback: the server's messaging workers (cores)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--messaging", opts->messaging,
+                  "catfish on loopback: workers poll their request rings, or sleep until a WRITE_WITH_IMM wakes them")
+      ->check(CLI::IsMember({"polling", "event"}))
+      ->capture_default_str();
+  cmd->add_option("--query-scale", opts->query_scale,
+                  "catfish: search rectangles with edges up to 1e-5 (small), 1e-2 (large) or a power law between")
+      ->check(CLI::IsMember({"small", "large", "powerlaw"}))
       ->capture_default_str();
   cmd->add_option("--op-latency-us", opts->op_latency_us,
                   "Loopback only: latency added to every RDMA operation and message")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
-  cmd->callback([opts, &exit_code] {
+  cmd->callback([opts, cmd, &exit_code] {
+    for (const CLI::Option* opt : cmd->get_options()) {
+      if (opt->count() > 0) opts->given.push_back(opt->get_name());
+    }
     Status st = run_bench(*opts);
     if (!st.is_ok()) {
       fmt::print(stderr, "locus bench: {}\n", st.to_string());

@@ -1,12 +1,14 @@
 // `locus serve`: see serve_command.h. A Pilaf server serves on the main
 // thread: RpcServer::serve() returns once a signal handler sets the stop
 // flag it polls every 10 ms. A Cell tree's servers and split workers are
-// the Deployment's daemon actors, kept running by one worker actor that
-// waits for that flag.
+// the Deployment's daemon actors, and a Catfish server's connect RPC and
+// messaging workers are daemon actors too, kept running by one worker
+// actor that waits for that flag.
 #include "apps/locus/serve_command.h"
 
 #include <csignal>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <memory>
@@ -20,6 +22,7 @@
 
 #ifdef LOCUS_HAVE_VERBS
 #include "backends/verbs/verbs_runtime.h"
+#include "core/harness/catfish_bench.h"
 #include "core/harness/cell_bench.h"
 #include "core/harness/pilaf_bench.h"
 #include "core/workload/workload_spec.h"
@@ -31,6 +34,10 @@ namespace {
 struct ServeOptions {
   std::string index = "pilaf";
   uint32_t servers = 1;  // cell: servers of the tree, all in this process
+  uint32_t workers = 2;  // catfish: messaging workers, nodes 1..workers
+  std::string messaging = "polling";  // catfish: how workers wait for requests
+  uint32_t connections = 64;          // catfish: connection slots per worker
+  std::vector<std::string> given;     // options set on the command line
   std::string config_path;
   uint32_t node = 0;
   uint64_t records = 1000;
@@ -70,6 +77,13 @@ Status write_ready_file(const std::string& path, const std::vector<std::string>&
   return Status();
 }
 
+// Keeps a runtime's daemons serving until SIGINT or SIGTERM.
+Status spawn_until_signal(Runtime& runtime, NodeId node) {
+  return runtime.spawn(node, "until-signal", ActorKind::kWorker, [](Env& env) {
+    while (!g_stop.load(std::memory_order_acquire)) env.clock->sleep_for(10 * kMillisecond);
+  });
+}
+
 // A Cell tree of --servers servers, nodes 0 .. servers-1 of the cluster
 // file, all in this process (the region table is built in one process;
 // clients anywhere fetch it from node 0), loaded like `locus bench --index
@@ -86,9 +100,7 @@ Status serve_cell(const ServeOptions& o, const verbs::ClusterConfig& cluster) {
   auto runtime = verbs::make_verbs_runtime(cluster, {.seed = o.seed, .log_connections = !o.quiet});
   LOCUS_ASSIGN_OR_RETURN(auto deployment, harness::start_cell_servers(*runtime, cfg));
   LOCUS_RETURN_IF_ERROR(deployment->spawn_daemons());
-  LOCUS_RETURN_IF_ERROR(runtime->spawn(deployment->bootstrap(), "until-signal", ActorKind::kWorker, [](Env& env) {
-    while (!g_stop.load(std::memory_order_acquire)) env.clock->sleep_for(10 * kMillisecond);
-  }));
+  LOCUS_RETURN_IF_ERROR(spawn_until_signal(*runtime, deployment->bootstrap()));
   std::vector<std::string> addresses;
   for (uint32_t i = 0; i < o.servers; ++i) {
     LOCUS_ASSIGN_OR_RETURN(verbs::ServerAddress where, runtime->server_address(deployment->server(i).node_id()));
@@ -113,9 +125,78 @@ Status serve_cell(const ServeOptions& o, const verbs::ClusterConfig& cluster) {
   return Status();
 }
 
+// A Catfish R-tree server: the connect RPC on node 0 and --workers
+// messaging workers on nodes 1..workers of the cluster file, all in this
+// process (catfish_server.h says why each worker is a node), loaded with
+// --records rectangles of the spatial workload for --seed (what `locus
+// bench --index catfish` loads for the same seed).
+Status serve_catfish(const ServeOptions& o, const verbs::ClusterConfig& cluster) {
+  if (o.node != 0) {
+    return invalid_argument("--node: a Catfish server is served from node 0 (its connect node; the workers are "
+                            "nodes 1 to --workers)");
+  }
+  if (o.workers + 1 > cluster.servers.size()) {
+    return invalid_argument("--workers: " + std::to_string(o.workers) + " worker(s) and the connect node need " +
+                            std::to_string(o.workers + 1) + " [[server]] entries; " + o.config_path + " lists " +
+                            std::to_string(cluster.servers.size()));
+  }
+  harness::CatfishBenchConfig cfg;
+  LOCUS_ASSIGN_OR_RETURN(cfg.workload, load_spec(o));
+  cfg.workers = o.workers;
+  cfg.seed = o.seed;
+  cfg.server.messaging.mode = o.messaging == "event" ? catfish::ServerMode::kEvent : catfish::ServerMode::kPolling;
+  cfg.server.messaging.connections_per_worker = o.connections;
+  // Room for as many inserts as rectangles loaded, and at least 100 K.
+  cfg.server.store.geometry.node_slots =
+      harness::node_slots_for(cfg.server.store.geometry, o.records + std::max<uint64_t>(o.records, 100'000));
+  auto runtime = verbs::make_verbs_runtime(cluster, {.seed = o.seed, .log_connections = !o.quiet});
+  LOCUS_ASSIGN_OR_RETURN(harness::CatfishServerSet set, harness::start_catfish_servers(*runtime, cfg));
+  LOCUS_RETURN_IF_ERROR(set.spawn_daemons(*runtime));
+  LOCUS_RETURN_IF_ERROR(spawn_until_signal(*runtime, set.bootstrap));
+  std::vector<std::string> addresses;
+  std::vector<NodeId> nodes{set.bootstrap};
+  nodes.insert(nodes.end(), set.workers.begin(), set.workers.end());
+  for (NodeId n : nodes) {
+    LOCUS_ASSIGN_OR_RETURN(verbs::ServerAddress where, runtime->server_address(n));
+    addresses.push_back(where.to_string());
+  }
+  const catfish::StoreStats loaded = set.server->store_stats();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  fmt::print("locus serve: catfish R-tree with connect node 0 and {} {} worker(s) (nodes 1-{} of {}) listening on "
+             "{} via {}; {} rectangles loaded (seed {}), height {}; SIGINT or SIGTERM stops it\n",
+             o.workers, o.messaging, o.workers, o.config_path, fmt::join(addresses, ", "),
+             runtime->device_name(set.bootstrap), loaded.rectangles, o.seed, loaded.height);
+  std::fflush(stdout);
+  LOCUS_RETURN_IF_ERROR(write_ready_file(o.ready_file, addresses));
+  LOCUS_RETURN_IF_ERROR(runtime->run());
+  const catfish::CatfishServerStats cs = set.server->stats();
+  const catfish::MessagingServerStats ms = set.server->messaging().stats();
+  fmt::print("locus serve: catfish stopping: {} connects ({} refused), {} requests served ({} searches, {} inserts, "
+             "{} deletes), {} connections dropped, {} disconnected, {} rectangles\n",
+             cs.connects, cs.connects_refused, ms.requests, cs.searches, cs.inserts, cs.deletes,
+             ms.dropped_connections, ms.disconnected, set.server->store_stats().rectangles);
+  return Status();
+}
+
+// Options that belong to other indexes than --index.
+Status check_options(const ServeOptions& o) {
+  auto given = [&](const std::string& name) { return std::find(o.given.begin(), o.given.end(), name) != o.given.end(); };
+  if (o.index != "cell" && given("--servers")) {
+    return invalid_argument("--servers: only for --index cell" +
+                            std::string(o.index == "catfish" ? " (catfish: --workers)" : ""));
+  }
+  for (const char* name : {"--workers", "--messaging", "--connections"}) {
+    if (o.index != "catfish" && given(name)) return invalid_argument(std::string(name) + ": only for --index catfish");
+  }
+  return Status();
+}
+
 Status serve(const ServeOptions& o) {
+  LOCUS_RETURN_IF_ERROR(check_options(o));
   LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
   if (o.index == "cell") return serve_cell(o, cluster);
+  if (o.index == "catfish") return serve_catfish(o, cluster);
   LOCUS_ASSIGN_OR_RETURN(workload::WorkloadSpec load, load_spec(o));
   pilaf::StoreOptions store;
   store.initial_buckets = std::max<uint64_t>(o.records * 2, 1024);
@@ -152,9 +233,22 @@ Status serve(const ServeOptions&) {
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ServeOptions>();
-  CLI::App* cmd = app.add_subcommand("serve", "Run a Pilaf server or a Cell tree of a verbs cluster until SIGINT/SIGTERM");
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Run a Pilaf server, a Cell tree or a Catfish R-tree of a verbs cluster until SIGINT/SIGTERM");
   cmd->add_option("--index", opts->index, "Index structure to serve")
-      ->check(CLI::IsMember({"pilaf", "cell"}))
+      ->check(CLI::IsMember({"pilaf", "cell", "catfish"}))
+      ->capture_default_str();
+  cmd->add_option("--workers", opts->workers,
+                  "catfish: messaging workers (server cores), nodes 1 to N of the file; node 0 answers connects")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--messaging", opts->messaging,
+                  "catfish: workers poll their request rings, or sleep until a WRITE_WITH_IMM wakes them")
+      ->check(CLI::IsMember({"polling", "event"}))
+      ->capture_default_str();
+  cmd->add_option("--connections", opts->connections,
+                  "catfish: client connections each worker can hold over the server's life")
+      ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--servers", opts->servers,
                   "cell: servers of the tree, nodes 0 to N-1 of the file, all run by this process (--node 0)")
@@ -163,17 +257,21 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", opts->config_path, "The cluster file (TOML): each server's address and port")
       ->required();
   cmd->add_option("--node", opts->node, "Which server of the file this process is (0-based)")->required();
-  cmd->add_option("--records", opts->records, "Records loaded before serving (YCSB recordcount)")
+  cmd->add_option("--records", opts->records,
+                  "Records loaded before serving (YCSB recordcount; catfish: rectangles)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--workload", opts->workload, "YCSB core workload whose records are loaded")
       ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f"}))
       ->capture_default_str();
   cmd->add_option("-p,--property", opts->properties, "YCSB property override for the load, name=value");
-  cmd->add_option("--seed", opts->seed, "Seed of the loaded values")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the loaded values (catfish: rectangles)")->capture_default_str();
   cmd->add_option("--ready-file", opts->ready_file, "Write the listening address to FILE once serving");
   cmd->add_flag("--quiet", opts->quiet, "Do not log connects and disconnects");
-  cmd->callback([opts, &exit_code] {
+  cmd->callback([opts, cmd, &exit_code] {
+    for (const CLI::Option* opt : cmd->get_options()) {
+      if (opt->count() > 0) opts->given.push_back(opt->get_name());
+    }
     Status st = serve(*opts);
     if (!st.is_ok()) {
       fmt::print(stderr, "locus serve: {}\n", st.to_string());

@@ -16,7 +16,9 @@
 // send that claim when connecting; a server honours it unless another live
 // client already holds it, in which case it names the newcomer with a fresh
 // id from kFirstRenamedClient on (the server's own view; the client is not
-// affected, since clients are never addressed by other clients).
+// affected, since clients are never addressed by other clients). All
+// servers of one process share that naming: a client has the same id at
+// each of them while it is connected to any (see Directory::name_client).
 #pragma once
 
 #include <cstdint>

@@ -51,6 +51,37 @@ void Directory::set_port(NodeId node, uint16_t port) {
   if (node < config_.servers.size()) config_.servers[node].port = port;
 }
 
+NodeId Directory::name_client(NodeId claimed, uint64_t token) {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  // Known by a connection to any server endpoint of this process, or
+  // released within the quarantine: the same client gets its name back.
+  if (auto known = client_by_token_.find(token); known != client_by_token_.end()) {
+    ++client_names_[known->second].connections;
+    return known->second;
+  }
+  for (auto it = client_names_.begin(); it != client_names_.end();) {
+    const bool expired = it->second.connections == 0 && now - it->second.released >= kNameQuarantine;
+    if (expired) client_by_token_.erase(it->second.token);
+    it = expired ? client_names_.erase(it) : std::next(it);
+  }
+  NodeId id = claimed;
+  if (claimed < server_count() || claimed >= kFirstRenamedClient || client_names_.count(claimed) != 0) {
+    while (client_names_.count(next_renamed_) != 0) ++next_renamed_;
+    id = next_renamed_++;
+  }
+  client_names_[id] = ClientName{token, 1, {}};
+  client_by_token_[token] = id;
+  return id;
+}
+
+void Directory::release_client(NodeId id, uint64_t token) {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  auto it = client_names_.find(id);
+  if (it == client_names_.end() || it->second.token != token || it->second.connections == 0) return;
+  if (--it->second.connections == 0) it->second.released = std::chrono::steady_clock::now();
+}
+
 VerbsEndpoint::VerbsEndpoint(Directory& directory, NodeId id, std::string name, Role role)
     : directory_(directory),
       tuning_(directory.tuning()),
@@ -264,6 +295,7 @@ void VerbsEndpoint::destroy_connection_locked(Connection* c, WcStatus status) {
   if (c->qp != nullptr) by_qp_num_.erase(c->qp->qp_num);
   auto it = by_peer_.find(c->peer);
   if (it != by_peer_.end() && it->second == c) by_peer_.erase(it);
+  if (role_ == Role::kServer) directory_.release_client(c->peer, c->token);
   if (c->id != nullptr) {
     rdma_disconnect(c->id);  // fails harmlessly when never or no longer connected
     if (c->qp != nullptr) rdma_destroy_qp(c->id);

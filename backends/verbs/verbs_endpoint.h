@@ -51,11 +51,39 @@ class Directory {
   void set_port(NodeId node, uint16_t port);
   RegionId next_region_id() { return next_region_.fetch_add(1, std::memory_order_relaxed); }
 
+  // Client names, one table for all server endpoints of this process: a
+  // client (told apart by its Hello token) gets its claimed id unless
+  // another client holds it, and then keeps the id it got while any server
+  // endpoint here holds a connection from it. So a server that spans
+  // several endpoints (Catfish: a connect RPC on one, messaging workers that
+  // WRITE to the client on others) addresses a client it met on one
+  // endpoint by the same id from every other. Each name_client() of a
+  // connection is paired with one release_client() when it goes.
+  //
+  // A released name stays with its client for kNameQuarantine (a reconnect
+  // gets it back; another client claiming it is renamed): a server may
+  // still write to the old holder (Catfish's heartbeats every Inv, a
+  // response in flight), and such a WRITE must fail for want of a
+  // connection, not land on a newcomer's queue pair, which the remote
+  // access error would move to the error state.
+  static constexpr std::chrono::seconds kNameQuarantine{10};
+  NodeId name_client(NodeId claimed, uint64_t token);
+  void release_client(NodeId id, uint64_t token);
+
  private:
+  struct ClientName {
+    uint64_t token = 0;
+    uint32_t connections = 0;
+    std::chrono::steady_clock::time_point released;  // when connections fell to 0
+  };
   mutable std::mutex mu_;
   ClusterConfig config_;
   bool log_connections_;
   std::atomic<RegionId> next_region_{1};
+  std::mutex names_mu_;  // a leaf lock: taken under an endpoint's mu_, never the other way
+  std::unordered_map<NodeId, ClientName> client_names_;
+  std::unordered_map<uint64_t, NodeId> client_by_token_;
+  NodeId next_renamed_ = kFirstRenamedClient;
 };
 
 // One RC queue pair to one peer.
@@ -178,8 +206,7 @@ class VerbsEndpoint final : public Transport {
   int wake_fd_ = -1;  // eventfd: the listener wakes a blocked wait()
   int stop_fd_ = -1;  // eventfd: stops the listener thread
   std::thread listener_;
-  uint8_t rd_atomic_ = 0;
-  NodeId next_renamed_ = kFirstRenamedClient;  // servers: ids for clients whose claim is taken  // negotiated READ/atomic depth (device-clamped)
+  uint8_t rd_atomic_ = 0;  // negotiated READ/atomic depth (device-clamped)
 
   std::atomic<bool> crashed_{false};
 

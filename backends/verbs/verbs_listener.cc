@@ -87,15 +87,9 @@ void VerbsEndpoint::listener_loop() {
 }
 
 NodeId VerbsEndpoint::assign_peer_id_locked(const Hello& hello) {
-  const NodeId claim = hello.claimed;
-  if (claim >= directory_.server_count() && claim < kFirstRenamedClient) {
-    auto it = by_peer_.find(claim);
-    // Free, or held by this same client's previous connection (a reconnect
-    // that arrived before the old connection's disconnect).
-    if (it == by_peer_.end() || it->second->token == hello.token) return claim;
-  }
-  while (by_peer_.count(next_renamed_) != 0) ++next_renamed_;
-  return next_renamed_++;
+  // The process-wide name (Directory::name_client), so that every server
+  // endpoint here calls this client alike.
+  return directory_.name_client(hello.claimed, hello.token);
 }
 
 void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
@@ -144,7 +138,9 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
   tune_established_qp(c->qp);
   if (directory_.log_connections()) {
     log_line(name_ + ": accepted node " + std::to_string(c->peer) +
-             (c->peer != hello.claimed ? " (it claimed " + std::to_string(hello.claimed) + ", which is taken)" : ""));
+             (c->peer != hello.claimed ? " (it claimed " + std::to_string(hello.claimed) +
+                                              ", which another client holds or held moments ago)"
+                                        : ""));
   }
 }
 

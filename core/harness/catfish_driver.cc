@@ -35,24 +35,10 @@ using catfish::Rect;
 
 Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
 
-// A key's anchor in [0, 1)^2 (splitmix64 of the key number).
-void anchor_of(uint64_t keynum, double* u, double* v) {
-  uint64_t x = keynum + 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  x ^= x >> 31;
-  *u = static_cast<double>(x >> 40) * 0x1p-24;
-  *v = static_cast<double>(x & 0xFFFFFF) * 0x1p-24;
-}
-
-// `b`'s extent moved so that the anchor of `keynum` sets its position
-// (kept inside the unit square, as the generator places rectangles).
+// A data or query box at the key's place (workload::place_at_key).
 Rect at_key(const workload::SpatialBox& b, uint64_t keynum) {
-  const double w = b.x_max - b.x_min, h = b.y_max - b.y_min;
-  double u = 0, v = 0;
-  anchor_of(keynum, &u, &v);
-  const double x = u * (1.0 - w), y = v * (1.0 - h);
-  return {x, y, x + w, y + h};
+  const workload::SpatialBox p = workload::place_at_key(b, keynum);
+  return {p.x_min, p.y_min, p.x_max, p.y_max};
 }
 
 workload::QueryScale scale_of(const std::string& name) {

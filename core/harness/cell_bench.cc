@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/harness/client_actors.h"
 #include "core/memory/extent.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
@@ -188,17 +189,10 @@ StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap
   LOCUS_RETURN_IF_ERROR(validate(config));
   auto inserts = workload::Workload::make_insert_counter(config.workload);
   std::vector<ClientOutcome> outcomes(config.clients);
-  const uint64_t total_ops = config.workload.operationcount;
-  for (uint32_t c = 0; c < config.clients; ++c) {
-    const uint64_t share = total_ops / config.clients + (c < total_ops % config.clients ? 1 : 0);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({"client" + std::to_string(c), false}));
-    ClientOutcome* out = &outcomes[c];
-    LOCUS_RETURN_IF_ERROR(runtime.spawn(node, "client" + std::to_string(c), ActorKind::kWorker,
-                                        [bootstrap, &config, share, inserts, out](Env& env) {
-                                          run_client(env, bootstrap, config, share, inserts, out);
-                                        }));
-  }
-  LOCUS_RETURN_IF_ERROR(runtime.run());
+  LOCUS_RETURN_IF_ERROR(run_client_actors(runtime, config.clients, config.workload.operationcount,
+                                          [&](Env& env, uint32_t c, uint64_t ops) {
+                                            run_client(env, bootstrap, config, ops, inserts, &outcomes[c]);
+                                          }));
 
   metrics::RunResult result;
   result.name = config.name;

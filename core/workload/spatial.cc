@@ -68,4 +68,16 @@ SpatialBox SpatialGenerator::place(Random& rng, double w, double h) {
   return {x, y, x + w, y + h};
 }
 
+SpatialBox place_at_key(const SpatialBox& box, uint64_t keynum) {
+  uint64_t x = keynum + 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  const double u = static_cast<double>(x >> 40) * 0x1p-24;
+  const double v = static_cast<double>(x & 0xFFFFFF) * 0x1p-24;
+  const double w = box.x_max - box.x_min, h = box.y_max - box.y_min;
+  const double x0 = u * (1.0 - w), y0 = v * (1.0 - h);
+  return {x0, y0, x0 + w, y0 + h};
+}
+
 }  // namespace locus::workload

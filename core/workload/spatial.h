@@ -58,4 +58,11 @@ class SpatialGenerator {
   double hi_pow_;  // power_hi^(1 - exponent)
 };
 
+// YCSB keys as places (the Catfish scenario driver and benchmark): the
+// splitmix64 hash of key number `keynum` picks an anchor in the unit
+// square, and `box`'s extent is moved there (kept inside the square, as
+// the generator places rectangles). So a workload's requestdistribution
+// decides the spatial skew: zipfian keys are hot places.
+SpatialBox place_at_key(const SpatialBox& box, uint64_t keynum);
+
 }  // namespace locus::workload

@@ -26,6 +26,7 @@
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
 #include "tests/verbs/child_process.h"
+#include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
 namespace {
@@ -45,54 +46,11 @@ constexpr uint64_t kRecords = 16'000;
 constexpr int kServers = 2;
 constexpr uint32_t kMaxMessageBytes = 16 * 1024;  // CellBenchConfig's servers'
 
-struct ServedTree {
-  std::string dir;
-  std::unique_ptr<ChildProcess> server;
-  std::string config_path;
-  verbs::ClusterConfig config;
-};
-
-std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports) {
-  std::string text;
-  for (const std::string& p : ports) text += "[[server]]\naddress = \"" + address + "\"\nport = " + p + "\n\n";
-  return text + "[verbs]\nconnect_timeout_ms = 10000\n";
-}
-
-// The ready file's lines once all kServers are there ("address:port" each).
-std::vector<std::string> wait_for_addresses(const std::string& path, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) lines.push_back(line);
-    }
-    if (lines.size() == kServers) return lines;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return {};
-}
-
-ServedTree start_tree(const std::string& name) {
-  ServedTree t;
-  t.dir = verbs::testing::make_temp_dir(name);
-  const std::string address = verbs::testing::local_address();
-  verbs::testing::write_file(t.dir + "/serve.toml", cluster_toml(address, {"0", "0"}));
-  t.server = std::make_unique<ChildProcess>(
-      std::vector<std::string>{LOCUS_BINARY, "serve", "--index", "cell", "--servers", std::to_string(kServers),
-                               "--config", t.dir + "/serve.toml", "--node", "0", "--records",
-                               std::to_string(kRecords), "--workload", "e", "--ready-file", t.dir + "/ready"},
-      t.dir + "/serve.log");
-  const std::vector<std::string> where = wait_for_addresses(t.dir + "/ready", 180'000);
-  BOOST_REQUIRE_MESSAGE(where.size() == kServers, "locus serve --index cell did not start:\n" << t.server->output());
-  std::vector<std::string> ports;
-  for (const std::string& w : where) ports.push_back(w.substr(w.rfind(':') + 1));
-  t.config_path = t.dir + "/cluster.toml";
-  verbs::testing::write_file(t.config_path, cluster_toml(address, ports));
-  auto config = verbs::load_cluster_config(t.config_path);
-  BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
-  t.config = *config;
-  return t;
+verbs::testing::ServedIndex start_tree(const std::string& name) {
+  return verbs::testing::start_served_index(
+      name, kServers,
+      {"--index", "cell", "--servers", std::to_string(kServers), "--node", "0", "--records", std::to_string(kRecords),
+       "--workload", "e"});
 }
 
 std::string loaded_key(uint64_t keynum) { return verbs::testing::loaded_key('e', kRecords, keynum); }
@@ -156,7 +114,7 @@ void exercise(cell::CellClient& c, const std::string& tag, FailureLog& failures)
 BOOST_AUTO_TEST_SUITE(cell_processes)
 
 BOOST_AUTO_TEST_CASE(gets_puts_and_ranges_on_both_paths_across_processes) {
-  ServedTree t = start_tree("cell_e2e");
+  verbs::testing::ServedIndex t = start_tree("cell_e2e");
   // The load split the first meganode, placing the new one on the other server.
   const std::string served = t.server->output();
   const size_t at = served.find("records of workload e loaded, ");

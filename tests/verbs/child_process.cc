@@ -93,4 +93,18 @@ std::string wait_for_file(const std::string& path, int timeout_ms) {
   return "";
 }
 
+std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) lines.push_back(line);
+    }
+    if (lines.size() == count) return lines;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
+}
+
 }  // namespace locus::verbs::testing

@@ -38,5 +38,8 @@ std::string make_temp_dir(const std::string& prefix);
 void write_file(const std::string& path, const std::string& text);
 // Polls until `path` exists and is non-empty; returns its first line or "".
 std::string wait_for_file(const std::string& path, int timeout_ms);
+// Polls until `path` has `count` non-empty lines (a ready file listing
+// several listening addresses); returns them, or {} at the deadline.
+std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms);
 
 }  // namespace locus::verbs::testing

@@ -34,6 +34,12 @@ ClusterConfig local_cluster(int servers) {
   return config;
 }
 
+std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports) {
+  std::string text;
+  for (const std::string& p : ports) text += "[[server]]\naddress = \"" + address + "\"\nport = " + p + "\n\n";
+  return text + "[verbs]\nconnect_timeout_ms = 10000\n";
+}
+
 std::string loaded_key(char workload, uint64_t records, uint64_t keynum) {
   workload::WorkloadSpec spec = workload::standard_workload(workload).value();
   spec.recordcount = records;

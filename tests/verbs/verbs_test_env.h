@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backends/verbs/cluster_config.h"
 
@@ -28,6 +29,10 @@ std::string local_address();
 // A cluster of `servers` servers on local_address(), each on a free port,
 // tuned for tests (short RNR budget, bounded connect time).
 ClusterConfig local_cluster(int servers);
+
+// A cluster file's text: one [[server]] per port (all on `address`; "0"
+// lets a server in this host pick a free port), tuned for tests.
+std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports);
 
 // Key `keynum` of the records of YCSB workload `workload` (a-f) that
 // `locus serve --records records --workload W` loads.

@@ -9,19 +9,45 @@
 
 namespace locus::catfish {
 
-StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoint, CatfishServer& server,
-                                                                selector::Selector& selector,
-                                                                const CatfishClientOptions& options) {
+StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint, selector::Selector& selector,
+                                                             const CatfishClientOptions& options,
+                                                             const Exchange& exchange) {
   if (options.node_ns < 0) return invalid_argument("catfish client: node_ns must not be negative");
   std::unique_ptr<CatfishClient> c(new CatfishClient(endpoint, selector, options));
   LOCUS_ASSIGN_OR_RETURN(c->messaging_, MessagingClient::create(endpoint, options.messaging));
-  LOCUS_ASSIGN_OR_RETURN(const ConnectionInfo info, server.accept(c->messaging_->client_info()));
-  LOCUS_RETURN_IF_ERROR(c->messaging_->connect(info));
-  LOCUS_ASSIGN_OR_RETURN(c->offload_, OffloadClient::connect(endpoint, server.tree_region(), options.offload));
+  LOCUS_ASSIGN_OR_RETURN(const ConnectAnswer answer, exchange(c->messaging_->client_info()));
+  LOCUS_RETURN_IF_ERROR(c->messaging_->connect(answer.connection));
+  LOCUS_ASSIGN_OR_RETURN(c->offload_, OffloadClient::connect(endpoint, answer.tree, options.offload));
   if (auto* backoff = dynamic_cast<selector::BackoffSelector*>(&selector)) {
-    backoff->attach_heartbeat(info.server, c->messaging_->heartbeat_slot());
+    backoff->attach_heartbeat(answer.connection.server, c->messaging_->heartbeat_slot());
   }
   return c;
+}
+
+StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoint, CatfishServer& server,
+                                                                selector::Selector& selector,
+                                                                const CatfishClientOptions& options) {
+  return open(endpoint, selector, options, [&server](const ClientInfo& info) -> StatusOr<ConnectAnswer> {
+    LOCUS_ASSIGN_OR_RETURN(ConnectionInfo conn, server.accept(info));
+    return ConnectAnswer{conn, server.tree_region()};
+  });
+}
+
+StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
+                                                                NodeId bootstrap, selector::Selector& selector,
+                                                                const CatfishClientOptions& options) {
+  return open(endpoint, selector, options, [&rpc, bootstrap](const ClientInfo& info) -> StatusOr<ConnectAnswer> {
+    rpc::Writer w(rpc.payload_buffer());
+    put_client_info(info, w);
+    if (!w.ok()) return internal_error("catfish connect: the request exceeds the RPC message limit");
+    auto answer = rpc.call(bootstrap, kConnectRpc, w.size());
+    if (!answer.is_ok()) {
+      return Status(answer.status().code(),
+                    "catfish connect to node " + std::to_string(bootstrap) + ": " + answer.status().message());
+    }
+    rpc::Reader r(*answer);
+    return get_connect_answer(r);
+  });
 }
 
 Status CatfishClient::search(const Rect& query, std::vector<Hit>* out) {

@@ -14,13 +14,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "core/common/status.h"
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/client_offload.h"
+#include "core/index/catfish/connect_rpc.h"
 #include "core/index/catfish/messaging.h"
+#include "core/rpc/rpc_client.h"
 #include "core/selector/selector.h"
 
 namespace locus::catfish {
@@ -47,6 +50,12 @@ class CatfishClient {
   static StatusOr<std::unique_ptr<CatfishClient>> connect(Endpoint& endpoint, CatfishServer& server,
                                                           selector::Selector& selector,
                                                           const CatfishClientOptions& options = {});
+  // Connects through the connect RPC (connect_rpc.h) of the server whose
+  // connect node is `bootstrap`, in this process or another; `rpc` is this
+  // endpoint's and is needed only during the call.
+  static StatusOr<std::unique_ptr<CatfishClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
+                                                          NodeId bootstrap, selector::Selector& selector,
+                                                          const CatfishClientOptions& options = {});
 
   // Every stored rectangle intersecting `query`, into *out (cleared first),
   // by the path the selector picks.
@@ -67,6 +76,11 @@ class CatfishClient {
  private:
   CatfishClient(Endpoint& endpoint, selector::Selector& selector, const CatfishClientOptions& options)
       : endpoint_(endpoint), selector_(selector), options_(options) {}
+  // Both connects: `exchange` hands the server this client's ClientInfo and
+  // returns the connection and the tree's region.
+  using Exchange = std::function<StatusOr<ConnectAnswer>(const ClientInfo&)>;
+  static StatusOr<std::unique_ptr<CatfishClient>> open(Endpoint& endpoint, selector::Selector& selector,
+                                                       const CatfishClientOptions& options, const Exchange& exchange);
   Status search_server(const Rect& query, std::vector<Hit>* out);
   Status search_client(const Rect& query, std::vector<Hit>* out);
   Status write(uint16_t type, const Rect& rect, uint64_t id);

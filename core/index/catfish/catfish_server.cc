@@ -4,6 +4,8 @@
 #include <mutex>
 #include <string>
 
+#include "core/index/catfish/connect_rpc.h"
+
 namespace locus::catfish {
 
 void put_rect(rpc::Writer& w, const Rect& r) {
@@ -63,6 +65,29 @@ Status CatfishServer::register_handlers() {
                             [this](const MessageContext&, rpc::Reader& rq, rpc::Writer&) {
                               return mutate(kDeleteRequest, rq);
                             });
+}
+
+Status CatfishServer::serve_connects(rpc::RpcServer& rpc) {
+  return rpc.handle(kConnectRpc, "catfish.connect",
+                    [this](const rpc::RequestContext& ctx, rpc::Reader& rq, rpc::Writer& rs) {
+                      Status st = connect(ctx, rq, rs);
+                      (st.is_ok() ? counters_.connects : counters_.connects_refused)
+                          .fetch_add(1, std::memory_order_relaxed);
+                      return st;
+                    });
+}
+
+Status CatfishServer::connect(const rpc::RequestContext& ctx, rpc::Reader& request, rpc::Writer& response) {
+  LOCUS_ASSIGN_OR_RETURN(ClientInfo client, get_client_info(request));
+  // Written to under the name this server gives the client (connect_rpc.h).
+  client.node = ctx.client;
+  client.response_ring.node = ctx.client;
+  LOCUS_ASSIGN_OR_RETURN(const ConnectionInfo conn, messaging_->accept(client, /*await_first_message=*/true));
+  put_connect_answer({conn, tree_remote_}, response);
+  // The slot stays claimed; a client that never sends its hello loses it
+  // after first_message_timeout_ns.
+  if (!response.ok()) return internal_error("catfish.connect: the answer exceeds the RPC message limit");
+  return Status();
 }
 
 Status CatfishServer::load(const Rect& rect, uint64_t id) {
@@ -125,6 +150,8 @@ CatfishServerStats CatfishServer::stats() const {
   s.deletes = get(counters_.deletes);
   s.delete_misses = get(counters_.delete_misses);
   s.truncated = get(counters_.truncated);
+  s.connects = get(counters_.connects);
+  s.connects_refused = get(counters_.connects_refused);
   return s;
 }
 

@@ -10,6 +10,22 @@
 // writes the heartbeats (CPU utilisation every Inv into each client's
 // slot) that the clients' back-off selectors read.
 //
+// Connecting: in-process through accept() (tests, the scenario driver),
+// or over RPC through serve_connects() (connect_rpc.h), which a client in
+// another process or on another node uses. The connect RPC is served on
+// an RpcServer of a node of its own, not on a worker's: a worker's
+// completion queue belongs to its messaging loop.
+//
+// On verbs every worker is a server node of the cluster file, as is the
+// connect node: `locus serve --index catfish --workers W` serves nodes
+// 0 (connect RPC) and 1..W (workers, the tree's region on node 1) from
+// one process. A worker must be a listening node because clients WRITE
+// into its rings and it WRITEs back over the queue pairs they opened to
+// it; one endpoint per worker gives each its own completion queue, as on
+// the other backends (where workers are endpoints sharing one machine).
+// All server nodes of the process name a client alike, so the connect
+// node's name for a client is the one every worker WRITEs to.
+//
 // CPU accounting: each handler is charged by the messaging layer under its
 // name ("catfish.search", "catfish.insert", "catfish.delete"); a search
 // additionally charges result_ns per rectangle it returns (a no-op on real
@@ -26,6 +42,7 @@
 #include "core/common/status.h"
 #include "core/index/catfish/messaging.h"
 #include "core/index/catfish/store.h"
+#include "core/rpc/rpc_server.h"
 
 namespace locus::catfish {
 
@@ -51,6 +68,8 @@ struct CatfishServerStats {
   uint64_t deletes = 0;
   uint64_t delete_misses = 0;
   uint64_t truncated = 0;  // searches whose answer did not fit max_response_bytes
+  uint64_t connects = 0;            // connect RPCs answered with a connection
+  uint64_t connects_refused = 0;    // malformed or hostile requests, or no free slot
 };
 
 class CatfishServer {
@@ -65,8 +84,11 @@ class CatfishServer {
 
   // Bulk load before serving (no messaging, no CPU charge).
   Status load(const Rect& rect, uint64_t id);
-  // Connects a client (thread safe).
+  // Connects a client in-process (thread safe).
   StatusOr<ConnectionInfo> accept(const ClientInfo& client) { return messaging_->accept(client); }
+  // Answers the connect RPC (kConnectRpc) on `rpc`, a server on a node that
+  // no worker uses; `rpc` must not outlive this server.
+  Status serve_connects(rpc::RpcServer& rpc);
   // The tree for offloading clients (OffloadClient::connect).
   const RemoteRegion& tree_region() const { return tree_remote_; }
   // Runs worker `worker` until env.stop_requested() (its actor's Env).
@@ -81,13 +103,15 @@ class CatfishServer {
 
  private:
   struct Counters {
-    std::atomic<uint64_t> searches{0}, hits{0}, inserts{0}, deletes{0}, delete_misses{0}, truncated{0};
+    std::atomic<uint64_t> searches{0}, hits{0}, inserts{0}, deletes{0}, delete_misses{0}, truncated{0}, connects{0},
+        connects_refused{0};
   };
   CatfishServer(const CatfishServerOptions& options, Env setup_env);
   Status init(std::vector<Env> worker_envs);
   Status register_handlers();
 
   Status search(const MessageContext& ctx, rpc::Reader& request, rpc::Writer& response);
+  Status connect(const rpc::RequestContext& ctx, rpc::Reader& request, rpc::Writer& response);
   // Insert or delete (by `type`), under the writer lock.
   Status mutate(uint16_t type, rpc::Reader& request);
 

@@ -80,6 +80,8 @@ Status MessagingClient::connect(const ConnectionInfo& info) {
   conn_ = info;
   writer_.reset(info.request_ring_bytes);
   connected_ = true;
+  // Reaches the worker (on verbs: connects to it) before it writes to us.
+  if (info.awaits_first_message) return write_request(kHelloType, MessageKind::kOneWay, 0, next_request_id_++);
   return Status();
 }
 

@@ -35,7 +35,14 @@
 // Connecting: the client registers its memory (MessagingClient::create,
 // in its actor), passes client_info() to MessagingServer::accept (thread
 // safe; over RPC or in-process) and hands the returned ConnectionInfo to
-// connect(). The data path does not allocate.
+// connect(). A connection accepted with await_first_message (the connect
+// RPC's) goes live with the client's first message: until then the worker
+// reads its ring but writes nothing to the client (no heartbeat, no error
+// message), because on verbs it has no queue pair to a client before that
+// client first posts to it (clients connect on first use), so connect()
+// sends a one-way hello (kHelloType) at once. A connection that sends
+// nothing within first_message_timeout_ns is dropped. The data path does
+// not allocate.
 #pragma once
 
 #include <atomic>
@@ -63,6 +70,10 @@ constexpr uint64_t kHeadWordOffset = 0;        // the sender's ring head, writte
 constexpr uint64_t kHeartbeatSlotOffset = 16;  // client side only
 constexpr uint64_t kControlBytes = 64;
 
+// The message type of the hello that makes an awaiting connection live;
+// reserved (handlers take types from 1), answered by nothing.
+constexpr uint16_t kHelloType = 0;
+
 struct MessagingServerOptions {
   ServerMode mode = ServerMode::kPolling;
   uint32_t connections_per_worker = 16;
@@ -73,6 +84,7 @@ struct MessagingServerOptions {
   Nanos heartbeat_interval_ns = 10 * kMillisecond;  // Inv; 0 disables heartbeats
   Nanos poll_idle_ns = 20 * kMicrosecond;           // kPolling: wait when every ring is empty
   Nanos incomplete_timeout_ns = 1 * kSecond;        // a begun message must land within this
+  Nanos first_message_timeout_ns = 10 * kSecond;    // an awaiting connection's first message must land within this
   Nanos response_stall_timeout_ns = 2 * kSecond;    // a client must free response room within this
   Nanos send_timeout_ns = 5 * kSecond;              // a posted WRITE must complete within this
 };
@@ -100,6 +112,7 @@ struct ConnectionInfo {
   RemoteRegion request_ring;     // ring of request_ring_bytes, then kControlBytes
   uint32_t request_ring_bytes = 0;
   Nanos heartbeat_interval_ns = 0;
+  bool awaits_first_message = false;  // connect() sends the hello that makes it live
 };
 
 struct MessageContext {
@@ -142,8 +155,9 @@ class MessagingServer {
 
   // Register before serving; `name` labels CPU charges and errors.
   Status handle(uint16_t type, std::string name, MessageHandler handler);
-  // Claims a connection slot for `client`; thread-safe.
-  StatusOr<ConnectionInfo> accept(const ClientInfo& client);
+  // Claims a connection slot for `client`; thread-safe. With
+  // await_first_message the connection goes live with its first message.
+  StatusOr<ConnectionInfo> accept(const ClientInfo& client, bool await_first_message = false);
 
   // Runs worker `worker` until env.stop_requested(); `env` is the calling
   // actor's, on that worker's endpoint (its clock and stop flag are used).
@@ -173,6 +187,8 @@ class MessagingServer {
   // Copies h.payload_bytes from `payload` into a send slot and posts it.
   bool send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h, bool may_wait);
   void drop(Worker& w, Connection& c, const Status& why, bool incomplete);
+  // Drops an awaiting connection whose first message is overdue (true if it did).
+  bool first_message_overdue(Worker& w, Connection& c);
   void heartbeat(Worker& w, Nanos now);
   // The WRITE of the request ring's head into the client's control word.
   WorkRequest head_write(Worker& w, Connection& c, std::byte* word, uint64_t wr_id);

@@ -23,6 +23,9 @@ StatusOr<std::unique_ptr<MessagingServer>> MessagingServer::create(
     return invalid_argument("catfish messaging: segment_bytes must be a positive multiple of 8 and "
                             "max_response_bytes positive");
   }
+  if (o.first_message_timeout_ns <= 0) {
+    return invalid_argument("catfish messaging: first_message_timeout_ns must be positive");
+  }
   std::unique_ptr<MessagingServer> server(new MessagingServer(o));
   LOCUS_RETURN_IF_ERROR(server->init(std::move(worker_envs)));
   return server;
@@ -114,7 +117,7 @@ Status MessagingServer::handle(uint16_t type, std::string name, MessageHandler h
   return Status();
 }
 
-StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client) {
+StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool await_first_message) {
   const uint32_t ring = client.response_ring_bytes;
   if (ring % kMessageAlignBytes != 0 || ring > kMaxRingBytes || ring < message_bytes(options_.segment_bytes) ||
       client.response_ring.length < uint64_t{ring} + kControlBytes) {
@@ -136,7 +139,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client) {
     c.response_ring = client.response_ring;
     c.response_ring_bytes = ring;
     c.writer.reset(ring);
-    c.state.store(kConnected, std::memory_order_release);
+    c.state.store(await_first_message ? kAwaiting : kConnected, std::memory_order_release);
     ConnectionInfo info;
     info.server = workers_[c.worker]->node;
     info.connection_id = c.id;
@@ -144,6 +147,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client) {
     info.request_ring = c.region.remote();
     info.request_ring_bytes = options_.request_ring_bytes;
     info.heartbeat_interval_ns = options_.heartbeat_interval_ns;
+    info.awaits_first_message = await_first_message;
     return info;
   }
   return resource_exhausted("catfish accept: all " + std::to_string(total) + " connection slots are taken");

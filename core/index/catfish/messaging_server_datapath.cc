@@ -216,6 +216,10 @@ void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader:
                                 " is not a request"), false);
     return;
   }
+  if (h.type == kHelloType && one_way) {  // made the connection live (drain); nothing to answer
+    c.reader.consume(v);
+    return;
+  }
   if (h.type == 0 || h.type >= handlers_.size() || !handlers_[h.type].handler) {
     bump(counters_->unknown_type);
     c.reader.consume(v);
@@ -242,12 +246,15 @@ void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader:
 
 size_t MessagingServer::drain(Worker& w, Connection& c) {
   size_t handled = 0;
-  while (handled < kMaxPerDrain && c.state.load(std::memory_order_acquire) == kConnected) {
+  while (handled < kMaxPerDrain && is_served(c.state.load(std::memory_order_acquire))) {
     RingReader::View v;
     Status problem;
     const RingReader::Poll r = c.reader.poll(&v, &problem);
     if (r == RingReader::Poll::kMessage) {
       c.partial_since = -1;
+      // Its first message: the client has reached this worker, which may write to it from now on.
+      uint8_t awaiting = kAwaiting;
+      (void)c.state.compare_exchange_strong(awaiting, kConnected, std::memory_order_acq_rel);
       handle_request(w, c, v);
       ++handled;
       continue;
@@ -286,9 +293,23 @@ size_t MessagingServer::drain(Worker& w, Connection& c) {
   return handled;
 }
 
+bool MessagingServer::first_message_overdue(Worker& w, Connection& c) {
+  const Nanos now = w.env.clock->now();
+  if (c.awaiting_since < 0) c.awaiting_since = now;
+  if (now - c.awaiting_since <= options_.first_message_timeout_ns) return false;
+  drop(w, c, unavailable("accepted, but no first message arrived within " +
+                         std::to_string(options_.first_message_timeout_ns / kMillisecond) + " ms"), false);
+  return true;
+}
+
 void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool incomplete) {
   uint8_t expected = kConnected;
-  if (!c.state.compare_exchange_strong(expected, kDropped, std::memory_order_acq_rel)) return;
+  bool live = true;
+  if (!c.state.compare_exchange_strong(expected, kDropped, std::memory_order_acq_rel)) {
+    expected = kAwaiting;
+    if (!c.state.compare_exchange_strong(expected, kDropped, std::memory_order_acq_rel)) return;
+    live = false;
+  }
   if (incomplete) {
     bump(counters_->incomplete);
   } else if (why.code() == StatusCode::kInvalidArgument) {
@@ -301,7 +322,8 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
                                        std::to_string(c.client) + (c.send_failed ? " disconnected: " : " dropped: ") +
                                        why.message());
   }
-  if (c.send_failed) return;
+  // Nothing is written to a client that never reached this worker.
+  if (c.send_failed || !live) return;
   // Tell the client once, if its ring has room now; never wait for a peer
   // that is misbehaving.
   MessageHeader h;
@@ -358,11 +380,13 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
     size_t handled = 0;
     for (uint32_t k = 0; k < w.connection_count; ++k) {
       Connection& c = *connections_[w.first_connection + k];
-      if (c.state.load(std::memory_order_acquire) != kConnected) continue;
+      const uint8_t state = c.state.load(std::memory_order_acquire);
+      if (!is_served(state)) continue;
       if (c.send_failed) {  // a WRITE to it failed since we last looked
         drop(w, c, c.send_error, false);
         continue;
       }
+      if (state == kAwaiting && first_message_overdue(w, c)) continue;
       // Event mode reads a ring only when named by an immediate, or to
       // time out a message that began without one.
       if (!polling && !c.dirty && c.partial_since < 0) continue;

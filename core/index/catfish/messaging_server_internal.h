@@ -31,7 +31,10 @@ constexpr uint32_t kMaxSendsInFlight = 16;
 // request_id of a kError that ends the connection rather than answering a call.
 constexpr uint64_t kConnectionErrorId = UINT64_MAX;
 
-enum SlotState : uint8_t { kFree, kClaimed, kConnected, kDropped };
+// kAwaiting: accepted with await_first_message; its ring is read, nothing
+// is written to its client until the first message makes it kConnected.
+enum SlotState : uint8_t { kFree, kClaimed, kAwaiting, kConnected, kDropped };
+inline bool is_served(uint8_t state) { return state == kAwaiting || state == kConnected; }
 
 struct MessagingServer::Connection {
   uint32_t id = 0;
@@ -51,6 +54,7 @@ struct MessagingServer::Connection {
   RingReader reader;
   uint64_t published_head = 0;
   Nanos partial_since = -1;
+  Nanos awaiting_since = -1;  // when the worker first saw it kAwaiting
   bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
   bool send_failed = false;  // a WRITE to the client failed
   Status send_error;
