@@ -9,8 +9,6 @@
 // over the same rectangles, and whose inserts and deletes take effect.
 #include <boost/test/unit_test.hpp>
 
-#include <boost/geometry.hpp>
-#include <boost/geometry/index/rtree.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -25,15 +23,12 @@
 #include "core/rpc/rpc_client.h"
 #include "core/selector/selector_config.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rtree_oracle.h"
 
 namespace locus::catfish {
 namespace {
 
-namespace bg = boost::geometry;
-namespace bgi = boost::geometry::index;
-using Point = bg::model::point<double, 2, bg::cs::cartesian>;
-using Box = bg::model::box<Point>;
-using Reference = bgi::rtree<std::pair<Box, uint64_t>, bgi::rstar<16>>;
+using testing::sorted_ids;
 
 // ---- the wire format ------------------------------------------------------
 
@@ -177,19 +172,10 @@ constexpr uint64_t kSeed = 3;
 constexpr uint64_t kRectangles = 5000;
 constexpr Nanos kFirstMessageTimeout = 300 * kMillisecond;
 
-Box box_of(const Rect& r) { return Box(Point(r.x_min, r.y_min), Point(r.x_max, r.y_max)); }
-
-std::vector<uint64_t> sorted_ids(const std::vector<Hit>& hits) {
-  std::vector<uint64_t> ids;
-  for (const Hit& h : hits) ids.push_back(h.id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
 struct ServedTree {
   std::unique_ptr<Runtime> runtime = loopback::make_loopback_runtime({});
   harness::CatfishServerSet set;
-  Reference reference;
+  testing::RtreeOracle reference;
   testing::FailureLog failures;
 
   ServedTree() {
@@ -207,19 +193,12 @@ struct ServedTree {
     BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
     set = std::move(*s);
     for (uint64_t id = 0; id < kRectangles; ++id) {
-      reference.insert({box_of(harness::loaded_rectangle(kSeed, id)), id});
+      reference.insert(harness::loaded_rectangle(kSeed, id), id);
     }
     BOOST_REQUIRE(set.spawn_daemons(*runtime).is_ok());
   }
 
-  std::vector<uint64_t> expected(const Rect& q) const {
-    std::vector<std::pair<Box, uint64_t>> found;
-    reference.query(bgi::intersects(box_of(q)), std::back_inserter(found));
-    std::vector<uint64_t> ids;
-    for (const auto& v : found) ids.push_back(v.second);
-    std::sort(ids.begin(), ids.end());
-    return ids;
-  }
+  std::vector<uint64_t> expected(const Rect& q) const { return reference.ids_intersecting(q); }
 
   void spawn(const std::string& name, std::function<void(Env&, Endpoint&)> body) {
     auto node = runtime->add_node({name, false});

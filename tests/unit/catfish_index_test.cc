@@ -8,8 +8,6 @@
 // clients reading and writing at once.
 #include <boost/test/unit_test.hpp>
 
-#include <boost/geometry.hpp>
-#include <boost/geometry/index/rtree.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -23,41 +21,21 @@
 #include "core/selector/selector_config.h"
 #include "core/workload/spatial.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rtree_oracle.h"
 
 namespace locus::catfish {
 namespace {
 
-namespace bg = boost::geometry;
-namespace bgi = boost::geometry::index;
-using Point = bg::model::point<double, 2, bg::cs::cartesian>;
-using Box = bg::model::box<Point>;
-using Value = std::pair<Box, uint64_t>;
-using Reference = bgi::rtree<Value, bgi::rstar<16>>;
+using Reference = testing::RtreeOracle;
+using testing::rect_of;
+using testing::sorted_ids;
 using workload::QueryScale;
 
 constexpr uint64_t kRectangles = 20000;
 constexpr double kDataEdge = 5e-3;  // denser than the paper's 1e-4, so queries hit at this count
 constexpr uint64_t kInsertedBase = 1ull << 40;
 
-Rect rect_of(const workload::SpatialBox& b) { return {b.x_min, b.y_min, b.x_max, b.y_max}; }
-Box box_of(const Rect& r) { return Box(Point(r.x_min, r.y_min), Point(r.x_max, r.y_max)); }
 
-std::vector<uint64_t> ids_of(const std::vector<Hit>& hits) {
-  std::vector<uint64_t> ids;
-  ids.reserve(hits.size());
-  for (const Hit& h : hits) ids.push_back(h.id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
-std::vector<uint64_t> expected_ids(const Reference& ref, const Rect& q) {
-  std::vector<Value> found;
-  ref.query(bgi::intersects(box_of(q)), std::back_inserter(found));
-  std::vector<uint64_t> ids;
-  for (const Value& v : found) ids.push_back(v.second);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
 
 // A query of pass p: the three scales, then wide queries (edges to 0.1).
 Rect query_of(Random& rng, uint32_t pass) {
@@ -108,7 +86,7 @@ struct Cluster {
     for (uint64_t id = 0; id < kRectangles; ++id) {
       loaded.push_back(rect_of(gen.data(rng)));
       BOOST_REQUIRE(server->load(loaded.back(), id).is_ok());
-      reference.insert({box_of(loaded.back()), id});
+      reference.insert(loaded.back(), id);
     }
     for (uint32_t w = 0; w < workers; ++w) {
       CatfishServer* srv = server.get();
@@ -152,8 +130,8 @@ struct Cluster {
           failures.fail(name + ": search failed: " + st.to_string());
           return total;
         }
-        const std::vector<uint64_t> want = expected_ids(reference, q);
-        if (ids_of(hits) != want) {
+        const std::vector<uint64_t> want = reference.ids_intersecting(q);
+        if (sorted_ids(hits) != want) {
           failures.fail(name + ": pass " + std::to_string(pass) + " query " + std::to_string(i) + ": " +
                         std::to_string(hits.size()) + " hits, reference " + std::to_string(want.size()));
           return total;
@@ -218,11 +196,11 @@ BOOST_AUTO_TEST_CASE(inserts_and_deletes_through_the_client) {
     for (uint64_t i = 0; i < 3000; ++i) {
       const Rect r = rect_of(gen.data(rng));
       if (Status st = c.insert(r, kInsertedBase + i); !st.is_ok()) return cl.failures.fail("insert: " + st.to_string());
-      cl.reference.insert({box_of(r), kInsertedBase + i});
+      cl.reference.insert(r, kInsertedBase + i);
     }
     for (uint64_t id = 0; id < 4000; id += 2) {
       if (Status st = c.remove(cl.loaded[id], id); !st.is_ok()) return cl.failures.fail("delete: " + st.to_string());
-      cl.reference.remove({box_of(cl.loaded[id]), id});
+      cl.reference.remove(cl.loaded[id], id);
     }
     if (c.remove(cl.loaded[0], 0).code() != StatusCode::kNotFound) cl.failures.fail("second delete was not NOT_FOUND");
     const selector::Path server = selector::Path::kServer, client = selector::Path::kClient;
@@ -274,8 +252,8 @@ BOOST_AUTO_TEST_CASE(concurrent_readers_and_writers) {
       for (uint32_t i = 0; i < 400; ++i) {
         const Rect q = query_of(rng, i % 4);
         if (Status st = c.search(q, &hits); !st.is_ok()) return cl.failures.fail("search: " + st.to_string());
-        const std::vector<uint64_t> got = ids_of(hits);
-        for (uint64_t id : expected_ids(cl.reference, q)) {  // the loaded ones
+        const std::vector<uint64_t> got = sorted_ids(hits);
+        for (uint64_t id : cl.reference.ids_intersecting(q)) {  // the loaded ones
           if (!std::binary_search(got.begin(), got.end(), id)) {
             return cl.failures.fail("reader" + std::to_string(r) + " missed loaded rectangle " + std::to_string(id));
           }
@@ -289,7 +267,7 @@ BOOST_AUTO_TEST_CASE(concurrent_readers_and_writers) {
   cl.run();
   // Quiet now: the final tree is the loaded set plus what the writers kept.
   for (const auto& m : alive) {
-    for (const auto& [id, r] : m) cl.reference.insert({box_of(r), id});
+    for (const auto& [id, r] : m) cl.reference.insert(r, id);
   }
   cl.add_client("final", selector::SelectorKind::kClientOnly, [&](CatfishClient& c, Env&) {
     (void)cl.differential("final", c, 91, 30, nullptr);

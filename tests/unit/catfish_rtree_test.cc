@@ -8,8 +8,6 @@
 // miss a rectangle present throughout it or return one never inserted.
 #include <boost/test/unit_test.hpp>
 
-#include <boost/geometry.hpp>
-#include <boost/geometry/index/rtree.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -28,16 +26,14 @@
 #include "core/transport/endpoint.h"
 #include "core/workload/spatial.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rtree_oracle.h"
 
 namespace locus {
 namespace {
 
-namespace bg = boost::geometry;
-namespace bgi = boost::geometry::index;
-using BPoint = bg::model::point<double, 2, bg::cs::cartesian>;
-using BBox = bg::model::box<BPoint>;
-using BValue = std::pair<BBox, uint64_t>;
-using Oracle = bgi::rtree<BValue, bgi::rstar<16>>;
+using Oracle = testing::RtreeOracle;
+using testing::rect_of;
+using testing::sorted_ids;
 
 using catfish::Hit;
 using catfish::Rect;
@@ -54,8 +50,6 @@ workload::SpatialGenerator query_generator(size_t pass) {
   return workload::SpatialGenerator(spec);
 }
 
-Rect to_rect(const workload::SpatialBox& b) { return {b.x_min, b.y_min, b.x_max, b.y_max}; }
-BBox to_box(const Rect& r) { return BBox(BPoint(r.x_min, r.y_min), BPoint(r.x_max, r.y_max)); }
 
 // The paper's data rectangles (edges up to 1e-4), or denser ones: at a
 // scaled-down count the paper's queries mostly hit nothing, so the
@@ -67,24 +61,8 @@ std::vector<Rect> data_rects(uint64_t n, uint64_t seed, double edge_max = 1e-4) 
   spec.data_edge_max = edge_max;
   workload::SpatialGenerator gen(spec);
   std::vector<Rect> out(n);
-  for (Rect& r : out) r = to_rect(gen.data(rng));
+  for (Rect& r : out) r = rect_of(gen.data(rng));
   return out;
-}
-
-std::vector<uint64_t> sorted_ids(const std::vector<Hit>& hits) {
-  std::vector<uint64_t> ids;
-  for (const Hit& h : hits) ids.push_back(h.id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
-std::vector<uint64_t> oracle_ids(const Oracle& oracle, const Rect& q) {
-  std::vector<BValue> got;
-  oracle.query(bgi::intersects(to_box(q)), std::back_inserter(got));
-  std::vector<uint64_t> ids;
-  for (const BValue& v : got) ids.push_back(v.second);
-  std::sort(ids.begin(), ids.end());
-  return ids;
 }
 
 // Runs `queries` queries per scale through `search` and compares id sets
@@ -100,9 +78,9 @@ uint64_t compare_with_oracle(const Oracle& oracle, uint64_t seed, uint32_t queri
     const QueryScale scale = scales[pass];
     const workload::SpatialGenerator gen = query_generator(pass);
     for (uint32_t i = 0; i < queries; ++i) {
-      const Rect q = to_rect(gen.query(rng, scale));
+      const Rect q = rect_of(gen.query(rng, scale));
       search(q, &hits);
-      const std::vector<uint64_t> want = oracle_ids(oracle, q);
+      const std::vector<uint64_t> want = oracle.ids_intersecting(q);
       const std::vector<uint64_t> got = sorted_ids(hits);
       BOOST_REQUIRE_MESSAGE(got == want, "scale " << workload::query_scale_name(scale) << " query " << i << ": "
                                                   << got.size() << " hits, oracle " << want.size());
@@ -173,11 +151,11 @@ BOOST_AUTO_TEST_CASE(spatial_workload_bounds) {
   workload::SpatialGenerator gen;
   double sum_small = 0;
   for (int i = 0; i < 20'000; ++i) {
-    const Rect d = to_rect(gen.data(rng));
+    const Rect d = rect_of(gen.data(rng));
     BOOST_REQUIRE(d.x_min >= 0 && d.x_max <= 1 && d.x_max - d.x_min > 0 && d.x_max - d.x_min <= 1e-4);
-    const Rect p = to_rect(gen.query(rng, QueryScale::kPowerLaw));
+    const Rect p = rect_of(gen.query(rng, QueryScale::kPowerLaw));
     BOOST_REQUIRE(p.x_max - p.x_min >= 1e-5 * 0.999999 && p.y_max - p.y_min <= 1e-2 * 1.000001);
-    const Rect s = to_rect(gen.query(rng, QueryScale::kSmall));
+    const Rect s = rect_of(gen.query(rng, QueryScale::kSmall));
     sum_small += s.x_max - s.x_min;
   }
   BOOST_TEST(sum_small / 20'000 == 0.5e-5, boost::test_tools::tolerance(0.03));
@@ -208,7 +186,7 @@ BOOST_AUTO_TEST_CASE(search_matches_boost_rstar) {
     Oracle oracle;
     for (uint64_t id = 0; id < rects.size(); ++id) {
       BOOST_REQUIRE(store->insert(rects[id], id).is_ok());
-      oracle.insert({to_box(rects[id]), id});
+      oracle.insert(rects[id], id);
     }
     BOOST_REQUIRE_MESSAGE(store->check_invariants().is_ok(), store->check_invariants().to_string());
     const catfish::StoreStats s = store->stats();
@@ -240,11 +218,11 @@ BOOST_AUTO_TEST_CASE(interleaved_inserts_and_deletes_match_boost) {
       live.pop_back();
       const Status st = store->remove(rects[id], id);
       BOOST_REQUIRE_MESSAGE(st.is_ok(), st.to_string());
-      BOOST_REQUIRE(oracle.remove({to_box(rects[id]), id}) == 1u);
+      BOOST_REQUIRE(oracle.remove(rects[id], id));
       BOOST_REQUIRE(store->remove(rects[id], id).code() == StatusCode::kNotFound);
     } else {
       BOOST_REQUIRE(store->insert(rects[next], next).is_ok());
-      oracle.insert({to_box(rects[next]), next});
+      oracle.insert(rects[next], next);
       live.push_back(next++);
     }
     if (op % 5'000 == 0) BOOST_REQUIRE_MESSAGE(store->check_invariants().is_ok(), store->check_invariants().to_string());
@@ -340,14 +318,14 @@ BOOST_AUTO_TEST_CASE(offloaded_search_matches_boost_rstar) {
   Oracle oracle;
   for (uint64_t id = 0; id < rects.size(); ++id) {
     BOOST_REQUIRE(store->insert(rects[id], id).is_ok());
-    oracle.insert({to_box(rects[id]), id});
+    oracle.insert(rects[id], id);
   }
   Random rng(42);
   std::vector<Rect> queries;
   const std::vector<QueryScale> scales = all_scales();
   for (size_t pass = 0; pass < scales.size(); ++pass) {
     const workload::SpatialGenerator gen = query_generator(pass);
-    for (int i = 0; i < 200; ++i) queries.push_back(to_rect(gen.query(rng, scales[pass])));
+    for (int i = 0; i < 200; ++i) queries.push_back(rect_of(gen.query(rng, scales[pass])));
   }
   for (uint32_t send_wr : {256u, 4u}) {
     auto cluster = OffloadCluster::create(*store, send_wr);
@@ -364,7 +342,7 @@ BOOST_AUTO_TEST_CASE(offloaded_search_matches_boost_rstar) {
     cluster->run();
     uint64_t total = 0;
     for (size_t i = 0; i < queries.size(); ++i) {
-      BOOST_REQUIRE_MESSAGE(got[i] == oracle_ids(oracle, queries[i]), "send queue " << send_wr << ", query " << i);
+      BOOST_REQUIRE_MESSAGE(got[i] == oracle.ids_intersecting(queries[i]), "send queue " << send_wr << ", query " << i);
       total += got[i].size();
     }
     BOOST_TEST(total > 10'000u);
@@ -491,7 +469,7 @@ BOOST_AUTO_TEST_CASE(offloaded_searches_race_server_writes) {
       std::vector<Hit> hits;
       std::vector<uint8_t> seen(rects.size());
       for (int i = 0; i < 400; ++i) {
-        const Rect q = to_rect(query_generator(i % 4).query(rng, scales[i % 4]));
+        const Rect q = rect_of(query_generator(i % 4).query(rng, scales[i % 4]));
         const uint64_t present = inserted.load(std::memory_order_acquire);
         if (Status st = client.search(q, &hits); !st.is_ok()) return cluster->failures.fail(st.to_string());
         const uint64_t limit = issued.load(std::memory_order_acquire);
