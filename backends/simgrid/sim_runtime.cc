@@ -87,8 +87,8 @@ class SimTransport final : public Transport {
       world_.run_deferred(node_);
       timeout = std::max<Nanos>(0, deadline - world_.now_ns());
     }
-    if (node_.cq.empty() && timeout > 0) {
-      ActorState* self = current_actor();
+    ActorState* self = current_actor();
+    if (node_.cq.empty() && (timeout > 0 || (self != nullptr && self->debt_s > 0))) {
       const double own_now = actor_now_s();
       const double deadline = own_now + static_cast<double>(timeout) * 1e-9;
       // Another actor of the node may take the completion that woke this one.
