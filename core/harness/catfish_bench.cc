@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/harness/catfish_session.h"
 #include "core/harness/client_actors.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
@@ -21,81 +22,30 @@ constexpr uint32_t kSpareConnections = 4;
 
 Rect rect_of(const workload::SpatialBox& b) { return {b.x_min, b.y_min, b.x_max, b.y_max}; }
 
-struct ClientOutcome {
-  metrics::OpStats stats;
+struct ClientOutcome : ClientRun {
   catfish::CatfishClientStats catfish;
   catfish::OffloadStats offload;
   selector::SelectorStats selector;
-  Nanos elapsed_ns = 0;
-  Status error;
 };
 
-// One client actor: connect over RPC, then its share of the operations.
-// An operation that fails is counted and the run goes on; the first such
-// error is kept in out->error.
-Status run_client(Env& env, NodeId bootstrap, const CatfishBenchConfig& config, uint32_t index, uint64_t ops,
-                  const std::shared_ptr<workload::AcknowledgedCounter>& inserts, ClientOutcome* out) {
+// Connects client share.index over RPC and runs its share of the operations.
+// An error connecting is returned; the first failed operation's is kept in
+// out.error and the client carries on.
+Status run_client(Env& env, NodeId bootstrap, const CatfishBenchConfig& config, const ClientShare& share,
+                  ClientOutcome& out) {
   Endpoint ep(env);
   LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcClient::create(ep));
   LOCUS_ASSIGN_OR_RETURN(auto sel, selector::make_selector(config.selector, *env.random));
   LOCUS_ASSIGN_OR_RETURN(auto client, catfish::CatfishClient::connect(ep, *rpc, bootstrap, *sel, config.client));
-  LOCUS_ASSIGN_OR_RETURN(auto wl, workload::Workload::create(config.workload, inserts));
-  metrics::OpStats& st = out->stats;
-  // Named on first use, so a run lists only the operations it did.
-  constexpr metrics::OpStats::OpId kUnset = UINT32_MAX;
-  enum : size_t { kSearch, kInsert, kSearchInsert };
-  const char* const names[] = {"SEARCH", "INSERT", "SEARCH-INSERT"};
-  metrics::OpStats::OpId ids[] = {kUnset, kUnset, kUnset};
-  auto id_of = [&](size_t op) {
-    if (ids[op] == kUnset) ids[op] = st.op(names[op]);
-    return ids[op];
-  };
-  const auto hits_counter = st.counter("hits");
-  const workload::SpatialGenerator generator;
-  std::vector<catfish::Hit> hits;
-  hits.reserve(4096);
   // Ids of inserted rectangles: above the loaded ones, 2^32 per client.
-  uint64_t next_id = (uint64_t{index} + 1) << 32;
-  Random& rng = *env.random;
-  catfish::CatfishClient& c = *client;
-  auto search = [&](uint64_t keynum) {
-    Status s = c.search(rect_of(workload::place_at_key(generator.query(rng, config.query_scale), keynum)), &hits);
-    st.add(hits_counter, static_cast<int64_t>(hits.size()));
-    return s;
-  };
-  auto insert = [&](uint64_t keynum) {
-    return c.insert(rect_of(workload::place_at_key(generator.data(rng), keynum)), next_id++);
-  };
-  const Nanos start = env.clock->now();
-  for (uint64_t i = 0; i < ops; ++i) {
-    using workload::OpKind;
-    const workload::Op op = wl.next_operation(rng);
-    const Nanos t0 = env.clock->now();
-    Status s;
-    size_t kind = kSearch;
-    switch (op.kind) {
-      case OpKind::kRead:
-      case OpKind::kScan: s = search(op.keynum); break;
-      case OpKind::kUpdate:
-      case OpKind::kInsert:
-        kind = kInsert;
-        s = insert(op.keynum);
-        if (op.kind == OpKind::kInsert) (void)wl.acknowledge_insert(op.keynum);
-        break;
-      case OpKind::kReadModifyWrite:
-        kind = kSearchInsert;
-        s = search(op.keynum);
-        if (s.is_ok()) s = insert(op.keynum);
-        break;
-    }
-    st.record(id_of(kind), env.clock->now() - t0, s.is_ok());
-    if (!s.is_ok() && out->error.is_ok()) out->error = s;  // keep the first; carry on
-  }
-  out->elapsed_ns = env.clock->now() - start;
-  out->catfish = c.stats();
-  out->offload = c.offload_stats();
-  out->selector = sel->stats();
-  if (out->offload.restarts > 0) st.add_retries(id_of(kSearch), out->offload.restarts);
+  const uint64_t first_id = (uint64_t{share.index} + 1) << 32;
+  CatfishSession session(std::move(sel), std::move(client), config.query_scale, first_id, *env.random);
+  session.count_into(out.stats);
+  LOCUS_RETURN_IF_ERROR(run_client_share(env, config.workload, share, session, out));
+  out.catfish = session.client_stats();
+  out.offload = session.offload_stats();
+  out.selector = session.selector_stats();
+  if (out.offload.restarts > 0) out.stats.add_retries(out.stats.op("SEARCH"), out.offload.restarts);
   return Status();
 }
 
@@ -187,27 +137,17 @@ StatusOr<CatfishServerSet> start_catfish_servers(Runtime& runtime, const Catfish
 StatusOr<metrics::RunResult> run_catfish_clients(Runtime& runtime, NodeId bootstrap,
                                                  const CatfishBenchConfig& config) {
   LOCUS_RETURN_IF_ERROR(validate(config));
-  auto inserts = workload::Workload::make_insert_counter(config.workload);
-  std::vector<ClientOutcome> outcomes(config.clients);
-  LOCUS_RETURN_IF_ERROR(run_client_actors(
-      runtime, config.clients, config.workload.operationcount, [&](Env& env, uint32_t c, uint64_t ops) {
-        ClientOutcome& out = outcomes[c];
-        Status st = run_client(env, bootstrap, config, c, ops, inserts, &out);
-        if (!st.is_ok()) out.error = st;
-      }));
-
-  metrics::RunResult result;
-  result.name = config.name;
-  result.backend = std::string(runtime.backend_name());
-  result.index = "catfish";
-  result.seed = config.seed;
+  LOCUS_ASSIGN_OR_RETURN(auto outcomes, run_bench_clients<ClientOutcome>(
+                                             runtime, config.clients, config.workload,
+                                             [&](Env& env, const ClientShare& share, ClientOutcome& out) {
+                                               return run_client(env, bootstrap, config, share, out);
+                                             }));
+  metrics::RunResult result = bench_result(runtime, config.name, "catfish", config.seed);
   catfish::CatfishClientStats sum;
   catfish::OffloadStats offload;
   selector::SelectorStats sel;
   for (const ClientOutcome& o : outcomes) {
-    if (!o.error.is_ok()) return o.error;
-    result.stats.merge(o.stats);
-    result.duration_ns = std::max(result.duration_ns, o.elapsed_ns);
+    LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
     sum.server_searches += o.catfish.server_searches;
     sum.client_searches += o.catfish.client_searches;
     sum.inserts += o.catfish.inserts;

@@ -9,11 +9,11 @@
 // phase with its own selector; results are merged, with the selector's
 // server-side share and the offloading counters as extra numbers.
 //
-// YCSB operations become spatial ones as in the scenario driver
-// (catfish_driver.cc): a key number is a place (workload::place_at_key);
-// reads and scans are searches with a query rectangle of `query_scale`
-// there, inserts and updates insert a data rectangle there (a new id each),
-// read-modify-writes do both.
+// YCSB operations become spatial ones as in the scenario driver, through
+// the same CatfishSession (catfish_session.h): a key number is a place
+// (workload::place_at_key); reads and scans are searches with a query
+// rectangle of `query_scale` there, inserts and updates insert a data
+// rectangle there (a new id each), read-modify-writes do both.
 #pragma once
 
 #include <functional>

@@ -4,25 +4,24 @@
 // region, which offloading clients READ, on the first. One server machine
 // (platform.servers = 1). Each worker is a daemon actor on its endpoint;
 // the runner starts no RPC workers for this index (they would take the
-// endpoints' completions). The tree is
-// loaded with index.rectangles data rectangles before the run; each client
-// is a CatfishClient with the scenario's selector ("static" is Catfish's
+// endpoints' completions). The tree is loaded with index.rectangles data
+// rectangles before the run; each client is a CatfishSession
+// (catfish_session.h) with the scenario's selector ("static" is Catfish's
 // own, the back-off selector with [selector.backoff]'s N, T and Inv; Inv
 // is also the server's heartbeat period).
 //
-// YCSB operations become spatial ones. A key number stands for a place:
-// its hash picks an anchor point in the unit square. Reads (and scans) are
-// searches with a query rectangle of index.query_scale at the key's anchor;
-// inserts and updates insert a data-sized rectangle at the key's anchor
-// (new id per insert); read-modify-write does both. So the workload's
-// requestdistribution decides the spatial skew (zipfian: hot places;
-// uniform: the paper's uniform placement), and readproportion = 0.9 /
-// insertproportion = 0.1 gives 10% inserts. The paper's own skew rule is
-// in its evaluation section, which is withheld from shared/papers/, so
-// this keyed placement stands in for it.
+// YCSB operations become spatial ones, as catfish_session.h says: reads
+// (and scans) search with a query rectangle of index.query_scale at the
+// key's place, inserts and updates insert a data-sized rectangle there. So
+// the workload's requestdistribution decides the spatial skew (zipfian:
+// hot places; uniform: the paper's uniform placement), and
+// readproportion = 0.9 / insertproportion = 0.1 gives 10% inserts. The
+// paper's own skew rule is in its evaluation section, which is withheld
+// from shared/papers/, so this keyed placement stands in for it.
 #include <atomic>
 #include <string>
 
+#include "core/harness/catfish_session.h"
 #include "core/harness/index_driver.h"
 #include "core/index/catfish/catfish_client.h"
 #include "core/index/catfish/catfish_server.h"
@@ -31,77 +30,13 @@
 namespace locus::harness {
 namespace {
 
-using catfish::Rect;
-
 Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
-
-// A data or query box at the key's place (workload::place_at_key).
-Rect at_key(const workload::SpatialBox& b, uint64_t keynum) {
-  const workload::SpatialBox p = workload::place_at_key(b, keynum);
-  return {p.x_min, p.y_min, p.x_max, p.y_max};
-}
 
 workload::QueryScale scale_of(const std::string& name) {
   if (name == "1e-2") return workload::QueryScale::kLarge;
   if (name == "power") return workload::QueryScale::kPowerLaw;
   return workload::QueryScale::kSmall;
 }
-
-class CatfishSession final : public ClientSession {
- public:
-  CatfishSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<catfish::CatfishClient> client,
-                 workload::QueryScale scale, uint64_t first_id, Random& rng)
-      : selector_(std::move(sel)), client_(std::move(client)), scale_(scale), next_id_(first_id), rng_(rng) {
-    hits_.reserve(4096);
-  }
-
-  Status execute(const workload::Op& op, std::string_view, std::string_view, std::string_view* as) override {
-    using workload::OpKind;
-    switch (op.kind) {
-      case OpKind::kRead:
-      case OpKind::kScan: *as = "SEARCH"; return search(op.keynum);
-      case OpKind::kInsert:
-      case OpKind::kUpdate: *as = "INSERT"; return insert(op.keynum);
-      case OpKind::kReadModifyWrite: {
-        *as = "SEARCH-INSERT";
-        LOCUS_RETURN_IF_ERROR(search(op.keynum));
-        return insert(op.keynum);
-      }
-    }
-    return internal_error("unknown operation");
-  }
-
-  void report(metrics::OpStats& stats) const override {
-    const catfish::CatfishClientStats& c = client_->stats();
-    const catfish::OffloadStats& o = client_->offload_stats();
-    const std::pair<const char*, uint64_t> counters[] = {
-        {"catfish.server_searches", c.server_searches}, {"catfish.client_searches", c.client_searches},
-        {"catfish.inserts", c.inserts},                 {"catfish.hits", c.hits},
-        {"catfish.node_reads", o.node_reads},           {"catfish.read_batches", o.batches},
-        {"catfish.torn_reads", o.torn_reads},           {"catfish.restarts", o.restarts}};
-    for (const auto& [name, value] : counters) stats.add(stats.counter(name), static_cast<int64_t>(value));
-  }
-
-  bool selector_choices(uint64_t* server, uint64_t* client) const override {
-    *server = selector_->stats().server_choices;
-    *client = selector_->stats().client_choices;
-    return true;
-  }
-
- private:
-  Status search(uint64_t keynum) {
-    return client_->search(at_key(generator_.query(rng_, scale_), keynum), &hits_);
-  }
-  Status insert(uint64_t keynum) { return client_->insert(at_key(generator_.data(rng_), keynum), next_id_++); }
-
-  std::unique_ptr<selector::Selector> selector_;  // outlives client_
-  std::unique_ptr<catfish::CatfishClient> client_;
-  workload::SpatialGenerator generator_;
-  workload::QueryScale scale_;
-  uint64_t next_id_;
-  Random& rng_;
-  std::vector<catfish::Hit> hits_;
-};
 
 class CatfishDriver final : public IndexDriver {
  public:

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/harness/cell_session.h"
 #include "core/harness/client_actors.h"
 #include "core/memory/extent.h"
 #include "core/rpc/rpc_client.h"
@@ -15,111 +16,29 @@
 namespace locus::harness {
 namespace {
 
-struct ClientOutcome {
-  metrics::OpStats stats;
+struct ClientOutcome : ClientRun {
   cell::ClientStats cell;
   selector::SelectorStats selector;
-  Nanos elapsed_ns = 0;
-  Status error;
 };
 
-// Counts scanned records; the values are not kept.
-struct CountingSink final : cell::RangeSink {
-  uint64_t records = 0;
-  bool accept(std::string_view, std::string_view) override {
-    ++records;
-    return true;
-  }
-};
-
-void run_client(Env& env, NodeId bootstrap, const CellBenchConfig& config, uint64_t ops,
-                const std::shared_ptr<workload::AcknowledgedCounter>& inserts, ClientOutcome* out) {
+// Connects one client and runs its share of the transaction phase. An
+// error connecting is returned; the first failed operation's is kept in
+// out.error and the client carries on.
+Status run_client(Env& env, NodeId bootstrap, const CellBenchConfig& config, const ClientShare& share,
+                  ClientOutcome& out) {
   Endpoint ep(env);
   rpc::RpcClientOptions ro;
   ro.max_message_bytes = config.server.max_message_bytes;  // as Deployment::client_rpc_options()
-  auto rpc = rpc::RpcClient::create(ep, ro);
-  if (!rpc.is_ok()) {
-    out->error = rpc.status();
-    return;
-  }
-  auto selector = selector::make_selector(config.selector, *env.random);
-  if (!selector.is_ok()) {
-    out->error = selector.status();
-    return;
-  }
-  auto client = cell::CellClient::connect(ep, **rpc, bootstrap, **selector, config.client);
-  if (!client.is_ok()) {
-    out->error = client.status();
-    return;
-  }
-  auto wl = workload::Workload::create(config.workload, inserts);
-  if (!wl.is_ok()) {
-    out->error = wl.status();
-    return;
-  }
-  metrics::OpStats& st = out->stats;
-  using workload::OpKind;
-  constexpr metrics::OpStats::OpId kUnset = UINT32_MAX;
-  metrics::OpStats::OpId ids[workload::kOpKindCount] = {kUnset, kUnset, kUnset, kUnset, kUnset};
-  auto id_of = [&](OpKind kind) {
-    auto& id = ids[static_cast<int>(kind)];
-    if (id == kUnset) id = st.op(workload::op_kind_name(kind));
-    return id;
-  };
-  const auto not_found = st.counter("read_not_found");
-  const auto scanned = st.counter("scanned_records");
-  std::string key(wl->max_key_bytes(), '\0');
-  std::string value(wl->max_value_bytes(), '\0');
-  CountingSink sink;
-  Random& rng = *env.random;
-  cell::CellClient& c = **client;
-  const Nanos start = env.clock->now();
-  for (uint64_t i = 0; i < ops; ++i) {
-    const workload::Op op = wl->next_operation(rng);
-    const size_t klen = wl->build_key(op.keynum, key.data(), key.size());
-    const std::string_view k(key.data(), klen);
-    const Nanos t0 = env.clock->now();
-    Status s;
-    switch (op.kind) {
-      case OpKind::kRead: {
-        s = c.get(k).status();
-        if (s.code() == StatusCode::kNotFound) {
-          st.add(not_found);
-          s = Status();
-        }
-        break;
-      }
-      case OpKind::kUpdate:
-      case OpKind::kInsert: {
-        const size_t vlen = wl->build_record(rng, op.keynum, value.data(), value.size());
-        s = c.put(k, std::string_view(value.data(), vlen));
-        if (op.kind == OpKind::kInsert) (void)wl->acknowledge_insert(op.keynum);
-        break;
-      }
-      case OpKind::kScan: {
-        sink.records = 0;
-        s = c.range(k, std::nullopt, op.scan_length, sink).status();
-        st.add(scanned, static_cast<int64_t>(sink.records));
-        break;
-      }
-      case OpKind::kReadModifyWrite: {
-        auto got = c.get(k);
-        if (!got.is_ok() && got.status().code() != StatusCode::kNotFound) {
-          s = got.status();
-          break;
-        }
-        const size_t vlen = wl->build_record(rng, op.keynum, value.data(), value.size());
-        s = c.put(k, std::string_view(value.data(), vlen));
-        break;
-      }
-    }
-    st.record(id_of(op.kind), env.clock->now() - t0, s.is_ok());
-    if (!s.is_ok() && out->error.is_ok()) out->error = s;  // keep the first; carry on
-  }
-  out->elapsed_ns = env.clock->now() - start;
-  out->cell = c.stats();
-  out->selector = (*selector)->stats();
-  if (out->cell.restarts > 0) st.add_retries(id_of(OpKind::kRead), out->cell.restarts);
+  LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcClient::create(ep, ro));
+  LOCUS_ASSIGN_OR_RETURN(auto sel, selector::make_selector(config.selector, *env.random));
+  LOCUS_ASSIGN_OR_RETURN(auto client, cell::CellClient::connect(ep, *rpc, bootstrap, *sel, config.client));
+  CellSession session(std::move(sel), std::move(client));
+  session.count_into(out.stats);
+  LOCUS_RETURN_IF_ERROR(run_client_share(env, config.workload, share, session, out));
+  out.cell = session.client_stats();
+  out.selector = session.selector_stats();
+  if (out.cell.restarts > 0) out.stats.add_retries(out.stats.op("READ"), out.cell.restarts);
+  return Status();
 }
 
 }  // namespace
@@ -187,24 +106,16 @@ StatusOr<std::unique_ptr<cell::Deployment>> start_cell_servers(Runtime& runtime,
 
 StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap, const CellBenchConfig& config) {
   LOCUS_RETURN_IF_ERROR(validate(config));
-  auto inserts = workload::Workload::make_insert_counter(config.workload);
-  std::vector<ClientOutcome> outcomes(config.clients);
-  LOCUS_RETURN_IF_ERROR(run_client_actors(runtime, config.clients, config.workload.operationcount,
-                                          [&](Env& env, uint32_t c, uint64_t ops) {
-                                            run_client(env, bootstrap, config, ops, inserts, &outcomes[c]);
-                                          }));
-
-  metrics::RunResult result;
-  result.name = config.name;
-  result.backend = std::string(runtime.backend_name());
-  result.index = "cell";
-  result.seed = config.seed;
+  LOCUS_ASSIGN_OR_RETURN(auto outcomes, run_bench_clients<ClientOutcome>(
+                                             runtime, config.clients, config.workload,
+                                             [&](Env& env, const ClientShare& share, ClientOutcome& out) {
+                                               return run_client(env, bootstrap, config, share, out);
+                                             }));
+  metrics::RunResult result = bench_result(runtime, config.name, "cell", config.seed);
   cell::ClientStats sum;
   selector::SelectorStats sel;
   for (const ClientOutcome& o : outcomes) {
-    if (!o.error.is_ok()) return o.error;
-    result.stats.merge(o.stats);
-    result.duration_ns = std::max(result.duration_ns, o.elapsed_ns);
+    LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
     sum.server_steps += o.cell.server_steps;
     sum.client_steps += o.cell.client_steps;
     sum.write_rpcs += o.cell.write_rpcs;

@@ -2,9 +2,10 @@
 // to the runner's RpcServer (so a server uses as many cores as the
 // platform gives it: the SimGrid actors never interleave inside a point
 // handler, only at its CPU charge), a split worker beside each server (a
-// daemon on a node of its own), and each client a CellClient with the
-// scenario's selector. Records are loaded into the servers' memory before
-// the run, meganode splits included, so the run starts from a spread tree.
+// daemon on a node of its own), and each client a CellSession
+// (cell_session.h) with the scenario's selector. Records are loaded into
+// the servers' memory before the run, meganode splits included, so the run
+// starts from a spread tree.
 //
 // [selector] type "static" means Cell's own selector, JSQ with the
 // paper's constants; any other type is used as configured.
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "core/harness/cell_bench.h"
+#include "core/harness/cell_session.h"
 #include "core/harness/index_driver.h"
 #include "core/harness/load_gate.h"
 #include "core/index/cell/caller.h"
@@ -30,75 +32,6 @@ constexpr uint32_t kMaxLoadAttempts = 1u << 16;
 Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
 
 uint32_t message_bytes(const scenario::IndexSpec& x) { return std::max<uint32_t>(4096, x.max_kv_bytes + 1024); }
-
-// Counts scanned records (the values are not kept) and checks that the
-// keys come in strictly increasing order from the start key.
-struct CountingSink final : cell::RangeSink {
-  explicit CountingSink(std::string_view start) : last(start) {}
-  std::string last;
-  uint64_t records = 0;
-  bool ordered = true;
-  bool accept(std::string_view key, std::string_view) override {
-    if (key < last || (records > 0 && key == last)) ordered = false;
-    last.assign(key);
-    ++records;
-    return true;
-  }
-};
-
-class CellSession final : public ClientSession {
- public:
-  CellSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<cell::CellClient> client)
-      : selector_(std::move(sel)), client_(std::move(client)) {}
-
-  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
-                 std::string_view* as) override {
-    cell::CellClient& c = *client_;
-    using workload::OpKind;
-    *as = workload::op_kind_name(op.kind);
-    switch (op.kind) {
-      case OpKind::kRead: {
-        Status s = c.get(key).status();
-        return s.code() == StatusCode::kNotFound ? Status() : s;
-      }
-      case OpKind::kUpdate:
-      case OpKind::kInsert: return c.put(key, value);
-      case OpKind::kScan: {
-        CountingSink sink(key);
-        LOCUS_RETURN_IF_ERROR(c.range(key, std::nullopt, op.scan_length, sink).status());
-        if (!sink.ordered) return corruption("cell scan from '" + std::string(key) + "': keys out of order");
-        return Status();
-      }
-      case OpKind::kReadModifyWrite: {
-        Status s = c.get(key).status();
-        if (!s.is_ok() && s.code() != StatusCode::kNotFound) return s;
-        return c.put(key, value);
-      }
-    }
-    return internal_error("unknown operation");
-  }
-
-  void report(metrics::OpStats& stats) const override {
-    const cell::ClientStats& c = client_->stats();
-    const std::pair<const char*, uint64_t> counters[] = {
-        {"cell.server_steps", c.server_steps}, {"cell.client_steps", c.client_steps},
-        {"cell.write_rpcs", c.write_rpcs},     {"cell.node_reads", c.node_reads},
-        {"cell.torn_reads", c.torn_reads},     {"cell.node_cache_hits", c.node_cache_hits},
-        {"cell.path_cache_hits", c.path_cache_hits}, {"cell.extent_retries", c.extent_retries},
-        {"cell.restarts", c.restarts},         {"cell.busy_retries", c.busy_retries}};
-    for (const auto& [name, value] : counters) stats.add(stats.counter(name), static_cast<int64_t>(value));
-  }
-
-  bool selector_choices(uint64_t* server, uint64_t* client) const override {
-    *server = selector_->stats().server_choices;
-    *client = selector_->stats().client_choices;
-    return true;
-  }
-
- private:
-  std::unique_ptr<selector::Selector> selector_;  // outlives client_
-  std::unique_ptr<cell::CellClient> client_;
-};
 
 class CellDriver final : public IndexDriver {
  public:

@@ -1,18 +1,20 @@
 // IndexDriver: what the scenario runner needs from an index: set its
 // servers up (handlers, load, daemon actors beside them), and open a client
-// session that turns YCSB operations into the index's own calls. One
-// implementation per index (pilaf_driver.cc, micro_driver.cc,
-// cell_driver.cc); the runner stays index-agnostic.
+// session (client_session.h) that turns YCSB operations into the index's
+// own calls. One implementation per index (pilaf_driver.cc,
+// micro_driver.cc, cell_driver.cc, catfish_driver.cc); the runner stays
+// index-agnostic.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/metrics/op_stats.h"
+#include "core/harness/client_session.h"
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
 #include "core/scenario/scenario.h"
@@ -20,23 +22,6 @@
 #include "core/workload/workload.h"
 
 namespace locus::harness {
-
-class ClientSession {
- public:
-  virtual ~ClientSession() = default;
-  // Carries out one operation; returns its status (NOT_FOUND on a read is
-  // an answer, not a failure) and the name it is measured under.
-  virtual Status execute(const workload::Op& op, std::string_view key, std::string_view value,
-                         std::string_view* measured_as) = 0;
-  // Adds the session's own counters (retries, ...) to `stats`.
-  virtual void report(metrics::OpStats& stats) const = 0;
-  // Sessions with a per-step selector: its choices so far (cumulative), so
-  // the runner can report the server-side share per run and per window.
-  virtual bool selector_choices(uint64_t* server, uint64_t* client) const {
-    (void)server, (void)client;
-    return false;
-  }
-};
 
 // A daemon actor a server needs besides its RPC workers (Cell's split
 // worker). With own_node it runs on an endpoint of its own (so its RPC

@@ -1,12 +1,11 @@
 // Pilaf benchmark driver: see pilaf_bench.h.
 #include "core/harness/pilaf_bench.h"
 
-#include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/harness/client_actors.h"
+#include "core/harness/pilaf_session.h"
 #include "core/index/pilaf/server.h"
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
@@ -16,94 +15,26 @@
 namespace locus::harness {
 namespace {
 
-struct ClientOutcome {
-  metrics::OpStats stats;
+struct ClientOutcome : ClientRun {
   pilaf::ClientStats pilaf;
-  Nanos elapsed_ns = 0;
-  Status error;
 };
 
-// Runs one client's share of the transaction phase.
-void run_client(Env& env, NodeId server, const PilafBenchConfig& config, uint64_t ops,
-                const std::shared_ptr<workload::AcknowledgedCounter>& inserts, ClientOutcome* out) {
+// Connects one client and runs its share of the transaction phase. An
+// error connecting is returned; the first failed operation's is kept in
+// out.error and the client carries on, unless the server is gone.
+Status run_client(Env& env, NodeId server, const PilafBenchConfig& config, const ClientShare& share,
+                  ClientOutcome& out) {
   Endpoint ep(env);
-  auto rpc = rpc::RpcClient::create(ep);
-  if (!rpc.is_ok()) {
-    out->error = rpc.status();
-    return;
-  }
-  auto client = pilaf::PilafClient::connect(ep, **rpc, server, {.mode = config.mode});
-  if (!client.is_ok()) {
-    out->error = client.status();
-    return;
-  }
-  auto wl = workload::Workload::create(config.workload, inserts);
-  if (!wl.is_ok()) {
-    out->error = wl.status();
-    return;
-  }
-  metrics::OpStats& st = out->stats;
-  using workload::OpKind;
-  // Ids are registered on first use so the results list only operations that ran.
-  constexpr metrics::OpStats::OpId kUnset = UINT32_MAX;
-  metrics::OpStats::OpId ids[workload::kOpKindCount] = {kUnset, kUnset, kUnset, kUnset, kUnset};
-  auto id_of = [&](OpKind kind) {
-    auto& id = ids[static_cast<int>(kind)];
-    if (id == kUnset) id = st.op(workload::op_kind_name(kind));
-    return id;
-  };
-  const auto not_found = st.counter("read_not_found");
-  std::string key(wl->max_key_bytes(), '\0');
-  std::string value(wl->max_value_bytes(), '\0');
-  Random& rng = *env.random;
-  const Nanos start = env.clock->now();
-  for (uint64_t i = 0; i < ops; ++i) {
-    const workload::Op op = wl->next_operation(rng);
-    const size_t klen = wl->build_key(op.keynum, key.data(), key.size());
-    const std::string_view k(key.data(), klen);
-    const Nanos t0 = env.clock->now();
-    Status s;
-    switch (op.kind) {
-      case OpKind::kRead: {
-        auto got = (*client)->get(k);
-        s = got.status();
-        if (s.code() == StatusCode::kNotFound) {
-          st.add(not_found);
-          s = Status();
-        }
-        break;
-      }
-      case OpKind::kUpdate:
-      case OpKind::kInsert: {
-        // A key-value store replaces the whole value: every update writes a full record.
-        const size_t vlen = wl->build_record(rng, op.keynum, value.data(), value.size());
-        s = (*client)->put(k, std::string_view(value.data(), vlen));
-        if (op.kind == OpKind::kInsert) (void)wl->acknowledge_insert(op.keynum);
-        break;
-      }
-      case OpKind::kReadModifyWrite: {
-        auto got = (*client)->get(k);
-        if (!got.is_ok() && got.status().code() != StatusCode::kNotFound) {
-          s = got.status();
-          break;
-        }
-        const size_t vlen = wl->build_record(rng, op.keynum, value.data(), value.size());
-        s = (*client)->put(k, std::string_view(value.data(), vlen));
-        break;
-      }
-      case OpKind::kScan: s = unimplemented("pilaf has no scans"); break;
-    }
-    st.record(id_of(op.kind), env.clock->now() - t0, s.is_ok());
-    if (!s.is_ok() && out->error.is_ok()) out->error = s;  // keep the first; carry on
-    // ... unless the server is gone: every later operation would fail too.
-    if (s.code() == StatusCode::kRetryExceeded || s.code() == StatusCode::kUnavailable ||
-        s.code() == StatusCode::kFlushed || s.code() == StatusCode::kTimeout) {
-      break;
-    }
-  }
-  out->elapsed_ns = env.clock->now() - start;
-  out->pilaf = (*client)->stats();
-  if (out->pilaf.retries() > 0) st.add_retries(id_of(OpKind::kRead), out->pilaf.retries());
+  LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcClient::create(ep));
+  LOCUS_ASSIGN_OR_RETURN(auto client, pilaf::PilafClient::connect(ep, *rpc, server, {.mode = config.mode}));
+  std::vector<std::unique_ptr<pilaf::PilafClient>> clients;
+  clients.push_back(std::move(client));
+  PilafSession session(std::move(clients));
+  session.count_into(out.stats);
+  LOCUS_RETURN_IF_ERROR(run_client_share(env, config.workload, share, session, out, /*stop_when_server_gone=*/true));
+  out.pilaf = session.client_stats();
+  if (out.pilaf.retries() > 0) out.stats.add_retries(out.stats.op("READ"), out.pilaf.retries());
+  return Status();
 }
 
 }  // namespace
@@ -147,37 +78,16 @@ StatusOr<PilafServerSet> start_pilaf_server(Env env, const pilaf::StoreOptions& 
 StatusOr<metrics::RunResult> run_pilaf_clients(Runtime& runtime, NodeId server_node,
                                                const PilafBenchConfig& config) {
   LOCUS_RETURN_IF_ERROR(validate(config));
-  auto inserts = workload::Workload::make_insert_counter(config.workload);
-  std::vector<ClientOutcome> outcomes(config.clients);
-  const uint64_t total_ops = config.workload.operationcount;
-  for (uint32_t c = 0; c < config.clients; ++c) {
-    const uint64_t share = total_ops / config.clients + (c < total_ops % config.clients ? 1 : 0);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({"client" + std::to_string(c), false}));
-    ClientOutcome* out = &outcomes[c];
-    LOCUS_RETURN_IF_ERROR(runtime.spawn(
-        node, "client" + std::to_string(c), ActorKind::kWorker,
-        [server_node, &config, share, inserts, out](Env& env) {
-          run_client(env, server_node, config, share, inserts, out);
-        }));
-  }
-  LOCUS_RETURN_IF_ERROR(runtime.run());
-
-  metrics::RunResult result;
-  result.name = config.name;
-  result.backend = std::string(runtime.backend_name());
-  result.index = "pilaf";
-  result.seed = config.seed;
+  LOCUS_ASSIGN_OR_RETURN(auto outcomes, run_bench_clients<ClientOutcome>(
+                                             runtime, config.clients, config.workload,
+                                             [&](Env& env, const ClientShare& share, ClientOutcome& out) {
+                                               return run_client(env, server_node, config, share, out);
+                                             }));
+  metrics::RunResult result = bench_result(runtime, config.name, "pilaf", config.seed);
   pilaf::ClientStats sum;
   for (const ClientOutcome& o : outcomes) {
-    if (!o.error.is_ok()) return o.error;
-    result.stats.merge(o.stats);
-    result.duration_ns = std::max(result.duration_ns, o.elapsed_ns);
-    sum.entry_retries += o.pilaf.entry_retries;
-    sum.extent_retries += o.pilaf.extent_retries;
-    sum.miss_rechecks += o.pilaf.miss_rechecks;
-    sum.layout_refreshes += o.pilaf.layout_refreshes;
-    sum.entry_reads += o.pilaf.entry_reads;
-    sum.extent_reads += o.pilaf.extent_reads;
+    LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
+    accumulate(sum, o.pilaf);
   }
   result.extra["clients"] = config.clients;
   result.extra["records"] = static_cast<double>(config.workload.recordcount);

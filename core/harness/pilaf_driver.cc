@@ -1,72 +1,17 @@
 // Pilaf under the scenario runner: one Pilaf server per server node, keys
-// sharded over them by key number (a client-side partitioning, as the
-// paper's single-server design scales out), each client holding a
-// PilafClient per server on one shared endpoint.
+// sharded over them by key number (pilaf_shard_of: a client-side
+// partitioning, as the paper's single-server design scales out), each
+// client a PilafSession (pilaf_session.h) holding a PilafClient per server
+// on one shared endpoint.
 #include <string>
 
 #include "core/harness/index_driver.h"
+#include "core/harness/pilaf_session.h"
 #include "core/index/pilaf/client.h"
 #include "core/index/pilaf/server.h"
 
 namespace locus::harness {
 namespace {
-
-uint32_t shard_of(uint64_t keynum, size_t servers) {
-  uint64_t x = keynum * 0x9E3779B97F4A7C15ULL;
-  x ^= x >> 32;
-  return static_cast<uint32_t>(x % servers);
-}
-
-class PilafSession final : public ClientSession {
- public:
-  explicit PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients)
-      : clients_(std::move(clients)) {}
-
-  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
-                 std::string_view* as) override {
-    pilaf::PilafClient& c = *clients_[shard_of(op.keynum, clients_.size())];
-    using workload::OpKind;
-    switch (op.kind) {
-      case OpKind::kRead: {
-        *as = "READ";
-        Status s = c.get(key).status();
-        return s.code() == StatusCode::kNotFound ? Status() : s;
-      }
-      case OpKind::kUpdate:
-        *as = "UPDATE";
-        return c.put(key, value);
-      case OpKind::kInsert:
-        *as = "INSERT";
-        return c.put(key, value);
-      case OpKind::kReadModifyWrite: {
-        *as = "READ-MODIFY-WRITE";
-        Status s = c.get(key).status();
-        if (!s.is_ok() && s.code() != StatusCode::kNotFound) return s;
-        return c.put(key, value);
-      }
-      case OpKind::kScan:
-        *as = "SCAN";
-        return unimplemented("pilaf has no scans");
-    }
-    return internal_error("unknown operation");
-  }
-
-  void report(metrics::OpStats& stats) const override {
-    pilaf::ClientStats sum;
-    for (const auto& c : clients_) {
-      sum.entry_retries += c->stats().entry_retries;
-      sum.extent_retries += c->stats().extent_retries;
-      sum.miss_rechecks += c->stats().miss_rechecks;
-      sum.entry_reads += c->stats().entry_reads;
-      sum.extent_reads += c->stats().extent_reads;
-    }
-    stats.add(stats.counter("pilaf.retries"), static_cast<int64_t>(sum.retries()));
-    stats.add(stats.counter("pilaf.rdma_reads"), static_cast<int64_t>(sum.entry_reads + sum.extent_reads));
-  }
-
- private:
-  std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;
-};
 
 class PilafDriver final : public IndexDriver {
  public:
@@ -96,7 +41,7 @@ class PilafDriver final : public IndexDriver {
     for (uint64_t n = first; n < first + spec.effective_insertcount(); ++n) {
       const size_t kl = loader.build_key(n, key.data(), key.size());
       const size_t vl = loader.build_record(rng, n, value.data(), value.size());
-      LOCUS_RETURN_IF_ERROR(servers_[shard_of(n, servers_.size())]->store().put(
+      LOCUS_RETURN_IF_ERROR(servers_[pilaf_shard_of(n, servers_.size())]->store().put(
           std::string_view(key.data(), kl), std::string_view(value.data(), vl)));
     }
     return Status();

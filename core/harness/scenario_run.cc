@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/harness/index_driver.h"
+#include "core/harness/ycsb_loop.h"
 
 namespace locus::harness {
 namespace {
@@ -55,9 +56,9 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
     out->error = rpc.status();
     return;
   }
-  auto session = sh.driver->connect(env, ep, **rpc, sh.servers);
-  if (!session.is_ok()) {
-    out->error = session.status();
+  auto session_or = sh.driver->connect(env, ep, **rpc, sh.servers);
+  if (!session_or.is_ok()) {
+    out->error = session_or.status();
     return;
   }
   auto wl = workload::Workload::create(s.workload, sh.inserts);
@@ -65,51 +66,39 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
     out->error = wl.status();
     return;
   }
-  std::string key(wl->max_key_bytes(), '\0');
-  std::string value(wl->max_value_bytes(), '\0');
   const Nanos duration = to_ns(s.run.duration_s);
-  const Nanos warmup = to_ns(s.run.warmup_s);
-  Random& rng = *env.random;
+  ClientSession& session = **session_or;
   metrics::OpStats& st = out->stats;
   const auto failures = st.counter("failed_ops");
-  uint64_t server_seen = 0, client_seen = 0;
-  while (true) {
-    const Nanos now = env.clock->now() - sh.run_start;
-    if (now >= duration) break;
+  uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
+  YcsbHooks hooks;
+  // [[phases]]: a client beyond the active count idles until that changes.
+  hooks.idle_for = [&](Nanos now) -> Nanos {
+    const Nanos t = now - sh.run_start;
     Nanos next_change = duration;
-    if (index >= active_clients(s, now, &next_change)) {
-      env.clock->sleep_for(next_change - now);
-      continue;
-    }
-    const workload::Op op = wl->next_operation(rng);
-    const std::string_view k(key.data(), wl->build_key(op.keynum, key.data(), key.size()));
-    std::string_view v;
-    if (op.kind != workload::OpKind::kRead && op.kind != workload::OpKind::kScan) {
-      v = std::string_view(value.data(), wl->build_record(rng, op.keynum, value.data(), value.size()));
-    }
-    env.cpu->charge_work("client.op", 0);
-    const Nanos t0 = env.clock->now();
-    std::string_view measured_as;
-    const Status result = (*session)->execute(op, k, v, &measured_as);
-    const Nanos t1 = env.clock->now();
-    if (op.kind == workload::OpKind::kInsert) (void)wl->acknowledge_insert(op.keynum);
+    return index >= active_clients(s, t, &next_change) ? next_change - t : 0;
+  };
+  hooks.on_op = [&](const YcsbOpDone& done) {
     uint64_t server = server_seen, client = client_seen;
-    (void)(*session)->selector_choices(&server, &client);
-    if (t0 - sh.run_start >= warmup) {
-      st.record(st.op(measured_as), t1 - t0, result.is_ok());
-      if (!result.is_ok()) st.add(failures);
+    (void)session.selector_choices(&server, &client);
+    if (done.measured) {
+      if (!done.status.is_ok()) st.add(failures);
       out->server_choices += server - server_seen;
       out->client_choices += client - client_seen;
     }
     if (sh.timeseries.enabled()) {
-      sh.timeseries.record(t1 - sh.run_start, t1 - t0, result.is_ok(), server - server_seen, client - client_seen);
+      sh.timeseries.record(done.end_ns - sh.run_start, done.end_ns - done.start_ns, done.status.is_ok(),
+                           server - server_seen, client - client_seen);
     }
     server_seen = server;
     client_seen = client;
-    if (!result.is_ok() && out->error.is_ok()) out->error = result;
     sh.ops.fetch_add(1, std::memory_order_relaxed);
-  }
-  (*session)->report(st);
+  };
+  YcsbLimits limits;
+  limits.end_ns = sh.run_start + duration;
+  limits.measure_from_ns = sh.run_start + to_ns(s.run.warmup_s);
+  out->error = run_ycsb_ops(env, *wl, session, limits, st, hooks).first_error;
+  session.report(st);
 }
 
 }  // namespace

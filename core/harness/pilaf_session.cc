@@ -1,0 +1,45 @@
+// Pilaf's client session: see pilaf_session.h.
+#include "core/harness/pilaf_session.h"
+
+namespace locus::harness {
+
+uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
+  uint64_t x = keynum * 0x9E3779B97F4A7C15ULL;
+  x ^= x >> 32;
+  return static_cast<uint32_t>(x % servers);
+}
+
+PilafSession::PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients)
+    : clients_(std::move(clients)) {}
+
+void PilafSession::count_into(metrics::OpStats& stats) { read_not_found_.attach(stats, "read_not_found"); }
+
+Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
+                             std::string_view* as) {
+  pilaf::PilafClient& c = *clients_[pilaf_shard_of(op.keynum, clients_.size())];
+  return execute_key_value(c, op, key, value, as, read_not_found_,
+                           [](std::string_view, uint32_t) { return unimplemented("pilaf has no scans"); });
+}
+
+void PilafSession::report(metrics::OpStats& stats) const {
+  const pilaf::ClientStats sum = client_stats();
+  add_counters(stats, {{"pilaf.retries", sum.retries()}, {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
+}
+
+pilaf::ClientStats PilafSession::client_stats() const {
+  pilaf::ClientStats sum;
+  for (const auto& client : clients_) accumulate(sum, client->stats());
+  return sum;
+}
+
+void accumulate(pilaf::ClientStats& sum, const pilaf::ClientStats& c) {
+  sum.gets += c.gets;
+  sum.entry_reads += c.entry_reads;
+  sum.extent_reads += c.extent_reads;
+  sum.entry_retries += c.entry_retries;
+  sum.extent_retries += c.extent_retries;
+  sum.miss_rechecks += c.miss_rechecks;
+  sum.layout_refreshes += c.layout_refreshes;
+}
+
+}  // namespace locus::harness

@@ -1,0 +1,49 @@
+// PilafSession: a Pilaf client's YCSB operations (client_session.h), the
+// one op switch for Pilaf that the benchmark driver (pilaf_bench.cc) and
+// the scenario driver (pilaf_driver.cc) share. Keys are sharded over one
+// PilafClient per server by key number (pilaf_shard_of: a client-side
+// partitioning, as the paper's single-server design scales out); the
+// benchmark has one server. Reads are gets, updates and inserts puts of
+// the whole record, read-modify-writes a get then a put; Pilaf cannot scan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/harness/client_session.h"
+#include "core/index/pilaf/client.h"
+
+namespace locus::harness {
+
+// The server (of `servers`) that holds key number `keynum`.
+uint32_t pilaf_shard_of(uint64_t keynum, size_t servers);
+
+// Adds every counter of `c` to `sum`.
+void accumulate(pilaf::ClientStats& sum, const pilaf::ClientStats& c);
+
+class PilafSession final : public ClientSession {
+ public:
+  // One client per server, in the servers' order.
+  explicit PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients);
+
+  // From now on also counts, into `stats`, reads that found no record
+  // ("read_not_found"), whether or not the loop measures them.
+  void count_into(metrics::OpStats& stats);
+
+  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
+                 std::string_view* measured_as) override;
+  // "pilaf.retries" and "pilaf.rdma_reads".
+  void report(metrics::OpStats& stats) const override;
+
+  // The clients' counters, summed.
+  pilaf::ClientStats client_stats() const;
+
+ private:
+  std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;
+  DetailCounter read_not_found_;
+};
+
+}  // namespace locus::harness
