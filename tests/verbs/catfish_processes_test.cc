@@ -53,11 +53,23 @@ constexpr uint64_t kSeed = 11;
 constexpr int kWorkers = 2;
 constexpr size_t kNodes = kWorkers + 1;  // the connect node and the workers
 
-verbs::testing::ServedIndex start_tree(const std::string& name) {
+verbs::testing::ServedIndex start_tree(const std::string& name, const std::string& messaging = "event") {
   return verbs::testing::start_served_index(
       name, kNodes,
-      {"--index", "catfish", "--workers", std::to_string(kWorkers), "--messaging", "event", "--node", "0",
+      {"--index", "catfish", "--workers", std::to_string(kWorkers), "--messaging", messaging, "--node", "0",
        "--records", std::to_string(kRectangles), "--seed", std::to_string(kSeed)});
+}
+
+// SIGTERM, then the server's own account: a clean stop, every connect
+// accepted, no connection dropped.
+void stop_cleanly(verbs::testing::ServedIndex& t) {
+  BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
+  t.server->kill(SIGTERM);
+  BOOST_TEST(t.server->wait(60'000) == 0, t.server->output());
+  const std::string out = t.server->output();
+  BOOST_TEST(out.find("catfish stopping") != std::string::npos, out);
+  BOOST_TEST(out.find("(0 refused)") != std::string::npos, out);
+  BOOST_TEST(out.find(" 0 connections dropped") != std::string::npos, out);
 }
 
 bool intersects(const Rect& a, const Rect& b) {
@@ -203,13 +215,33 @@ BOOST_AUTO_TEST_CASE(searches_inserts_and_deletes_on_both_paths_across_processes
   for (const char* run : {"catfish-server_only-large-b", "catfish-client_only-large-b", "catfish-backoff-large-b"}) {
     BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
   }
-  BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
-  t.server->kill(SIGTERM);
-  BOOST_TEST(t.server->wait(60'000) == 0, t.server->output());
-  const std::string out = t.server->output();
-  BOOST_TEST(out.find("catfish stopping") != std::string::npos, out);
-  BOOST_TEST(out.find("(0 refused)") != std::string::npos, out);
-  BOOST_TEST(out.find(" 0 connections dropped") != std::string::npos, out);
+  stop_cleanly(t);
+}
+
+// The polling server mode (workers scan their rings instead of sleeping
+// until a WRITE_WITH_IMM), with the JSQ selector choosing the path.
+BOOST_AUTO_TEST_CASE(polling_workers_and_the_jsq_selector_across_processes) {
+  verbs::testing::ServedIndex t = start_tree("catfish_polling", "polling");
+  FailureLog failures;
+  with_client(t.config, selector::SelectorKind::kJsq, [&](catfish::CatfishClient& c, Env&) {
+    check_searches(c, "jsq client", 5, failures);
+    check_writes(c, "jsq client", 0.4, failures);
+    std::vector<Hit> hits;
+    const Rect r = harness::loaded_rectangle(kSeed, 11);
+    for (int i = 0; i < 20; ++i) {
+      if (Status s = c.search(r, &hits); !s.is_ok() || hits.empty()) failures.fail("selected search: " + s.to_string());
+    }
+    if (c.stats().server_searches + c.stats().client_searches < 20) failures.fail("searches went uncounted");
+  }, failures);
+  BOOST_TEST(failures.empty(), failures.first());
+
+  ChildProcess b({LOCUS_BINARY, "bench", "--index", "catfish", "--backend", "verbs", "--config", t.config_path,
+                  "--records", std::to_string(kRectangles), "--ops", "60", "--clients", "2", "--query-scale", "large",
+                  "--selectors", "jsq"},
+                 t.dir + "/bench.log");
+  BOOST_TEST(b.wait(400'000) == 0, "locus bench --index catfish:\n" << b.output());
+  BOOST_TEST(b.output().find("catfish-jsq-large-b") != std::string::npos, "jsq run missing:\n" << b.output());
+  stop_cleanly(t);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
