@@ -2,7 +2,8 @@
 // sharded over them by key number (pilaf_shard_of: a client-side
 // partitioning, as the paper's single-server design scales out), each
 // client a PilafSession (pilaf_session.h) holding a PilafClient per server
-// on one shared endpoint.
+// on one shared endpoint, each connected (a layout RPC) when the client
+// first uses a key of that server.
 #include <string>
 
 #include "core/harness/index_driver.h"
@@ -49,12 +50,12 @@ class PilafDriver final : public IndexDriver {
 
   StatusOr<std::unique_ptr<ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                    std::span<const NodeId> servers) override {
-    std::vector<std::unique_ptr<pilaf::PilafClient>> clients;
-    for (NodeId s : servers) {
-      LOCUS_ASSIGN_OR_RETURN(auto c, pilaf::PilafClient::connect(ep, rpc, s, {.mode = mode_}));
-      clients.push_back(std::move(c));
-    }
-    return std::unique_ptr<ClientSession>(new PilafSession(std::move(clients)));
+    std::vector<NodeId> nodes(servers.begin(), servers.end());
+    const pilaf::GetMode mode = mode_;
+    return std::unique_ptr<ClientSession>(new PilafSession(
+        nodes.size(), [&ep, &rpc, nodes, mode](uint32_t shard) {
+          return pilaf::PilafClient::connect(ep, rpc, nodes[shard], {.mode = mode});
+        }));
   }
 
   void report(std::map<std::string, double>& extra) const override {

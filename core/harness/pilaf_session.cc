@@ -1,6 +1,8 @@
 // Pilaf's client session: see pilaf_session.h.
 #include "core/harness/pilaf_session.h"
 
+#include <string>
+
 namespace locus::harness {
 
 uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
@@ -12,12 +14,24 @@ uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
 PilafSession::PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients)
     : clients_(std::move(clients)) {}
 
+PilafSession::PilafSession(size_t servers, Connector connect) : clients_(servers), connect_(std::move(connect)) {}
+
 void PilafSession::count_into(metrics::OpStats& stats) { read_not_found_.attach(stats, "read_not_found"); }
 
 Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                              std::string_view* as) {
-  pilaf::PilafClient& c = *clients_[pilaf_shard_of(op.keynum, clients_.size())];
-  return execute_key_value(c, op, key, value, as, read_not_found_,
+  const uint32_t shard = pilaf_shard_of(op.keynum, clients_.size());
+  std::unique_ptr<pilaf::PilafClient>& client = clients_[shard];
+  if (client == nullptr) {
+    if (!connect_) return internal_error("pilaf session: no client for shard " + std::to_string(shard));
+    auto connected = connect_(shard);
+    if (!connected.is_ok()) {
+      *as = workload::op_kind_name(op.kind);
+      return connected.status();
+    }
+    client = std::move(*connected);
+  }
+  return execute_key_value(*client, op, key, value, as, read_not_found_,
                            [](std::string_view, uint32_t) { return unimplemented("pilaf has no scans"); });
 }
 
@@ -28,7 +42,9 @@ void PilafSession::report(metrics::OpStats& stats) const {
 
 pilaf::ClientStats PilafSession::client_stats() const {
   pilaf::ClientStats sum;
-  for (const auto& client : clients_) accumulate(sum, client->stats());
+  for (const auto& client : clients_) {
+    if (client != nullptr) accumulate(sum, client->stats());
+  }
   return sum;
 }
 

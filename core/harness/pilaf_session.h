@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,17 @@ void accumulate(pilaf::ClientStats& sum, const pilaf::ClientStats& c);
 
 class PilafSession final : public ClientSession {
  public:
+  // Connects the client of server `shard` (its layout RPC).
+  using Connector = std::function<StatusOr<std::unique_ptr<pilaf::PilafClient>>(uint32_t shard)>;
+
   // One client per server, in the servers' order.
   explicit PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients);
+  // `servers` clients, each connected by `connect` when its shard is first
+  // used: a client touches only the servers its keys live on, and a
+  // thousand clients starting at once do not all ask every server for its
+  // layout first. A failed connect fails that operation (and is tried
+  // again by the next one for the shard).
+  PilafSession(size_t servers, Connector connect);
 
   // From now on also counts, into `stats`, reads that found no record
   // ("read_not_found"), whether or not the loop measures them.
@@ -42,7 +52,8 @@ class PilafSession final : public ClientSession {
   pilaf::ClientStats client_stats() const;
 
  private:
-  std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;
+  std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;  // null: not connected yet
+  Connector connect_;
   DetailCounter read_not_found_;
 };
 
