@@ -199,6 +199,7 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimN
     node->nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
   }
   node->region_table = &regions_;
+  node->host_cores = static_cast<uint32_t>(node->host->get_core_count());
   node->mu = sg4::Mutex::create();
   node->recv_cv = sg4::ConditionVariable::create();
   node->work_cv = sg4::ConditionVariable::create();

@@ -76,7 +76,6 @@ struct PacketLink {
   double free_s = 0;
 };
 
-struct SimNode;
 struct Connection;
 
 // What the backend keeps per actor spawned by the Runtime (its SimGrid
@@ -223,6 +222,7 @@ struct SimNode {
   NodeId last_peer = kInvalidNode;  // connection_to's cache
   Connection* last_conn = nullptr;
   uint32_t host_index = 0;  // into World's packet links
+  uint32_t host_cores = 1;  // its host's, read once (cpu_uncontended runs per charge)
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
 
@@ -302,7 +302,7 @@ class World {
   void actor_started(SimNode& node);
   void actor_ended(SimNode& node);
   bool cpu_uncontended(const SimNode& node) const {
-    return node.actors == 1 && host_actors_[node.host_index] <= static_cast<uint32_t>(node.host->get_core_count());
+    return node.actors == 1 && host_actors_[node.host_index] <= node.host_cores;
   }
 
  private:

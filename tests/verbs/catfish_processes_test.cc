@@ -31,6 +31,7 @@
 #include "core/selector/selector_config.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rtree_oracle.h"
 #include "tests/verbs/child_process.h"
 #include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
@@ -41,6 +42,7 @@ using namespace locus;
 using catfish::Hit;
 using catfish::Rect;
 using locus::testing::FailureLog;
+using locus::testing::sorted_ids;
 using locus::verbs::testing::ChildProcess;
 
 const bool skip_checked = [] {
@@ -86,12 +88,6 @@ std::vector<uint64_t> loaded_ids_in(const Rect& q) {
   return ids;
 }
 
-std::vector<uint64_t> sorted_ids(const std::vector<Hit>& hits) {
-  std::vector<uint64_t> ids;
-  for (const Hit& h : hits) ids.push_back(h.id);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
 
 // A client of a fresh client-only runtime, connected over the connect RPC
 // of node 0, running fn in its actor.
