@@ -39,6 +39,8 @@ void advance(Connection& c, uint64_t Connection::*counter) {
 }  // namespace
 
 void World::execute_batch(SimNode& from, Batch& batch) {
+  // Flows, NIC executions and waits for turns end when the engine says.
+  NativeActivity carrying(this, 0.0);
   const scenario::NicSpec& nic = platform_.nic;
   const size_t n = batch.wrs.size();
   std::vector<sg4::CommPtr> flows(n);

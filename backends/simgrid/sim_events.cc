@@ -56,6 +56,7 @@ void World::post(SimNode& from, std::span<const WorkRequest> batch) {
   b->tickets.reserve(batch.size());
   for (const WorkRequest& wr : batch) {
     Connection& c = connection_to(from, wr.remote.node);
+    if (!c.cv) c.cv = sg4::ConditionVariable::create();
     b->tickets.push_back(c.next_ticket++);
     ++c.actor_outstanding;
   }
@@ -145,7 +146,7 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
   LOCUS_CHECK(c.serving == ticket);
   ++c.serving;
   c.effects.push_back(&f);
-  if (c.effects.size() == 1) {
+  if (c.effects.front() == &f) {
     const bool tearable = wr.op == Opcode::kRead && op_bytes(wr) > kCacheLine;
     arm(f, f.status != WcStatus::kSuccess ? now : (tearable ? f.start_s : f.effect_s));
   }
@@ -179,10 +180,27 @@ void World::set_events_timer(double at_s) {
   });
 }
 
+bool World::quiet_effect(const InFlight& f) {
+  const Connection& c = *f.conn;
+  return is_rdma(f.wr.op) && c.actor_outstanding == 0 && !c.effects.empty() && c.effects.front() == &f;
+}
+
+bool World::may_run_ahead(double at_s, double clock_s) const {
+  if (!run_ahead_ || last_wake_s_ >= clock_s) return false;
+  // An activity that ends exactly when it was asked to may still be
+  // rounded a little earlier by the engine: keep a nanosecond clear.
+  if (!native_ends_.empty() && at_s >= *native_ends_.begin() - 1e-9) return false;
+  const double next_timer = timer::Timer::next();
+  return next_timer < 0 || at_s < next_timer;
+}
+
 void World::run_events() {
-  const double now = sg4::Engine::get_clock();
+  const double clock = sg4::Engine::get_clock();
   running_events_ = true;
-  // Events armed while these run, for now, run in this loop too.
+  // Events armed while these run, for now, run in this loop too. So do
+  // later effects of one-sided requests while nothing else can happen
+  // before them: they only copy memory no actor touches until the next
+  // wake-up, and running them here saves the engine a round each.
   while (!events_.empty()) {
     const Event e = events_.front();
     if (e.f->armed_seq != e.seq) {  // stale: re-armed or finished since
@@ -190,11 +208,12 @@ void World::run_events() {
       events_.pop_back();
       continue;
     }
-    if (e.at_s > now) break;
+    const bool ahead = e.at_s > clock;
+    if (ahead && !(quiet_effect(*e.f) && may_run_ahead(e.at_s, clock))) break;
     std::pop_heap(events_.begin(), events_.end(), Later{});
     events_.pop_back();
     e.f->armed_seq = 0;
-    drain(*e.f->conn);
+    drain(*e.f->conn, ahead ? e.at_s : clock, !ahead);
   }
   running_events_ = false;
   if (!events_.empty()) set_events_timer(events_.front().at_s);
@@ -293,13 +312,19 @@ bool World::advance_effect(InFlight& f, double now_s) {
   return true;
 }
 
-void World::drain(Connection& c) {
-  const double now = sg4::Engine::get_clock();
+void World::drain(Connection& c, double now, bool may_wake) {
   while (!c.effects.empty()) {
     InFlight& f = *c.effects.front();
+    if (!may_wake && !quiet_effect(f)) {
+      arm(f, now);  // at its moment, once the engine's clock is there
+      break;
+    }
     if (!advance_effect(f, now)) break;
     c.effects.pop_front();
-    if (c.actor_outstanding > 0 && c.effects.empty()) c.cv->notify_all();  // see execute_batch
+    if (c.actor_outstanding > 0 && c.effects.empty()) {  // see execute_batch
+      note_wake();
+      c.cv->notify_all();
+    }
     f.done_s = now;
     SimNode* target = f.target;
     if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
@@ -314,8 +339,8 @@ void World::drain(Connection& c) {
   }
   while (!c.completions.empty()) {
     InFlight& f = *c.completions.front();
-    if (f.done_s > now) {
-      arm(f, f.done_s);
+    if (f.done_s > now || !may_wake) {
+      arm(f, std::max(f.done_s, now));
       break;
     }
     c.completions.pop_front();
@@ -340,7 +365,10 @@ void World::finish(InFlight& f) {
     from.complete(done);
   }
   ++c.completing;
-  if (c.actor_outstanding > 0) c.cv->notify_all();
+  if (c.actor_outstanding > 0) {
+    note_wake();
+    c.cv->notify_all();
+  }
   free_flights_.push_back(&f);
 }
 

@@ -58,6 +58,11 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
   }
   build_platform();
   start_s_ = sg4::Engine::get_clock();
+  // Running ahead asks the engine for its next timer through an inline
+  // function of SimGrid's headers; it must see the library's own timers.
+  simgrid::kernel::timer::Timer* probe = simgrid::kernel::timer::Timer::set(start_s_ + 1e6, [] {});
+  run_ahead_ = options_.run_ahead && simgrid::kernel::timer::Timer::next() >= 0;
+  probe->remove();
 }
 
 World::~World() {

@@ -119,7 +119,7 @@ class SimTransport final : public Transport {
 
 class SimClock final : public Clock {
  public:
-  explicit SimClock(const World& world) : world_(world) {}
+  explicit SimClock(World& world) : world_(world) {}
   // The calling actor's own time (ActorState: ahead by the CPU time it owes).
   Nanos now() const override {
     return static_cast<Nanos>(std::llround((actor_now_s() - world_.start_s()) * 1e9));
@@ -129,18 +129,20 @@ class SimClock final : public Clock {
     const double owed = self == nullptr ? 0.0 : self->debt_s;
     if (self != nullptr) self->debt_s = 0;
     const double total = owed + (d > 0 ? static_cast<double>(d) * 1e-9 : 0.0);
-    if (total > 0) sg4::this_actor::sleep_for(total);
+    if (total <= 0) return;
+    NativeActivity nap(&world_, sg4::Engine::get_clock() + total);
+    sg4::this_actor::sleep_for(total);
   }
 
  private:
-  const World& world_;
+  World& world_;
 };
 
 // Work is simulated on the node's host: one flop is one nanosecond. Where
 // no other actor can contend for the core, it is owed instead (ActorState).
 class SimCpu final : public Cpu {
  public:
-  SimCpu(const World& world, const scenario::CpuSpec& spec, SimNode& node)
+  SimCpu(World& world, const scenario::CpuSpec& spec, SimNode& node)
       : world_(world), spec_(spec), node_(node) {}
   void charge(Nanos d) override {
     if (d <= 0) return;
@@ -152,6 +154,8 @@ class SimCpu final : public Cpu {
       return;
     }
     settle_debt();
+    // Where every actor of the host has a core, it ends exactly when due.
+    NativeActivity exec(&world_, world_.host_uncontended(node_) ? sg4::Engine::get_clock() + s : 0.0);
     sg4::this_actor::execute(static_cast<double>(d));
   }
   void charge_work(std::string_view name, Nanos native_ns) override {
@@ -163,7 +167,7 @@ class SimCpu final : public Cpu {
 
  private:
   static Nanos us_to_ns(double us) { return static_cast<Nanos>(std::llround(us * 1e3)); }
-  const World& world_;
+  World& world_;
   const scenario::CpuSpec& spec_;
   SimNode& node_;
 };
@@ -184,7 +188,7 @@ class SimMutex final : public Mutex {
 
 class SimCondVar final : public CondVar {
  public:
-  SimCondVar() : cv_(sg4::ConditionVariable::create()) {}
+  explicit SimCondVar(World& world) : world_(world), cv_(sg4::ConditionVariable::create()) {}
   void wait(Mutex& mu) override {
     settle_debt();
     std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
@@ -193,6 +197,8 @@ class SimCondVar final : public CondVar {
   }
   bool wait_for(Mutex& mu, Nanos timeout) override {
     settle_debt();
+    const double wait_s = static_cast<double>(std::max<Nanos>(timeout, 0)) * 1e-9;
+    NativeActivity timed_wait(&world_, sg4::Engine::get_clock() + wait_s);
     std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
     const bool notified = cv_->wait_for(lock, static_cast<double>(timeout) * 1e-9) == std::cv_status::no_timeout;
     lock.release();
@@ -208,13 +214,18 @@ class SimCondVar final : public CondVar {
   }
 
  private:
+  World& world_;
   sg4::ConditionVariablePtr cv_;
 };
 
 class SimSyncFactory final : public SyncFactory {
  public:
+  explicit SimSyncFactory(World& world) : world_(world) {}
   std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<SimMutex>(); }
-  std::unique_ptr<CondVar> new_condvar() override { return std::make_unique<SimCondVar>(); }
+  std::unique_ptr<CondVar> new_condvar() override { return std::make_unique<SimCondVar>(world_); }
+
+ private:
+  World& world_;
 };
 
 struct NodeParts {
@@ -225,7 +236,7 @@ struct NodeParts {
 class SimRuntime final : public Runtime {
  public:
   SimRuntime(const scenario::PlatformSpec& platform, const SimOptions& options)
-      : world_(platform, options), seed_rng_(options.seed), clock_(world_) {}
+      : world_(platform, options), seed_rng_(options.seed), clock_(world_), sync_(world_) {}
 
   std::string_view backend_name() const override { return "simgrid"; }
 
@@ -255,6 +266,7 @@ class SimRuntime final : public Runtime {
     sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, where, fn = std::move(fn)]() mutable {
       ActorState state;
       state.node = where;
+      state.world = &world_;
       sg4::Actor::self()->set_data(&state);
       world_.actor_started(*where);
       fn(env);
@@ -280,6 +292,7 @@ class SimRuntime final : public Runtime {
     stop_.store(true, std::memory_order_release);
     world_.stop_executors();
     for (int i = 0; i < 1000 && (live_daemons_ > 0 || world_.live_executors() > 0); ++i) {
+      NativeActivity nap(&world_, sg4::Engine::get_clock() + 1e-3);
       sg4::this_actor::sleep_for(1e-3);
       world_.stop_executors();
     }

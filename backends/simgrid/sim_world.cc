@@ -30,7 +30,6 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
 Connection& connection_to(SimNode& from, NodeId to) {
   if (from.last_conn != nullptr && from.last_peer == to) return *from.last_conn;
   Connection& c = from.connections[to];  // nodes of the map never move
-  if (!c.cv) c.cv = sg4::ConditionVariable::create();
   from.last_peer = to;
   from.last_conn = &c;
   return c;
@@ -65,6 +64,7 @@ void SimNode::complete(const Completion& c) {
   CqWaiter* w = cq_waiters.front();  // one waiter per completion
   cq_waiters.pop_front();
   w->queued = false;
+  world->note_wake();
   w->sem->release();  // the node's timeout timer stays: it fires rarely
 }
 
@@ -88,6 +88,7 @@ void SimNode::fire_timeouts() {
     if (w->deadline_s <= now) {
       it = cq_waiters.erase(it);
       w->queued = false;
+      world->note_wake();
       w->sem->release();
     } else {
       next = next < 0 ? w->deadline_s : std::min(next, w->deadline_s);
@@ -124,6 +125,23 @@ void CqWaiter::block_until(double deadline) {
   // Released exactly once, by whichever takes this waiter off the queue:
   // the first completion or the node's timeout timer.
   sem->acquire();
+}
+
+NativeActivity::NativeActivity(World* world, double ends_by_s) : world_(world) {
+  if (world_ != nullptr) it_ = world_->native_ends_.insert(ends_by_s);
+}
+
+NativeActivity::~NativeActivity() {
+  if (world_ != nullptr) world_->native_ends_.erase(it_);
+}
+
+void settle_debt() {
+  ActorState* a = current_actor();
+  if (a == nullptr || a->debt_s <= 0) return;
+  const double d = a->debt_s;
+  a->debt_s = 0;
+  NativeActivity nap(a->world, sg4::Engine::get_clock() + d);
+  sg4::this_actor::sleep_for(d);
 }
 
 void World::actor_started(SimNode& node) {
@@ -166,6 +184,7 @@ uint32_t World::make_rkey(RegionId id) const {
 
 StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimNode* host_of) {
   auto node = std::make_unique<SimNode>();
+  node->world = this;
   node->id = static_cast<NodeId>(nodes_.size());
   node->name = name;
   node->is_server = is_server;

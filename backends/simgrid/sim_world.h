@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -77,6 +78,7 @@ struct PacketLink {
 };
 
 struct Connection;
+class World;
 
 // What the backend keeps per actor spawned by the Runtime (its SimGrid
 // actor data). CPU time charged where the host has a core for each of its
@@ -91,6 +93,7 @@ struct Connection;
 // engine an execution activity and two actor switches per charge.
 struct ActorState {
   SimNode* node = nullptr;
+  World* world = nullptr;
   double debt_s = 0;
 };
 
@@ -104,14 +107,25 @@ inline double actor_now_s() {
   const ActorState* a = current_actor();
   return sg4::Engine::get_clock() + (a == nullptr ? 0.0 : a->debt_s);
 }
+// A SimGrid activity of an actor (an execution, a sleep, a timed wait, an
+// executor's flows) for as long as it runs, with the latest moment it can
+// end by itself, or 0 if that moment is not known. While none ends before
+// an event of the World's own queue, that event may run ahead of the
+// engine's clock (World::run_events).
+class NativeActivity {
+ public:
+  NativeActivity(World* world, double ends_by_s);
+  ~NativeActivity();
+  NativeActivity(const NativeActivity&) = delete;
+  NativeActivity& operator=(const NativeActivity&) = delete;
+
+ private:
+  World* world_;
+  std::multiset<double>::iterator it_;
+};
+
 // Sleeps the calling actor's debt off, so its clock and the engine's agree.
-inline void settle_debt() {
-  ActorState* a = current_actor();
-  if (a == nullptr || a->debt_s <= 0) return;
-  const double d = a->debt_s;
-  a->debt_s = 0;
-  sg4::this_actor::sleep_for(d);
-}
+void settle_debt();
 
 // An actor blocked in wait() for a completion on its node: woken by the
 // first completion or, at its deadline, by its node's timeout timer. One
@@ -151,6 +165,31 @@ struct InFlight {
   bool half_copied = false;
   uint64_t armed_seq = 0;  // its pending event in World's queue, 0 if none
   double armed_s = 0;
+  InFlight* next = nullptr;  // in its connection's FlightQueue
+};
+
+// A first-in first-out queue of requests linked through InFlight::next: a
+// request is in at most one queue at a time, and a connection's queues
+// then cost two pointers each and no allocation (a simulation has one
+// connection per initiator and target pair: many thousands).
+class FlightQueue {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  InFlight* front() const { return head_; }
+  InFlight* back() const { return tail_; }
+  void push_back(InFlight* f) {
+    f->next = nullptr;
+    (tail_ == nullptr ? head_ : tail_->next) = f;
+    tail_ = f;
+  }
+  void pop_front() {
+    head_ = head_->next;
+    if (head_ == nullptr) tail_ = nullptr;
+  }
+
+ private:
+  InFlight* head_ = nullptr;
+  InFlight* tail_ = nullptr;
 };
 
 // Posting-order bookkeeping of one connection (initiator -> target), so
@@ -160,11 +199,11 @@ struct Connection {
   uint64_t next_ticket = 0;
   uint64_t serving = 0;     // ticket whose NIC slot is reserved next
   uint64_t completing = 0;  // ticket whose completion is delivered next
-  sg4::ConditionVariablePtr cv;
+  sg4::ConditionVariablePtr cv;  // created once an executor carries a request
   // Event-driven datapath: requests awaiting their effect, then their
   // completion, each in ticket order.
-  std::deque<InFlight*> effects;
-  std::deque<InFlight*> completions;
+  FlightQueue effects;
+  FlightQueue completions;
   // Requests carried by executor actors (flows, processor-sharing NIC)
   // not yet completed; while any are, new batches take the same path.
   uint32_t actor_outstanding = 0;
@@ -176,9 +215,8 @@ struct Batch {
   std::vector<uint64_t> tickets;
 };
 
-class World;
-
 struct SimNode {
+  World* world = nullptr;
   NodeId id = kInvalidNode;
   std::string name;
   sg4::Host* host = nullptr;
@@ -302,8 +340,13 @@ class World {
   void actor_started(SimNode& node);
   void actor_ended(SimNode& node);
   bool cpu_uncontended(const SimNode& node) const {
-    return node.actors == 1 && host_actors_[node.host_index] <= node.host_cores;
+    return node.actors == 1 && host_uncontended(node);
   }
+  // An execution on such a host takes exactly its length.
+  bool host_uncontended(const SimNode& node) const { return host_actors_[node.host_index] <= node.host_cores; }
+  // An actor woken at the engine's current time (it runs before the clock
+  // moves on): no event may run ahead of it.
+  void note_wake() { last_wake_s_ = sg4::Engine::get_clock(); }
 
  private:
   void build_platform();
@@ -313,7 +356,17 @@ class World {
   void launch(SimNode& from, Connection& c, const WorkRequest& wr, double now);
   // When a message of `bytes` sent at `t_s` has fully arrived.
   double packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s);
-  void drain(Connection& c);
+  // Carries the connection's requests up to `now_s`. With `may_wake`
+  // false (an event run ahead of the engine's clock) it stops before
+  // anything that could wake an actor: a message delivery, a completion.
+  void drain(Connection& c, double now_s, bool may_wake);
+  // True for the effect of a one-sided request at the head of its
+  // connection: applying it wakes nobody.
+  static bool quiet_effect(const InFlight& f);
+  // True if an event at `at_s` may run now, at engine time `clock_s`:
+  // nobody woken at `clock_s` waits to run, and no SimGrid activity or
+  // timer can end or fire before `at_s`.
+  bool may_run_ahead(double at_s, double clock_s) const;
   bool advance_effect(InFlight& f, double now_s);
   // Schedules drain(f's connection) at `at_s` (replacing f's pending one).
   void arm(InFlight& f, double at_s);
@@ -365,6 +418,11 @@ class World {
   bool running_events_ = false;
   std::vector<std::unique_ptr<InFlight>> flights_;
   std::vector<InFlight*> free_flights_;
+  // NativeActivity: the moments by which the running ones end (0: unknown).
+  friend class NativeActivity;
+  std::multiset<double> native_ends_;
+  double last_wake_s_ = -1;
+  bool run_ahead_ = true;  // SimOptions::run_ahead, if the engine's timers are visible
 };
 
 }  // namespace locus::simgrid_backend

@@ -2,6 +2,7 @@
 // scenario's seed: what the simulation tests share (tests/sim/).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,12 +13,15 @@
 
 namespace locus::testing {
 
-inline StatusOr<harness::ScenarioReport> simulate_scenario(std::string_view text, const std::string& source,
-                                                           const std::vector<std::string>& sets = {}) {
+// `tweak` may change the backend's options (the seed is set before it).
+inline StatusOr<harness::ScenarioReport> simulate_scenario(
+    std::string_view text, const std::string& source, const std::vector<std::string>& sets = {},
+    const std::function<void(simgrid_backend::SimOptions&)>& tweak = {}) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, scenario::parse_scenario(text, source, sets));
-  return harness::run_scenario(sc, [](const scenario::Scenario& s) {
+  return harness::run_scenario(sc, [&tweak](const scenario::Scenario& s) {
     simgrid_backend::SimOptions o;
     o.seed = s.run.seed;
+    if (tweak) tweak(o);
     return simgrid_backend::make_simgrid_runtime(s.platform, o);
   });
 }
