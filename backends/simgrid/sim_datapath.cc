@@ -22,7 +22,7 @@ namespace {
 
 // A sleep that costs the simulator nothing when there is nothing to wait for.
 void sleep_until(double t) {
-  if (t > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(t);
+  if (t > engine_clock_s()) sg4::this_actor::sleep_until(t);
 }
 
 void wait_turn(SimNode& from, Connection& c, uint64_t Connection::*counter, uint64_t ticket) {
@@ -63,7 +63,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     const uint64_t bytes = request_bytes(wr);
     if (wr.op == Opcode::kSend) {
       const double s = static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9;
-      sleep_until(from.nic->reserve(NicQueues::kSend, sg4::Engine::get_clock(), s).finish_s);
+      sleep_until(from.nic->reserve(NicQueues::kSend, engine_clock_s(), s).finish_s);
     }
     from.bytes_out += bytes;
     target->bytes_in += bytes;
@@ -80,7 +80,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       SimNode& target = *node(wr.remote.node);
       const Nanos ns = service_ns(wr);
       service[i] = ns;
-      const double now = sg4::Engine::get_clock();
+      const double now = engine_clock_s();
       if (nic.model == scenario::NicModel::kFcfs) {
         slots[i] = target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, now, ns * 1e-9);
       }
@@ -102,9 +102,9 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       while (!conn.effects.empty()) conn.cv->wait(lock);
     }
     if (nic.model == scenario::NicModel::kProcessorSharing) {
-      const double start = sg4::Engine::get_clock();
+      const double start = engine_clock_s();
       sg4::Exec::init()->set_host(target.nic_host)->set_flops_amount(static_cast<double>(service[i]))->start()->wait();
-      slots[i] = {start, sg4::Engine::get_clock()};
+      slots[i] = {start, engine_clock_s()};
       target.nic->account(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, static_cast<double>(service[i]) * 1e-9);
     }
     status[i] = apply(from, target, wr, slots[i]);
@@ -204,7 +204,7 @@ WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
 std::optional<RecvRequest> World::take_recv(SimNode& target) {
   // Every simcall (a mutex unlock included) lets other actors run, so the
   // receive is popped before the lock is released, never after.
-  const double deadline = sg4::Engine::get_clock() + static_cast<double>(options_.rnr_timeout) * 1e-9;
+  const double deadline = engine_clock_s() + static_cast<double>(options_.rnr_timeout) * 1e-9;
   std::unique_lock<sg4::Mutex> lock(*target.mu);
   // RNR: the initiator retries until a receive is posted or the budget ends.
   while (target.recvs.empty() && !target.crashed) {

@@ -195,7 +195,7 @@ bool World::may_run_ahead(double at_s, double clock_s) const {
 }
 
 void World::run_events() {
-  const double clock = sg4::Engine::get_clock();
+  const double clock = engine_clock_s();
   running_events_ = true;
   // Events armed while these run, for now, run in this loop too. So do
   // later effects of one-sided requests while nothing else can happen
@@ -374,7 +374,7 @@ void World::finish(InFlight& f) {
 
 void World::receives_posted(SimNode& node) {
   if (node.rnr_waiters.empty()) return;
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_clock_s();
   for (Connection* c : node.rnr_waiters) {
     c->waiting_recv = false;
     if (!c->effects.empty()) arm(*c->effects.front(), now);

@@ -38,6 +38,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
   char arg0[] = "locus";
   char* argv[] = {arg0, nullptr};
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  track_engine_clock();
   // SimGrid's configuration outlives an engine and refuses to be set
   // again, so the first engine of the process sets it for all of them.
   static bool configured = false;
@@ -57,7 +58,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
     sg4::Engine::set_config("network/loopback-lat:0");
   }
   build_platform();
-  start_s_ = sg4::Engine::get_clock();
+  start_s_ = engine_clock_s();
   // Running ahead asks the engine for its next timer through an inline
   // function of SimGrid's headers; it must see the library's own timers.
   simgrid::kernel::timer::Timer* probe = simgrid::kernel::timer::Timer::set(start_s_ + 1e6, [] {});

@@ -92,11 +92,11 @@ class SimTransport final : public Transport {
       const double own_now = actor_now_s();
       const double deadline = own_now + static_cast<double>(timeout) * 1e-9;
       // Another actor of the node may take the completion that woke this one.
-      while (node_.cq.empty() && sg4::Engine::get_clock() < deadline) {
+      while (node_.cq.empty() && engine_clock_s() < deadline) {
         CqWaiter w(node_);
         w.block_until(deadline);
       }
-      if (self != nullptr) self->debt_s = std::max(0.0, own_now - sg4::Engine::get_clock());
+      if (self != nullptr) self->debt_s = std::max(0.0, own_now - engine_clock_s());
     }
     return drain(out);
   }
@@ -117,25 +117,31 @@ class SimTransport final : public Transport {
   SimNode& node_;
 };
 
+// An actor's own clock (`self`: no lookup of the calling actor), or, for
+// code outside actors (set-up), whichever actor calls.
 class SimClock final : public Clock {
  public:
-  explicit SimClock(World& world) : world_(world) {}
+  SimClock(World& world, ActorState* self) : world_(world), self_(self) {}
   // The calling actor's own time (ActorState: ahead by the CPU time it owes).
   Nanos now() const override {
-    return static_cast<Nanos>(std::llround((actor_now_s() - world_.start_s()) * 1e9));
+    const ActorState* self = caller();
+    const double own_s = engine_clock_s() + (self == nullptr ? 0.0 : self->debt_s);
+    return static_cast<Nanos>(std::llround((own_s - world_.start_s()) * 1e9));
   }
   void sleep_for(Nanos d) override {
-    ActorState* self = current_actor();
+    ActorState* self = caller();
     const double owed = self == nullptr ? 0.0 : self->debt_s;
     if (self != nullptr) self->debt_s = 0;
     const double total = owed + (d > 0 ? static_cast<double>(d) * 1e-9 : 0.0);
     if (total <= 0) return;
-    NativeActivity nap(&world_, sg4::Engine::get_clock() + total);
+    NativeActivity nap(&world_, engine_clock_s() + total);
     sg4::this_actor::sleep_for(total);
   }
 
  private:
+  ActorState* caller() const { return self_ != nullptr ? self_ : current_actor(); }
   World& world_;
+  ActorState* self_;
 };
 
 // Work is simulated on the node's host: one flop is one nanosecond. Where
@@ -155,7 +161,7 @@ class SimCpu final : public Cpu {
     }
     settle_debt();
     // Where every actor of the host has a core, it ends exactly when due.
-    NativeActivity exec(&world_, world_.host_uncontended(node_) ? sg4::Engine::get_clock() + s : 0.0);
+    NativeActivity exec(&world_, world_.host_uncontended(node_) ? engine_clock_s() + s : 0.0);
     sg4::this_actor::execute(static_cast<double>(d));
   }
   void charge_work(std::string_view name, Nanos native_ns) override {
@@ -198,7 +204,7 @@ class SimCondVar final : public CondVar {
   bool wait_for(Mutex& mu, Nanos timeout) override {
     settle_debt();
     const double wait_s = static_cast<double>(std::max<Nanos>(timeout, 0)) * 1e-9;
-    NativeActivity timed_wait(&world_, sg4::Engine::get_clock() + wait_s);
+    NativeActivity timed_wait(&world_, engine_clock_s() + wait_s);
     std::unique_lock<sg4::Mutex> lock(static_cast<SimMutex&>(mu).native(), std::adopt_lock);
     const bool notified = cv_->wait_for(lock, static_cast<double>(timeout) * 1e-9) == std::cv_status::no_timeout;
     lock.release();
@@ -236,7 +242,7 @@ struct NodeParts {
 class SimRuntime final : public Runtime {
  public:
   SimRuntime(const scenario::PlatformSpec& platform, const SimOptions& options)
-      : world_(platform, options), seed_rng_(options.seed), clock_(world_), sync_(world_) {}
+      : world_(platform, options), seed_rng_(options.seed), clock_(world_, nullptr), sync_(world_) {}
 
   std::string_view backend_name() const override { return "simgrid"; }
 
@@ -268,6 +274,8 @@ class SimRuntime final : public Runtime {
       state.node = where;
       state.world = &world_;
       sg4::Actor::self()->set_data(&state);
+      SimClock own_clock(world_, &state);
+      env.clock = &own_clock;
       world_.actor_started(*where);
       fn(env);
       settle_debt();  // the actor ends at its own time
@@ -276,7 +284,7 @@ class SimRuntime final : public Runtime {
       if (daemon) {
         --live_daemons_;
       } else if (--live_workers_ == 0) {
-        run_end_s_ = sg4::Engine::get_clock();
+        run_end_s_ = engine_clock_s();
         wind_down();
       }
     });
@@ -292,19 +300,19 @@ class SimRuntime final : public Runtime {
     stop_.store(true, std::memory_order_release);
     world_.stop_executors();
     for (int i = 0; i < 1000 && (live_daemons_ > 0 || world_.live_executors() > 0); ++i) {
-      NativeActivity nap(&world_, sg4::Engine::get_clock() + 1e-3);
+      NativeActivity nap(&world_, engine_clock_s() + 1e-3);
       sg4::this_actor::sleep_for(1e-3);
       world_.stop_executors();
     }
   }
 
   Status run() override {
-    const double start = sg4::Engine::get_clock();
+    const double start = engine_clock_s();
     world_.reset_usage();
     stop_.store(false, std::memory_order_release);
     world_.restart_executors();
     sg4::Engine::get_instance()->run();
-    last_run_s_ = run_end_s_ > start ? run_end_s_ - start : sg4::Engine::get_clock() - start;
+    last_run_s_ = run_end_s_ > start ? run_end_s_ - start : engine_clock_s() - start;
     stop_.store(true, std::memory_order_release);
     return Status();
   }

@@ -60,12 +60,26 @@ Nanos World::service_ns(const WorkRequest& wr) const {
 
 void SimNode::complete(const Completion& c) {
   cq.push_back(c);
-  if (cq_waiters.empty()) return;
-  CqWaiter* w = cq_waiters.front();  // one waiter per completion
-  cq_waiters.pop_front();
-  w->queued = false;
+  CqWaiter* w = first_waiter;  // one waiter per completion
+  if (w == nullptr) return;
+  remove_waiter(w);
   world->note_wake();
   w->sem->release();  // the node's timeout timer stays: it fires rarely
+}
+
+void SimNode::add_waiter(CqWaiter* w) {
+  w->prev = last_waiter;
+  w->next = nullptr;
+  (last_waiter == nullptr ? first_waiter : last_waiter->next) = w;
+  last_waiter = w;
+  w->queued = true;
+}
+
+void SimNode::remove_waiter(CqWaiter* w) {
+  (w->prev == nullptr ? first_waiter : w->prev->next) = w->next;
+  (w->next == nullptr ? last_waiter : w->next->prev) = w->prev;
+  w->prev = w->next = nullptr;
+  w->queued = false;
 }
 
 void SimNode::arm_timeout(double deadline_s) {
@@ -81,19 +95,18 @@ void SimNode::arm_timeout(double deadline_s) {
 }
 
 void SimNode::fire_timeouts() {
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_clock_s();
   double next = -1;
-  for (auto it = cq_waiters.begin(); it != cq_waiters.end();) {
-    CqWaiter* w = *it;
+  for (CqWaiter* w = first_waiter; w != nullptr;) {
+    CqWaiter* later = w->next;
     if (w->deadline_s <= now) {
-      it = cq_waiters.erase(it);
-      w->queued = false;
+      remove_waiter(w);
       world->note_wake();
       w->sem->release();
     } else {
       next = next < 0 ? w->deadline_s : std::min(next, w->deadline_s);
-      ++it;
     }
+    w = later;
   }
   if (next >= 0) arm_timeout(next);
 }
@@ -108,10 +121,7 @@ CqWaiter::CqWaiter(SimNode& n) : node(n) {
 }
 
 CqWaiter::~CqWaiter() {
-  if (queued) {
-    auto& q = node.cq_waiters;
-    q.erase(std::find(q.begin(), q.end(), this));
-  }
+  if (queued) node.remove_waiter(this);
   // Reused only if nothing is left in it (a kill may have come between a
   // release and the acquire).
   if (sem->get_capacity() == 0) node.spare_sems.push_back(std::move(sem));
@@ -119,12 +129,21 @@ CqWaiter::~CqWaiter() {
 
 void CqWaiter::block_until(double deadline) {
   deadline_s = deadline;
-  node.cq_waiters.push_back(this);
-  queued = true;
+  node.add_waiter(this);
   node.arm_timeout(deadline);
   // Released exactly once, by whichever takes this waiter off the queue:
   // the first completion or the node's timeout timer.
   sem->acquire();
+}
+
+void track_engine_clock() {
+  // The callback outlives engines (SimGrid keeps it process-wide): register it once.
+  static const bool registered = [] {
+    sg4::Engine::on_time_advance_cb([](double) { tracked_clock_s = sg4::Engine::get_clock(); });
+    return true;
+  }();
+  (void)registered;
+  tracked_clock_s = sg4::Engine::get_clock();
 }
 
 NativeActivity::NativeActivity(World* world, double ends_by_s) : world_(world) {
@@ -140,7 +159,7 @@ void settle_debt() {
   if (a == nullptr || a->debt_s <= 0) return;
   const double d = a->debt_s;
   a->debt_s = 0;
-  NativeActivity nap(a->world, sg4::Engine::get_clock() + d);
+  NativeActivity nap(a->world, engine_clock_s() + d);
   sg4::this_actor::sleep_for(d);
 }
 
@@ -156,7 +175,7 @@ void World::actor_ended(SimNode& node) {
 }
 
 Nanos World::now_ns() const {
-  return static_cast<Nanos>(std::llround((sg4::Engine::get_clock() - start_s_) * 1e9));
+  return static_cast<Nanos>(std::llround((engine_clock_s() - start_s_) * 1e9));
 }
 
 Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access access) {

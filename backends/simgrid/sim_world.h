@@ -97,6 +97,14 @@ struct ActorState {
   double debt_s = 0;
 };
 
+// The engine's clock, kept by a callback the engine runs each time it
+// advances (the only place its clock changes). The datapath reads the
+// clock a few dozen times per operation; sg4::Engine::get_clock() is a
+// chain of calls, this is a load. World's constructor starts the tracking.
+inline double tracked_clock_s = 0;
+inline double engine_clock_s() { return tracked_clock_s; }
+void track_engine_clock();
+
 // The calling actor's state; none in maestro (timers) or an executor.
 inline ActorState* current_actor() {
   sg4::Actor* self = sg4::Actor::self();
@@ -105,7 +113,7 @@ inline ActorState* current_actor() {
 // The calling actor's own time: the engine's plus what it owes.
 inline double actor_now_s() {
   const ActorState* a = current_actor();
-  return sg4::Engine::get_clock() + (a == nullptr ? 0.0 : a->debt_s);
+  return engine_clock_s() + (a == nullptr ? 0.0 : a->debt_s);
 }
 // A SimGrid activity of an actor (an execution, a sleep, a timed wait, an
 // executor's flows) for as long as it runs, with the latest moment it can
@@ -146,6 +154,8 @@ struct CqWaiter {
   sg4::SemaphorePtr sem;
   double deadline_s = 0;
   bool queued = false;
+  CqWaiter* prev = nullptr;  // in the node's list of waiters
+  CqWaiter* next = nullptr;
 };
 
 // A work request carried by the event-driven datapath (sim_events.cc): its
@@ -215,55 +225,61 @@ struct Batch {
   std::vector<uint64_t> tickets;
 };
 
-struct SimNode {
+// Fields are laid out hot first: a simulation has thousands of nodes, and
+// each request touches its initiator's and target's first few cache lines
+// only.
+struct alignas(64) SimNode {
   World* world = nullptr;
-  NodeId id = kInvalidNode;
-  std::string name;
-  sg4::Host* host = nullptr;
-  sg4::Host* nic_host = nullptr;  // processor-sharing NIC model only
-  bool is_server = false;
-  bool crashed = false;
-
   const std::vector<RegionSlot>* region_table = nullptr;  // the World's
-  std::deque<Completion> cq;
-  std::deque<RecvRequest> recvs;
-  uint32_t outstanding_send = 0;
-  uint32_t posted_recvs = 0;
+  sg4::Host* host = nullptr;
   // Endpoints on one host (NodeOptions::host_of) share its NIC, cores,
   // links and PCIe; the first endpoint owns the host.
   NicQueues* nic = nullptr;
+  Connection* last_conn = nullptr;  // connection_to's cache
+  NodeId last_peer = kInvalidNode;
+  NodeId id = kInvalidNode;
+  uint32_t host_index = 0;  // into World's packet links
+  uint32_t host_cores = 1;  // its host's, read once (cpu_uncontended runs per charge)
+  // Actors the Runtime spawned on this node (executors not counted).
+  uint32_t actors = 0;
+  uint32_t outstanding_send = 0;
+  uint32_t posted_recvs = 0;
+  bool is_server = false;
+  bool crashed = false;
   bool owns_host = true;
   double cpu_busy_s = 0;
   uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
-
-  sg4::MutexPtr mu;  // only to pair with the condition variables below
-  // Actors blocked in wait() for a completion, first come first woken,
-  // and semaphores for later waits (one simcall per wait, where a
-  // condition variable needs a mutex and three).
-  std::deque<CqWaiter*> cq_waiters;
-  std::vector<sg4::SemaphorePtr> spare_sems;
+  // Actors blocked in wait() for a completion, first come first woken (a
+  // list through the waiters, which live on the actors' stacks), and
+  // semaphores for later waits (one simcall per wait, where a condition
+  // variable needs a mutex and three).
+  CqWaiter* first_waiter = nullptr;
+  CqWaiter* last_waiter = nullptr;
   simgrid::kernel::timer::Timer* timeout_timer = nullptr;  // at the earliest deadline, or later
   double timeout_at_s = 0;
-  // Actors the Runtime spawned on this node (executors not counted).
-  uint32_t actors = 0;
-  sg4::ConditionVariablePtr recv_cv;
-  sg4::ConditionVariablePtr work_cv;
-  std::deque<std::unique_ptr<Batch>> pending;
+  std::vector<sg4::SemaphorePtr> spare_sems;
+  std::deque<Completion> cq;
   // Client nodes: batches the posting actor will carry itself in its next
   // wait() (it would only block there anyway), saving two actor switches
   // per batch. Servers always hand batches to executors, so a reply being
   // sent never holds up the next request.
   std::deque<std::unique_ptr<Batch>> deferred;
+
+  std::string name;
+  sg4::Host* nic_host = nullptr;  // processor-sharing NIC model only
+  std::deque<RecvRequest> recvs;
+  sg4::MutexPtr mu;  // only to pair with the condition variables below
+  sg4::ConditionVariablePtr recv_cv;
+  sg4::ConditionVariablePtr work_cv;
+  std::deque<std::unique_ptr<Batch>> pending;
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
   std::unordered_map<NodeId, Connection> connections;
-  NodeId last_peer = kInvalidNode;  // connection_to's cache
-  Connection* last_conn = nullptr;
-  uint32_t host_index = 0;  // into World's packet links
-  uint32_t host_cores = 1;  // its host's, read once (cpu_uncontended runs per charge)
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
 
+  void add_waiter(CqWaiter* w);
+  void remove_waiter(CqWaiter* w);
   void complete(const Completion& c);
   // Wakes the waiters whose deadline has come; re-arms for the others.
   void fire_timeouts();
@@ -346,7 +362,7 @@ class World {
   bool host_uncontended(const SimNode& node) const { return host_actors_[node.host_index] <= node.host_cores; }
   // An actor woken at the engine's current time (it runs before the clock
   // moves on): no event may run ahead of it.
-  void note_wake() { last_wake_s_ = sg4::Engine::get_clock(); }
+  void note_wake() { last_wake_s_ = engine_clock_s(); }
 
  private:
   void build_platform();
