@@ -64,7 +64,7 @@ void SimNode::complete(const Completion& c) {
   if (w == nullptr) return;
   remove_waiter(w);
   world->note_wake();
-  w->sem->release();  // the node's timeout timer stays: it fires rarely
+  w->actor->resume();  // the node's timeout timer stays: it fires rarely
 }
 
 void SimNode::add_waiter(CqWaiter* w) {
@@ -102,7 +102,7 @@ void SimNode::fire_timeouts() {
     if (w->deadline_s <= now) {
       remove_waiter(w);
       world->note_wake();
-      w->sem->release();
+      w->actor->resume();
     } else {
       next = next < 0 ? w->deadline_s : std::min(next, w->deadline_s);
     }
@@ -111,29 +111,21 @@ void SimNode::fire_timeouts() {
   if (next >= 0) arm_timeout(next);
 }
 
-CqWaiter::CqWaiter(SimNode& n) : node(n) {
-  if (node.spare_sems.empty()) {
-    sem = sg4::Semaphore::create(0);
-  } else {
-    sem = std::move(node.spare_sems.back());
-    node.spare_sems.pop_back();
-  }
-}
+CqWaiter::CqWaiter(SimNode& n) : node(n), actor(sg4::Actor::self()) {}
 
 CqWaiter::~CqWaiter() {
   if (queued) node.remove_waiter(this);
-  // Reused only if nothing is left in it (a kill may have come between a
-  // release and the acquire).
-  if (sem->get_capacity() == 0) node.spare_sems.push_back(std::move(sem));
 }
 
 void CqWaiter::block_until(double deadline) {
   deadline_s = deadline;
   node.add_waiter(this);
   node.arm_timeout(deadline);
-  // Released exactly once, by whichever takes this waiter off the queue:
-  // the first completion or the node's timeout timer.
-  sem->acquire();
+  // Resumed exactly once, by whichever takes this waiter off the queue:
+  // the first completion or the node's timeout timer. Both run in maestro
+  // or, from an executor, as a simcall handled after this suspension, so
+  // the resume never comes before it.
+  sg4::this_actor::suspend();
 }
 
 void track_engine_clock() {

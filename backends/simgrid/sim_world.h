@@ -139,7 +139,9 @@ void settle_debt();
 // first completion or, at its deadline, by its node's timeout timer. One
 // kernel timer per node, moved only when a waiter's deadline comes before
 // it, is much cheaper than a SimGrid acquire with a timeout, which puts a
-// sleep action on the host's CPU model for every wait.
+// sleep action on the host's CPU model for every wait. The actor suspends
+// itself and is resumed: one simcall, where a semaphore acquisition takes
+// two and an activity.
 struct CqWaiter {
   explicit CqWaiter(SimNode& n);
   // Also run when a daemon is killed in its wait: leaves no timer and no
@@ -151,7 +153,7 @@ struct CqWaiter {
   void block_until(double deadline_s);
 
   SimNode& node;
-  sg4::SemaphorePtr sem;
+  sg4::Actor* actor;
   double deadline_s = 0;
   bool queued = false;
   CqWaiter* prev = nullptr;  // in the node's list of waiters
@@ -250,14 +252,11 @@ struct alignas(64) SimNode {
   double cpu_busy_s = 0;
   uint64_t bytes_in = 0, bytes_out = 0;  // on this node's link
   // Actors blocked in wait() for a completion, first come first woken (a
-  // list through the waiters, which live on the actors' stacks), and
-  // semaphores for later waits (one simcall per wait, where a condition
-  // variable needs a mutex and three).
+  // list through the waiters, which live on the actors' stacks).
   CqWaiter* first_waiter = nullptr;
   CqWaiter* last_waiter = nullptr;
   simgrid::kernel::timer::Timer* timeout_timer = nullptr;  // at the earliest deadline, or later
   double timeout_at_s = 0;
-  std::vector<sg4::SemaphorePtr> spare_sems;
   std::deque<Completion> cq;
   // Client nodes: batches the posting actor will carry itself in its next
   // wait() (it would only block there anyway), saving two actor switches
