@@ -3,7 +3,10 @@
 // nodes and entries want cache-line alignment). Buffers of 2 MiB and more
 // are 2 MiB aligned and asked to be backed by transparent huge pages:
 // index regions are read at random, and TLB misses (the CPU's, and the
-// NIC's address translation on real hardware) dominate otherwise.
+// NIC's address translation on real hardware) dominate otherwise. They are
+// anonymous mappings, which the kernel fills with zeros page by page as
+// they are first touched: a store sized for growth costs memory, and time
+// to clear it, only for the part it uses.
 #pragma once
 
 #include <cstddef>
@@ -24,24 +27,26 @@ class AlignedBuffer {
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
-    const size_t align = bytes >= kHugePage ? kHugePage : kAlignment;
-    const size_t rounded = (bytes + align - 1) / align * align;
-    data_ = static_cast<std::byte*>(std::aligned_alloc(align, rounded));
-    if (data_ == nullptr) {
-      size_ = 0;
-      return;
+    if (bytes >= kHugePage) {
+      map_huge_aligned(bytes);
+    } else {
+      const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+      data_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+      if (data_ != nullptr) std::memset(data_, 0, rounded);
     }
-    if (align == kHugePage) (void)madvise(data_, rounded, MADV_HUGEPAGE);  // a hint only
-    std::memset(data_, 0, rounded);
+    if (data_ == nullptr) size_ = 0;
   }
-  ~AlignedBuffer() { std::free(data_); }
+  ~AlignedBuffer() { release(); }
   AlignedBuffer(AlignedBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        mapped_(std::exchange(o.mapped_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
-      std::free(data_);
+      release();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
+      mapped_ = std::exchange(o.mapped_, 0);
     }
     return *this;
   }
@@ -55,8 +60,36 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  // Maps `bytes` rounded up to huge pages at a huge-page boundary: maps one
+  // huge page more than needed and unmaps the unaligned head and the tail.
+  void map_huge_aligned(size_t bytes) {
+    const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = mmap(nullptr, rounded + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    auto* raw = static_cast<std::byte*>(p);
+    const auto addr = reinterpret_cast<uintptr_t>(raw);
+    const size_t head = (kHugePage - addr % kHugePage) % kHugePage;
+    if (head > 0) munmap(raw, head);
+    const size_t tail = kHugePage - head;
+    if (tail > 0) munmap(raw + head + rounded, tail);
+    data_ = raw + head;
+    mapped_ = rounded;
+    (void)madvise(data_, rounded, MADV_HUGEPAGE);  // a hint only
+  }
+  void release() {
+    if (data_ == nullptr) return;
+    if (mapped_ > 0) {
+      munmap(data_, mapped_);
+    } else {
+      std::free(data_);
+    }
+    data_ = nullptr;
+    mapped_ = 0;
+  }
+
   std::byte* data_ = nullptr;
   size_t size_ = 0;
+  size_t mapped_ = 0;  // bytes mapped, if it is a mapping
 };
 
 }  // namespace locus
