@@ -2,6 +2,8 @@
 // overlap between live blocks under long random sequences (checked against a
 // plain map of live intervals), full coalescing, exhaustion, rejection of
 // bad frees without damage, in-place growth, and no heap use on the data path.
+// Also core/common/aligned_buffer: small and mapped (huge-page) buffers are
+// aligned, zero-filled and writable, and moves hand them over.
 #include "core/memory/buddy_allocator.h"
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include <boost/test/unit_test.hpp>
 #include <rapidcheck/boost_test.h>
 
+#include "core/common/aligned_buffer.h"
 #include "core/common/random.h"
 
 // Counting global operator new: the only way to see that allocate()/free()
@@ -369,6 +372,52 @@ RC_BOOST_PROP(any_operation_sequence_matches_the_model,
   }
   RC_ASSERT(alloc.check_consistency().is_ok());
   RC_ASSERT(alloc.live_allocations() == live.size());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(aligned_buffer)
+
+// Zero everywhere, and every byte writable (a page left unmapped by the
+// alignment trim would fault).
+void check_zero_and_writable(locus::AlignedBuffer& b) {
+  BOOST_REQUIRE(b.valid());
+  for (size_t i = 0; i < b.size(); i += 4096) BOOST_REQUIRE_EQUAL(static_cast<int>(b.data()[i]), 0);
+  BOOST_REQUIRE_EQUAL(static_cast<int>(b.data()[b.size() - 1]), 0);
+  for (size_t i = 0; i < b.size(); i += 4096) b.data()[i] = std::byte{0x5A};
+  b.data()[b.size() - 1] = std::byte{0xA5};
+  BOOST_TEST(static_cast<int>(b.data()[b.size() - 1]) == 0xA5);
+}
+
+BOOST_AUTO_TEST_CASE(small_buffers_are_cache_line_aligned_and_zeroed) {
+  locus::AlignedBuffer b(1000);
+  BOOST_TEST(b.size() == 1000u);
+  BOOST_TEST(reinterpret_cast<uintptr_t>(b.data()) % locus::AlignedBuffer::kAlignment == 0u);
+  check_zero_and_writable(b);
+}
+
+BOOST_AUTO_TEST_CASE(large_buffers_are_huge_page_aligned_mappings_and_zeroed) {
+  for (size_t bytes : {locus::AlignedBuffer::kHugePage, 3 * locus::AlignedBuffer::kHugePage + 12345}) {
+    locus::AlignedBuffer b(bytes);
+    BOOST_TEST(b.size() == bytes);
+    BOOST_TEST(reinterpret_cast<uintptr_t>(b.data()) % locus::AlignedBuffer::kHugePage == 0u);
+    check_zero_and_writable(b);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(moves_hand_the_buffer_over) {
+  locus::AlignedBuffer a(locus::AlignedBuffer::kHugePage + 1);
+  std::byte* p = a.data();
+  p[7] = std::byte{7};
+  locus::AlignedBuffer b(std::move(a));
+  BOOST_TEST(!a.valid());
+  BOOST_TEST(b.data() == p);
+  locus::AlignedBuffer c(64);
+  c = std::move(b);  // frees c's own buffer, takes b's mapping
+  BOOST_TEST(!b.valid());
+  BOOST_TEST(c.data() == p);
+  BOOST_TEST(static_cast<int>(c.data()[7]) == 7);
+  BOOST_TEST(c.size() == locus::AlignedBuffer::kHugePage + 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
