@@ -213,6 +213,7 @@ void World::run_events() {
     std::pop_heap(events_.begin(), events_.end(), Later{});
     events_.pop_back();
     e.f->armed_seq = 0;
+    if (ahead) ++events_run_ahead_;
     drain(*e.f->conn, ahead ? e.at_s : clock, !ahead);
   }
   running_events_ = false;

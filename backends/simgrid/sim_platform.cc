@@ -67,6 +67,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
 }
 
 World::~World() {
+  if (options_.events_run_ahead != nullptr) *options_.events_run_ahead = events_run_ahead_;
   // Kernel timers outlive the engine: cancel those still pending, which
   // point into this world.
   if (events_timer_ != nullptr) events_timer_->remove();

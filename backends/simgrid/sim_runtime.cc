@@ -124,9 +124,7 @@ class SimClock final : public Clock {
   SimClock(World& world, ActorState* self) : world_(world), self_(self) {}
   // The calling actor's own time (ActorState: ahead by the CPU time it owes).
   Nanos now() const override {
-    const ActorState* self = caller();
-    const double own_s = engine_clock_s() + (self == nullptr ? 0.0 : self->debt_s);
-    return static_cast<Nanos>(std::llround((own_s - world_.start_s()) * 1e9));
+    return static_cast<Nanos>(std::llround((own_time_s(caller()) - world_.start_s()) * 1e9));
   }
   void sleep_for(Nanos d) override {
     ActorState* self = caller();

@@ -29,6 +29,8 @@ struct SimOptions {
   // when nothing else can happen before it, saving the engine a round per
   // request. Results are the same either way; off only to check that.
   bool run_ahead = true;
+  // If set, receives how many events ran ahead, when the runtime ends.
+  uint64_t* events_run_ahead = nullptr;
 };
 
 std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,

@@ -110,11 +110,10 @@ inline ActorState* current_actor() {
   sg4::Actor* self = sg4::Actor::self();
   return self == nullptr ? nullptr : self->get_data<ActorState>();
 }
-// The calling actor's own time: the engine's plus what it owes.
-inline double actor_now_s() {
-  const ActorState* a = current_actor();
-  return engine_clock_s() + (a == nullptr ? 0.0 : a->debt_s);
-}
+// An actor's own time: the engine's plus what it owes (the engine's for none).
+inline double own_time_s(const ActorState* a) { return engine_clock_s() + (a == nullptr ? 0.0 : a->debt_s); }
+// The calling actor's own time.
+inline double actor_now_s() { return own_time_s(current_actor()); }
 // A SimGrid activity of an actor (an execution, a sleep, a timed wait, an
 // executor's flows) for as long as it runs, with the latest moment it can
 // end by itself, or 0 if that moment is not known. While none ends before
@@ -438,6 +437,7 @@ class World {
   std::multiset<double> native_ends_;
   double last_wake_s_ = -1;
   bool run_ahead_ = true;  // SimOptions::run_ahead, if the engine's timers are visible
+  uint64_t events_run_ahead_ = 0;  // reported to SimOptions::events_run_ahead
 };
 
 }  // namespace locus::simgrid_backend
