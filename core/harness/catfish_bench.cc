@@ -150,6 +150,7 @@ StatusOr<metrics::RunResult> run_catfish_clients(Runtime& runtime, NodeId bootst
     LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
     sum.server_searches += o.catfish.server_searches;
     sum.client_searches += o.catfish.client_searches;
+    sum.fallbacks += o.catfish.fallbacks;
     sum.inserts += o.catfish.inserts;
     sum.hits += o.catfish.hits;
     offload.node_reads += o.offload.node_reads;
@@ -165,6 +166,7 @@ StatusOr<metrics::RunResult> run_catfish_clients(Runtime& runtime, NodeId bootst
   result.extra["server_share"] = sel.server_share();
   result.extra["server_searches"] = static_cast<double>(sum.server_searches);
   result.extra["client_searches"] = static_cast<double>(sum.client_searches);
+  result.extra["fallbacks"] = static_cast<double>(sum.fallbacks);
   result.extra["inserts"] = static_cast<double>(sum.inserts);
   result.extra["hits_per_search"] = searches == 0 ? 0.0 : static_cast<double>(sum.hits) / static_cast<double>(searches);
   result.extra["node_reads"] = static_cast<double>(offload.node_reads);

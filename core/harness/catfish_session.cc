@@ -54,6 +54,7 @@ void CatfishSession::report(metrics::OpStats& stats) const {
   const catfish::OffloadStats& o = client_->offload_stats();
   add_counters(stats, {{"catfish.server_searches", c.server_searches},
                        {"catfish.client_searches", c.client_searches},
+                       {"catfish.fallbacks", c.fallbacks},
                        {"catfish.inserts", c.inserts},
                        {"catfish.hits", c.hits},
                        {"catfish.node_reads", o.node_reads},

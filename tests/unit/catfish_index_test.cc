@@ -24,6 +24,12 @@
 #include "tests/support/rtree_oracle.h"
 
 namespace locus::catfish {
+
+class CatfishServerTestPeer {
+ public:
+  static Store& store(CatfishServer& server) { return *server.store_; }
+};
+
 namespace {
 
 using Reference = testing::RtreeOracle;
@@ -213,6 +219,30 @@ BOOST_AUTO_TEST_CASE(inserts_and_deletes_through_the_client) {
   BOOST_TEST(s.deletes == 2000u);
   BOOST_TEST(s.delete_misses == 1u);
   BOOST_TEST(cl.server->store_stats().rectangles == kRectangles + 3000 - 2000);
+}
+
+// An offloaded search that finds a node locked for longer than its retry
+// budget (a server writer descheduled mid-write) is asked of the server
+// instead and still returns the reference's answer; once the node is
+// unlocked, offloading serves again.
+BOOST_AUTO_TEST_CASE(offloaded_search_falls_back_to_the_server_on_a_locked_node) {
+  Cluster cl(ServerMode::kEvent);
+  Store& store = CatfishServerTestPeer::store(*cl.server);
+  const uint64_t root = NodeView(store.region(), 0).header_info().root;
+  NodeWriter lock(store.region() + root, store.geometry().lines());
+  cl.add_client("reader", selector::SelectorKind::kClientOnly, [&](CatfishClient& c, Env&) {
+    const selector::Path client = selector::Path::kClient;
+    lock.begin();  // the root's lock word and line versions stay odd
+    (void)cl.differential("root locked", c, 41, 2, &client);
+    lock.end();
+    if (c.stats().fallbacks != 4u * 2u) cl.failures.fail("not every search on the locked root fell back");
+    if (c.offload_stats().torn_reads < 4u * 2u * 64u) cl.failures.fail("the retry budget was not spent first");
+    (void)cl.differential("root unlocked", c, 42, 5, &client);
+    if (c.stats().fallbacks != 4u * 2u) cl.failures.fail("a search fell back with nothing locked");
+    if (c.stats().server_searches != 0u) cl.failures.fail("a fallback counted as a chosen server search");
+  });
+  cl.run();
+  BOOST_TEST(cl.server->stats().searches == 4u * 2u);
 }
 
 // Readers on both paths while two writers insert and delete their own

@@ -65,6 +65,10 @@ Status CatfishClient::search_by(selector::Path path, const Rect& query, std::vec
 
 Status CatfishClient::search_server(const Rect& query, std::vector<Hit>* out) {
   ++stats_.server_searches;
+  return ask_server(query, out);
+}
+
+Status CatfishClient::ask_server(const Rect& query, std::vector<Hit>* out) {
   out->clear();
   Clock& clock = *endpoint_.env().clock;
   const Nanos t0 = clock.now();
@@ -91,7 +95,14 @@ Status CatfishClient::search_client(const Rect& query, std::vector<Hit>* out) {
   Env& env = endpoint_.env();
   const OffloadStats before = offload_->stats();
   const Nanos t0 = env.clock->now();
-  LOCUS_RETURN_IF_ERROR(offload_->search(query, out));
+  if (Status st = offload_->search(query, out); !st.is_ok()) {
+    if (st.code() != StatusCode::kAborted) return st;
+    // Contention: the time spent trying counts against the client path.
+    const Nanos t1 = env.clock->now();
+    selector_.observe(server_node(), selector::Path::kClient, t1 - t0, t1);
+    ++stats_.fallbacks;
+    return ask_server(query, out);
+  }
   const OffloadStats& after = offload_->stats();
   const uint64_t nodes = after.node_reads - before.node_reads;
   if (options_.node_ns > 0) env.cpu->charge(options_.node_ns * static_cast<Nanos>(nodes));

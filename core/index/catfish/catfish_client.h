@@ -36,7 +36,8 @@ struct CatfishClientOptions {
 
 struct CatfishClientStats {
   uint64_t server_searches = 0;  // by fast messaging
-  uint64_t client_searches = 0;  // by offloading
+  uint64_t client_searches = 0;  // by offloading (fallbacks included)
+  uint64_t fallbacks = 0;        // offloaded searches given up on contention, then asked of the server
   uint64_t inserts = 0;
   uint64_t deletes = 0;
   uint64_t failures = 0;         // calls that returned an error (NOT_FOUND deletes excluded)
@@ -58,7 +59,9 @@ class CatfishClient {
                                                           const CatfishClientOptions& options = {});
 
   // Every stored rectangle intersecting `query`, into *out (cleared first),
-  // by the path the selector picks.
+  // by the path the selector picks. An offloaded search the server's
+  // writers keep tearing (OffloadClient's kAborted) is asked of the server
+  // instead, which sees its own tree consistently.
   Status search(const Rect& query, std::vector<Hit>* out);
   // The same by a fixed path, bypassing the selector (tests).
   Status search_by(selector::Path path, const Rect& query, std::vector<Hit>* out);
@@ -82,6 +85,8 @@ class CatfishClient {
   static StatusOr<std::unique_ptr<CatfishClient>> open(Endpoint& endpoint, selector::Selector& selector,
                                                        const CatfishClientOptions& options, const Exchange& exchange);
   Status search_server(const Rect& query, std::vector<Hit>* out);
+  // The server-path request itself (search_server counts it as chosen).
+  Status ask_server(const Rect& query, std::vector<Hit>* out);
   Status search_client(const Rect& query, std::vector<Hit>* out);
   Status write(uint16_t type, const Rect& rect, uint64_t id);
 

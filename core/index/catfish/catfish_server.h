@@ -102,6 +102,8 @@ class CatfishServer {
   Status check_invariants() const;
 
  private:
+  friend class CatfishServerTestPeer;  // tests reach the store to hold a node locked
+
   struct Counters {
     std::atomic<uint64_t> searches{0}, hits{0}, inserts{0}, deletes{0}, delete_misses{0}, truncated{0}, connects{0},
         connects_refused{0};

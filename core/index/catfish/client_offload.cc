@@ -7,6 +7,12 @@
 
 namespace locus::catfish {
 
+namespace {
+// Why a copy stays torn: its writer holds the node's lock word odd.
+constexpr const char* kLockedTooLong =
+    "the server kept it locked: a writer descheduled mid-write, or writing it continuously";
+}  // namespace
+
 OffloadClient::OffloadClient(Endpoint& endpoint, const RemoteRegion& region, OffloadOptions options)
     : endpoint_(endpoint), remote_(region), options_(options) {}
 
@@ -61,8 +67,8 @@ Status OffloadClient::read_header(HeaderInfo* out) {
     ++stats_.torn_reads;
     back_off(attempt + 1);
   }
-  return corruption("catfish client: header never read consistently in " + std::to_string(options_.max_torn_reads) +
-                    " READs");
+  return Status(StatusCode::kAborted, "catfish client: header torn in " + std::to_string(options_.max_torn_reads) +
+                                          " READs in a row (" + kLockedTooLong + ")");
 }
 
 Status OffloadClient::search(const Rect& query, std::vector<Hit>* out) {
@@ -117,8 +123,9 @@ StatusOr<OffloadClient::Pass> OffloadClient::traverse(const Rect& q, const Heade
       if (state == CopyState::kTorn) {
         ++stats_.torn_reads;
         if (p.torn + 1 >= options_.max_torn_reads) {
-          return corruption("catfish client: node at offset " + std::to_string(p.off) + " never read consistently in " +
-                            std::to_string(options_.max_torn_reads) + " READs");
+          return Status(StatusCode::kAborted, "catfish client: node at offset " + std::to_string(p.off) +
+                                                  " torn in " + std::to_string(options_.max_torn_reads) +
+                                                  " READs in a row (" + kLockedTooLong + ")");
         }
         back_off(p.torn + 1);
         pending_.push_back({p.off, p.level, p.torn + 1});

@@ -65,8 +65,10 @@ class OffloadClient {
   OffloadClient& operator=(const OffloadClient&) = delete;
 
   // Every stored entry intersecting `query`, into *out (cleared first).
-  // kAborted if the tree kept moving for max_restarts traversals,
-  // kCorruption if a node never read consistently.
+  // kAborted if the tree kept moving for max_restarts traversals or a node
+  // (or the header) stayed locked for max_torn_reads READs in a row: both
+  // are contention the server side resolves, so a caller can ask it
+  // instead (CatfishClient does).
   Status search(const Rect& query, std::vector<Hit>* out);
 
   const OffloadStats& stats() const { return stats_; }
