@@ -121,6 +121,7 @@ StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap
     sum.write_rpcs += o.cell.write_rpcs;
     sum.node_reads += o.cell.node_reads;
     sum.torn_reads += o.cell.torn_reads;
+    sum.torn_fallbacks += o.cell.torn_fallbacks;
     sum.node_cache_hits += o.cell.node_cache_hits;
     sum.path_cache_hits += o.cell.path_cache_hits;
     sum.extent_retries += o.cell.extent_retries;

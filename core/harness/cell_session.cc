@@ -48,6 +48,7 @@ void CellSession::report(metrics::OpStats& stats) const {
                        {"cell.write_rpcs", c.write_rpcs},
                        {"cell.node_reads", c.node_reads},
                        {"cell.torn_reads", c.torn_reads},
+                       {"cell.torn_fallbacks", c.torn_fallbacks},
                        {"cell.node_cache_hits", c.node_cache_hits},
                        {"cell.path_cache_hits", c.path_cache_hits},
                        {"cell.extent_retries", c.extent_retries},

@@ -4,7 +4,10 @@
 // client a PilafSession (pilaf_session.h) holding a PilafClient per server
 // on one shared endpoint, each connected (a layout RPC) when the client
 // first uses a key of that server.
+#include <algorithm>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/harness/index_driver.h"
 #include "core/harness/pilaf_session.h"
@@ -34,17 +37,38 @@ class PilafDriver final : public IndexDriver {
     return Status();
   }
 
+  // The records' plans are drawn in key order from `rng`; then each thread
+  // fills and stores the records of its own shards, each shard in key
+  // order, so every store holds exactly what a serial load would make.
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(spec));
-    std::string key(loader.max_key_bytes(), '\0');
-    std::string value(loader.max_value_bytes(), '\0');
-    const uint64_t first = spec.insertstart;
-    for (uint64_t n = first; n < first + spec.effective_insertcount(); ++n) {
-      const size_t kl = loader.build_key(n, key.data(), key.size());
-      const size_t vl = loader.build_record(rng, n, value.data(), value.size());
-      LOCUS_RETURN_IF_ERROR(servers_[pilaf_shard_of(n, servers_.size())]->store().put(
-          std::string_view(key.data(), kl), std::string_view(value.data(), vl)));
-    }
+    const uint64_t first = spec.insertstart, count = spec.effective_insertcount();
+    std::vector<workload::Workload::RecordPlan> plans(count);
+    for (uint64_t i = 0; i < count; ++i) plans[i] = loader.plan_record(rng, first + i, loader.max_value_bytes());
+    const uint32_t shards = static_cast<uint32_t>(servers_.size());
+    const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, shards);
+    std::vector<Status> failed(threads);
+    auto load_part = [&](uint32_t part) {
+      std::string key(loader.max_key_bytes(), '\0');
+      std::string value(loader.max_value_bytes(), '\0');
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint32_t shard = pilaf_shard_of(first + i, shards);
+        if (shard % threads != part) continue;
+        const size_t kl = loader.build_key(first + i, key.data(), key.size());
+        workload::Workload::fill_planned(plans[i], value.data());
+        Status st = servers_[shard]->store().put(std::string_view(key.data(), kl),
+                                                 std::string_view(value.data(), plans[i].length));
+        if (!st.is_ok()) {
+          failed[part] = std::move(st);
+          return;
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (uint32_t part = 1; part < threads; ++part) helpers.emplace_back(load_part, part);
+    load_part(0);
+    for (std::thread& t : helpers) t.join();
+    for (Status& st : failed) LOCUS_RETURN_IF_ERROR(std::move(st));
     return Status();
   }
 

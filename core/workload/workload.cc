@@ -141,18 +141,29 @@ Op Workload::next_operation(Random& rng) {
   return op;
 }
 
-size_t Workload::build_fields(Random& rng, uint64_t keynum, uint32_t fields, char* out, size_t cap) {
+Workload::RecordPlan Workload::plan_fields(Random& rng, uint64_t keynum, uint32_t fields, size_t cap) {
   // Draw every field's length first, then fill the whole value from one
   // seed: the bytes depend only on (keynum, the client's stream).
   size_t length = 0;
   for (uint32_t f = 0; f < fields; ++f) length += field_length_.next(rng);
-  if (length > cap) return 0;
-  fill_value_bytes(rng.next_u64() ^ (keynum * 0x9E3779B97F4A7C15ULL), out, length);
-  return length;
+  if (length > cap) return {};
+  return {rng.next_u64() ^ (keynum * 0x9E3779B97F4A7C15ULL), length};
+}
+
+void Workload::fill_planned(const RecordPlan& plan, char* out) { fill_value_bytes(plan.seed, out, plan.length); }
+
+size_t Workload::build_fields(Random& rng, uint64_t keynum, uint32_t fields, char* out, size_t cap) {
+  const RecordPlan plan = plan_fields(rng, keynum, fields, cap);
+  fill_planned(plan, out);
+  return plan.length;
 }
 
 size_t Workload::build_record(Random& rng, uint64_t keynum, char* out, size_t cap) {
   return build_fields(rng, keynum, spec_.fieldcount, out, cap);
+}
+
+Workload::RecordPlan Workload::plan_record(Random& rng, uint64_t keynum, size_t cap) {
+  return plan_fields(rng, keynum, spec_.fieldcount, cap);
 }
 
 size_t Workload::build_update_value(Random& rng, uint64_t keynum, char* out, size_t cap) {

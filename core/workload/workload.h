@@ -89,6 +89,16 @@ class Workload {
   // A whole record (all fieldcount fields, each of a drawn field length),
   // for loads and inserts. Returns its length, or 0 if it does not fit.
   size_t build_record(Random& rng, uint64_t keynum, char* out, size_t cap);
+  // build_record in two steps: plan_record draws from `rng` what the bytes
+  // depend on (their length and seed), fill_planned writes them without
+  // the stream. A loader draws every plan in order, then fills records on
+  // several threads, byte for byte what build_record makes.
+  struct RecordPlan {
+    uint64_t seed = 0;
+    size_t length = 0;  // 0: does not fit
+  };
+  RecordPlan plan_record(Random& rng, uint64_t keynum, size_t cap);
+  static void fill_planned(const RecordPlan& plan, char* out);
   // The value an update or read-modify-write writes: all fields with
   // writeallfields, otherwise one field (YCSB's default).
   size_t build_update_value(Random& rng, uint64_t keynum, char* out, size_t cap);
@@ -103,6 +113,7 @@ class Workload {
       std::variant<UniformGenerator, ScrambledZipfianGenerator, SkewedLatestGenerator, HotspotIntegerGenerator>;
 
   Workload(const WorkloadSpec& spec, std::shared_ptr<AcknowledgedCounter> inserts, KeyChooser key_chooser);
+  RecordPlan plan_fields(Random& rng, uint64_t keynum, uint32_t fields, size_t cap);
   size_t build_fields(Random& rng, uint64_t keynum, uint32_t fields, char* out, size_t cap);
 
   WorkloadSpec spec_;

@@ -28,6 +28,13 @@
 
 namespace locus {
 
+namespace cell {
+class StoreTestPeer {
+ public:
+  static std::byte* node(Store& store, uint64_t off) { return store.at(off); }
+};
+}  // namespace cell
+
 using cell::OpKind;
 using testing::CellCluster;
 using testing::Collect;
@@ -389,6 +396,49 @@ void run_differential(selector::SelectorKind kind, uint64_t ops, uint32_t server
   if (kind == selector::SelectorKind::kClientOnly) BOOST_TEST(cache_hits.load() > 0u);
   BOOST_TEST(path_hits.load() > 0u);
   BOOST_TEST(s.rpc_rejected == 0u);
+}
+
+// A node held locked past the client's torn-read budget (a writer
+// descheduled mid-write) sends that meganode's step to the server: the
+// operations still answer correctly, and once the node is published the
+// client reads it again.
+BOOST_AUTO_TEST_CASE(a_node_locked_too_long_is_left_to_the_server) {
+  auto cluster = CellCluster::create(1, tiny_options());
+  cell::Deployment& d = *cluster->deployment;
+  std::map<std::string, std::string> ref;
+  for (uint64_t i = 0; i < 15; ++i) {  // a few levels, too few for a meganode split
+    const std::string key = key_of(i), value = make_value(key, i, 30);
+    BOOST_REQUIRE(d.direct_op(OpKind::kPut, key, value).is_ok());
+    ref[key] = value;
+  }
+  cell::Store& store = d.server(0).store();
+  cell::NodeWriter lock(cell::StoreTestPeer::node(store, cell::ptr_offset(store.root())), store.geometry());
+  cell::ClientOptions co;
+  co.max_torn_reads = 8;
+  std::atomic<uint64_t> fallbacks_locked{0}, fallbacks_after{0}, server_steps{0};
+  cluster->add_client("client", selector::SelectorKind::kClientOnly, co, [&](cell::CellClient& c, Env&) {
+    auto check_all = [&](const char* phase) {
+      for (const auto& [key, value] : ref) {
+        auto got = c.get(key);
+        if (!got.is_ok() || *got != value) return cluster->failures.fail(std::string(phase) + ": get " + key);
+      }
+      Collect all;
+      if (!c.range("", std::nullopt, UINT32_MAX, all).is_ok() || all.got != expected_range(ref, "", nullptr, UINT32_MAX)) {
+        cluster->failures.fail(std::string(phase) + ": range");
+      }
+    };
+    lock.begin();  // both versions odd until end()
+    check_all("root locked");
+    lock.end();
+    fallbacks_locked = c.stats().torn_fallbacks;
+    server_steps = c.stats().server_steps;
+    check_all("root published");
+    fallbacks_after = c.stats().torn_fallbacks;
+  });
+  cluster->run();
+  BOOST_TEST(fallbacks_locked.load() >= ref.size() + 1);  // every get, and the range
+  BOOST_TEST(server_steps.load() == fallbacks_locked.load());  // the selector itself never picks the server
+  BOOST_TEST(fallbacks_after.load() == fallbacks_locked.load());
 }
 
 BOOST_AUTO_TEST_CASE(server_side_matches_std_map) { run_differential(selector::SelectorKind::kServerOnly, 6000, 2); }

@@ -101,6 +101,14 @@ Status CellClient::restart(std::string_view key, uint64_t* ptr) {
   return Status();
 }
 
+bool CellClient::server_takes_step(NodeId server) {
+  if (server_next_) {
+    server_next_ = false;
+    return true;
+  }
+  return selector_.choose(server, endpoint_.env().clock->now()) == selector::Path::kServer;
+}
+
 Status CellClient::busy_wait(Nanos* waited, Nanos* backoff) {
   ++stats_.busy_retries;
   if (*waited >= options_.busy_timeout_ns) {
@@ -152,11 +160,11 @@ Status CellClient::point(OpKind op, std::string_view key, std::string_view value
   ++stats_.ops;
   use_cache_ = true;
   restarts_ = 0;
+  server_next_ = false;
   trail_.clear();
   cached_used_.clear();
   uint64_t ptr = start_pointer(key);
   Nanos waited = 0, backoff = options_.busy_backoff_min_ns;
-  Clock& clock = *endpoint_.env().clock;
   auto finish_server = [&](const OpResponse& r, bool* done) -> Status {
     *done = false;
     switch (r.outcome) {
@@ -182,7 +190,7 @@ Status CellClient::point(OpKind op, std::string_view key, std::string_view value
       continue;
     }
     bool done = false;
-    if (selector_.choose(server, clock.now()) == selector::Path::kServer) {
+    if (server_takes_step(server)) {
       ++stats_.server_steps;
       trail_.clear();
       LOCUS_ASSIGN_OR_RETURN(OpResponse r, server_step(op, key, value, ptr, true));
@@ -194,6 +202,10 @@ Status CellClient::point(OpKind op, std::string_view key, std::string_view value
     LOCUS_ASSIGN_OR_RETURN(Step s, traverse_meganode(key, ptr));
     if (s.kind == StepKind::kRestart) {
       LOCUS_RETURN_IF_ERROR(restart(key, &ptr));
+      continue;
+    }
+    if (s.kind == StepKind::kServer) {
+      server_next_ = true;  // this meganode, from ptr, on its server
       continue;
     }
     if (s.kind == StepKind::kNext) {

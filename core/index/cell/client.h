@@ -55,7 +55,7 @@ struct ClientOptions {
   uint32_t cache_min_distance = 4;      // cache nodes at least this many levels above the leaves
   uint32_t path_cache_entries = 4096;
   uint32_t max_restarts = 10'000;       // per operation, then kCorruption
-  uint32_t max_torn_reads = 10'000;     // re-reads of one node, then kCorruption
+  uint32_t max_torn_reads = 10'000;     // re-reads of one node, then its meganode is asked of the server
   Nanos busy_backoff_min_ns = 20 * kMicrosecond;
   Nanos busy_backoff_max_ns = 1 * kMillisecond;
   Nanos busy_timeout_ns = 30 * kSecond;  // a write blocked this long fails kUnavailable
@@ -69,6 +69,7 @@ struct ClientStats {
   uint64_t write_rpcs = 0;       // writes sent after a client-side search
   uint64_t node_reads = 0;
   uint64_t torn_reads = 0;       // version mismatch or odd: re-read
+  uint64_t torn_fallbacks = 0;   // meganodes left to the server after max_torn_reads torn copies of a node
   uint64_t node_cache_hits = 0;
   uint64_t path_cache_hits = 0;
   uint64_t extent_reads = 0;
@@ -111,7 +112,10 @@ class CellClient {
   const PathCache& path_cache() const { return path_cache_; }
 
  private:
-  enum class StepKind { kLeaf, kNext, kRestart };
+  // kServer: a node (or the superblock) stayed torn for max_torn_reads
+  // READs (its writer descheduled mid-write, or writing it continuously);
+  // the server, which sees its own memory consistently, takes the step.
+  enum class StepKind { kLeaf, kNext, kRestart, kServer };
   struct Step {
     StepKind kind = StepKind::kRestart;
     uint64_t ptr = kNullPtr;           // kLeaf: the leaf; kNext: where to continue
@@ -142,6 +146,10 @@ class CellClient {
   Status restart(std::string_view key, uint64_t* ptr);
   Status busy_wait(Nanos* waited, Nanos* backoff);
   void learn_meganode(const MeganodeInfo& m);
+
+  // The path of the next step: the server's after a kServer step, else
+  // the selector's choice.
+  bool server_takes_step(NodeId server);
 
   // client_rdma.cc: client-side steps.
   StatusOr<Step> traverse_meganode(std::string_view key, uint64_t ptr);
@@ -190,6 +198,7 @@ class CellClient {
   bool use_cache_ = true;
   bool used_path_cache_ = false;
   uint32_t restarts_ = 0;
+  bool server_next_ = false;  // the next step goes to the server (a node stayed torn)
   uint64_t root_hint_ = kNullPtr;
   std::string resume_;
 };

@@ -140,6 +140,7 @@ StatusOr<uint64_t> CellClient::range(std::string_view start, std::optional<std::
   ++stats_.ops;
   use_cache_ = true;
   restarts_ = 0;
+  server_next_ = false;
   trail_.clear();
   cached_used_.clear();
   uint64_t delivered = 0;
@@ -147,14 +148,13 @@ StatusOr<uint64_t> CellClient::range(std::string_view start, std::optional<std::
   resume_.assign(start);
   bool exclusive = false;
   uint64_t ptr = start_pointer(resume_);
-  Clock& clock = *endpoint_.env().clock;
   for (uint32_t steps = 0; steps < kMaxSteps; ++steps) {
     const NodeId server = layout_.server_of(ptr);
     if (server == kInvalidNode) {
       LOCUS_RETURN_IF_ERROR(restart(resume_, &ptr));
       continue;
     }
-    if (selector_.choose(server, clock.now()) == selector::Path::kServer) {
+    if (server_takes_step(server)) {
       // Range RPCs are not observed: their latency grows with the entries
       // returned and would not estimate a search step.
       ++stats_.server_steps;
@@ -169,6 +169,10 @@ StatusOr<uint64_t> CellClient::range(std::string_view start, std::optional<std::
     LOCUS_ASSIGN_OR_RETURN(Step s, traverse_meganode(resume_, ptr));
     if (s.kind == StepKind::kRestart) {
       LOCUS_RETURN_IF_ERROR(restart(resume_, &ptr));
+      continue;
+    }
+    if (s.kind == StepKind::kServer) {
+      server_next_ = true;
       continue;
     }
     if (s.kind == StepKind::kNext) {

@@ -48,7 +48,8 @@ StatusOr<uint64_t> CellClient::read_root() {
     }
     ++stats_.torn_reads;
   }
-  return corruption("cell: superblock never read consistently");
+  return Status(StatusCode::kAborted, "cell: superblock torn in " + std::to_string(options_.max_torn_reads) +
+                                          " READs in a row");
 }
 
 StatusOr<const std::byte*> CellClient::fetch(uint64_t ptr, bool* from_cache) {
@@ -70,12 +71,20 @@ StatusOr<const std::byte*> CellClient::fetch(uint64_t ptr, bool* from_cache) {
     if (NodeView(into, g).stable()) return into;
     ++stats_.torn_reads;
   }
-  return corruption("cell: node never read consistently");
+  return Status(StatusCode::kAborted, "cell: node torn in " + std::to_string(options_.max_torn_reads) +
+                                          " READs in a row");
 }
 
 StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, uint64_t ptr) {
+  auto torn_too_long = [&](const Status& st) { return st.code() == StatusCode::kAborted; };
   if (ptr == kNullPtr) {
-    LOCUS_ASSIGN_OR_RETURN(ptr, read_root());
+    StatusOr<uint64_t> root = read_root();
+    if (!root.is_ok()) {
+      if (!torn_too_long(root.status())) return root.status();
+      ++stats_.torn_fallbacks;
+      return Step{StepKind::kServer, kNullPtr, nullptr};
+    }
+    ptr = *root;
   }
   const Geometry& g = layout_.geometry;
   auto meganode_id = [&](uint64_t p) {
@@ -104,7 +113,13 @@ StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, u
   uint64_t came_from_cache = kNullPtr;  // a cached node that sent us down here
   for (uint32_t hops = 0; hops < kMaxHops; ++hops) {
     bool from_cache = false;
-    LOCUS_ASSIGN_OR_RETURN(const std::byte* image, fetch(ptr, &from_cache));
+    StatusOr<const std::byte*> fetched = fetch(ptr, &from_cache);
+    if (!fetched.is_ok()) {
+      if (!torn_too_long(fetched.status())) return fetched.status();
+      ++stats_.torn_fallbacks;
+      return finish(StepKind::kServer, kNullPtr, nullptr);
+    }
+    const std::byte* image = *fetched;
     if (!from_cache) ++reads;
     if (options_.cpu_node_ns > 0) endpoint_.env().cpu->charge(options_.cpu_node_ns);
     const NodeView v(image, g);

@@ -185,6 +185,8 @@ class Store {
   Status check_invariants() const;
 
  private:
+  friend class StoreTestPeer;  // tests hold a node locked
+
   // The right spine of a meganode being built by a split, per local level.
   struct BuildState {
     uint32_t meganode_level = 0;
