@@ -148,17 +148,9 @@ StatusOr<metrics::RunResult> run_catfish_clients(Runtime& runtime, NodeId bootst
   selector::SelectorStats sel;
   for (const ClientOutcome& o : outcomes) {
     LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
-    sum.server_searches += o.catfish.server_searches;
-    sum.client_searches += o.catfish.client_searches;
-    sum.fallbacks += o.catfish.fallbacks;
-    sum.inserts += o.catfish.inserts;
-    sum.hits += o.catfish.hits;
-    offload.node_reads += o.offload.node_reads;
-    offload.batches += o.offload.batches;
-    offload.torn_reads += o.offload.torn_reads;
-    offload.restarts += o.offload.restarts;
-    sel.server_choices += o.selector.server_choices;
-    sel.client_choices += o.selector.client_choices;
+    sum += o.catfish;
+    offload += o.offload;
+    sel += o.selector;
   }
   const uint64_t searches = sum.server_searches + sum.client_searches;
   result.extra["clients"] = config.clients;

@@ -116,21 +116,8 @@ StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap
   selector::SelectorStats sel;
   for (const ClientOutcome& o : outcomes) {
     LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
-    sum.server_steps += o.cell.server_steps;
-    sum.client_steps += o.cell.client_steps;
-    sum.write_rpcs += o.cell.write_rpcs;
-    sum.node_reads += o.cell.node_reads;
-    sum.torn_reads += o.cell.torn_reads;
-    sum.torn_fallbacks += o.cell.torn_fallbacks;
-    sum.node_cache_hits += o.cell.node_cache_hits;
-    sum.path_cache_hits += o.cell.path_cache_hits;
-    sum.extent_retries += o.cell.extent_retries;
-    sum.restarts += o.cell.restarts;
-    sum.busy_retries += o.cell.busy_retries;
-    sel.server_choices += o.selector.server_choices;
-    sel.client_choices += o.selector.client_choices;
-    sel.explorations += o.selector.explorations;
-    sel.history_drops += o.selector.history_drops;
+    sum += o.cell;
+    sel += o.selector;
   }
   result.extra["clients"] = config.clients;
   result.extra["servers"] = config.servers;
@@ -141,6 +128,7 @@ StatusOr<metrics::RunResult> run_cell_clients(Runtime& runtime, NodeId bootstrap
   result.extra["write_rpcs"] = static_cast<double>(sum.write_rpcs);
   result.extra["node_reads"] = static_cast<double>(sum.node_reads);
   result.extra["torn_reads"] = static_cast<double>(sum.torn_reads);
+  result.extra["torn_fallbacks"] = static_cast<double>(sum.torn_fallbacks);
   result.extra["node_cache_hits"] = static_cast<double>(sum.node_cache_hits);
   result.extra["path_cache_hits"] = static_cast<double>(sum.path_cache_hits);
   result.extra["extent_retries"] = static_cast<double>(sum.extent_retries);

@@ -87,7 +87,7 @@ StatusOr<metrics::RunResult> run_pilaf_clients(Runtime& runtime, NodeId server_n
   pilaf::ClientStats sum;
   for (const ClientOutcome& o : outcomes) {
     LOCUS_RETURN_IF_ERROR(merge_client_run(o, result));
-    accumulate(sum, o.pilaf);
+    sum += o.pilaf;
   }
   result.extra["clients"] = config.clients;
   result.extra["records"] = static_cast<double>(config.workload.recordcount);

@@ -43,19 +43,9 @@ void PilafSession::report(metrics::OpStats& stats) const {
 pilaf::ClientStats PilafSession::client_stats() const {
   pilaf::ClientStats sum;
   for (const auto& client : clients_) {
-    if (client != nullptr) accumulate(sum, client->stats());
+    if (client != nullptr) sum += client->stats();
   }
   return sum;
-}
-
-void accumulate(pilaf::ClientStats& sum, const pilaf::ClientStats& c) {
-  sum.gets += c.gets;
-  sum.entry_reads += c.entry_reads;
-  sum.extent_reads += c.extent_reads;
-  sum.entry_retries += c.entry_retries;
-  sum.extent_retries += c.extent_retries;
-  sum.miss_rechecks += c.miss_rechecks;
-  sum.layout_refreshes += c.layout_refreshes;
 }
 
 }  // namespace locus::harness

@@ -22,9 +22,6 @@ namespace locus::harness {
 // The server (of `servers`) that holds key number `keynum`.
 uint32_t pilaf_shard_of(uint64_t keynum, size_t servers);
 
-// Adds every counter of `c` to `sum`.
-void accumulate(pilaf::ClientStats& sum, const pilaf::ClientStats& c);
-
 class PilafSession final : public ClientSession {
  public:
   // Connects the client of server `shard` (its layout RPC).

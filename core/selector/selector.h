@@ -32,10 +32,21 @@ struct SelectorStats {
   uint64_t idle_resets = 0;        // history dropped after an idle connection
 
   uint64_t choices() const { return server_choices + client_choices; }
+  SelectorStats& operator+=(const SelectorStats& o) {
+    server_choices += o.server_choices;
+    client_choices += o.client_choices;
+    explorations += o.explorations;
+    samples_kept += o.samples_kept;
+    samples_discarded += o.samples_discarded;
+    history_drops += o.history_drops;
+    idle_resets += o.idle_resets;
+    return *this;
+  }
   double server_share() const {
     return choices() == 0 ? 0.0 : static_cast<double>(server_choices) / static_cast<double>(choices());
   }
 };
+static_assert(sizeof(SelectorStats) == 7 * sizeof(uint64_t), "operator+= must add every counter");
 
 class Selector {
  public:

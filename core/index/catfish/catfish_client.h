@@ -42,7 +42,19 @@ struct CatfishClientStats {
   uint64_t deletes = 0;
   uint64_t failures = 0;         // calls that returned an error (NOT_FOUND deletes excluded)
   uint64_t hits = 0;
+
+  CatfishClientStats& operator+=(const CatfishClientStats& o) {
+    server_searches += o.server_searches;
+    client_searches += o.client_searches;
+    fallbacks += o.fallbacks;
+    inserts += o.inserts;
+    deletes += o.deletes;
+    failures += o.failures;
+    hits += o.hits;
+    return *this;
+  }
 };
+static_assert(sizeof(CatfishClientStats) == 7 * sizeof(uint64_t), "operator+= must add every counter");
 
 class CatfishClient {
  public:

@@ -52,7 +52,17 @@ struct OffloadStats {
   uint64_t batches = 0;
   uint64_t torn_reads = 0;
   uint64_t restarts = 0;
+
+  OffloadStats& operator+=(const OffloadStats& o) {
+    searches += o.searches;
+    node_reads += o.node_reads;
+    batches += o.batches;
+    torn_reads += o.torn_reads;
+    restarts += o.restarts;
+    return *this;
+  }
 };
+static_assert(sizeof(OffloadStats) == 5 * sizeof(uint64_t), "operator+= must add every counter");
 
 class OffloadClient {
  public:

@@ -77,7 +77,26 @@ struct ClientStats {
   uint64_t restarts = 0;
   uint64_t redirects = 0;
   uint64_t busy_retries = 0;
+
+  ClientStats& operator+=(const ClientStats& o) {
+    ops += o.ops;
+    server_steps += o.server_steps;
+    client_steps += o.client_steps;
+    write_rpcs += o.write_rpcs;
+    node_reads += o.node_reads;
+    torn_reads += o.torn_reads;
+    torn_fallbacks += o.torn_fallbacks;
+    node_cache_hits += o.node_cache_hits;
+    path_cache_hits += o.path_cache_hits;
+    extent_reads += o.extent_reads;
+    extent_retries += o.extent_retries;
+    restarts += o.restarts;
+    redirects += o.redirects;
+    busy_retries += o.busy_retries;
+    return *this;
+  }
 };
+static_assert(sizeof(ClientStats) == 14 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Receives range results in key order; return false to stop early.
 class RangeSink {

@@ -33,7 +33,18 @@ struct ClientStats {
   uint64_t layout_refreshes = 0;
 
   uint64_t retries() const { return entry_retries + extent_retries + miss_rechecks; }
+  ClientStats& operator+=(const ClientStats& o) {
+    gets += o.gets;
+    entry_reads += o.entry_reads;
+    extent_reads += o.extent_reads;
+    entry_retries += o.entry_retries;
+    extent_retries += o.extent_retries;
+    miss_rechecks += o.miss_rechecks;
+    layout_refreshes += o.layout_refreshes;
+    return *this;
+  }
 };
+static_assert(sizeof(ClientStats) == 7 * sizeof(uint64_t), "operator+= must add every counter");
 
 struct ClientOptions {
   GetMode mode = GetMode::kRdma;
