@@ -12,46 +12,18 @@
 #include "core/harness/scenario_run.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
+#include "tests/support/sim_scenario.h"
 
 namespace locus {
 namespace {
 
-const char* kScenario = R"(
-[platform]
-servers = 1
-cores_per_server = 1
-link = { bandwidth_gbps = 400.0, latency_us = 0.5 }
-pcie = { bandwidth_gbps = 400.0, latency_us = 0.1 }
-[platform.nic]
-read = [[1024, 1.44e6]]
-send = [[64, 1.0e8]]
-recv = [[64, 1.0e8]]
-rdma_share_with_verbs = 1.0
-verbs_share_with_rdma = 1.0
-[platform.cpu]
-handler_cost_us = { "micro.op" = 6.3, "micro.layout" = 0.0 }
-client_op_us = 0.0
-[index]
-type = "micro"
-reads_per_op = 5
-read_bytes = 1024
-[workload]
-recordcount = 1
-[run]
-seed = 11
-clients = 96
-duration_s = 0.012
-warmup_s = 0.003
-)";
-
 void compare(const std::string& name, const std::vector<std::string>& sets) {
-  auto sc = scenario::parse_scenario(kScenario, name, sets);
+  // The validation platform, with a seed and a window of its own.
+  std::vector<std::string> all = {"run.seed=11", "run.duration_s=0.012", "run.warmup_s=0.003"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  auto sc = scenario::parse_scenario(testing::kMicroPlatform, name, all);
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  auto report = harness::run_scenario(*sc, [](const scenario::Scenario& s) {
-    simgrid_backend::SimOptions o;
-    o.seed = s.run.seed;
-    return simgrid_backend::make_simgrid_runtime(s.platform, o);
-  });
+  auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   double ops = 0, weighted_us = 0;
   for (const auto& op : report->result.stats.ops()) {

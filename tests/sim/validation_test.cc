@@ -19,38 +19,11 @@
 namespace locus {
 namespace {
 
-// Links, PCIe and verb messaging far from saturation, RDMA and verbs
-// independent: only the resource under test can limit throughput.
-const char* kPlatform = R"(
-[platform]
-servers = 1
-cores_per_server = 1
-link = { bandwidth_gbps = 400.0, latency_us = 0.5 }
-pcie = { bandwidth_gbps = 400.0, latency_us = 0.1 }
-[platform.nic]
-read = [[1024, 1.44e6]]
-send = [[64, 1.0e8]]
-recv = [[64, 1.0e8]]
-rdma_share_with_verbs = 1.0
-verbs_share_with_rdma = 1.0
-[platform.cpu]
-handler_cost_us = { "micro.op" = 6.3, "micro.layout" = 0.0 }
-client_op_us = 0.0
-[index]
-type = "micro"
-reads_per_op = 5
-read_bytes = 1024
-[workload]
-recordcount = 1
-[run]
-seed = 7
-clients = 96
-duration_s = 0.025
-warmup_s = 0.005
-)";
-
+// testing::kMicroPlatform (tests/support/sim_scenario.h): links, PCIe and
+// verb messaging far from saturation, so only the resource under test
+// limits throughput.
 harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
-  auto report = testing::simulate_scenario(kPlatform, "validation.toml", sets);
+  auto report = testing::simulate_scenario(testing::kMicroPlatform, "validation.toml", sets);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   BOOST_REQUIRE_EQUAL(report->result.stats.total_failed(), 0u);
   return std::move(report).value();
@@ -89,7 +62,7 @@ BOOST_AUTO_TEST_CASE(fixed_split_uses_both_resources) {
 BOOST_AUTO_TEST_CASE(phases_change_the_offered_load) {
   // Saturated for the first half of the measured window, then a single
   // client: the measured rate falls between the two regimes.
-  auto sc = scenario::parse_scenario(std::string(kPlatform) + "[[phases]]\nstart_s = 0.015\nactive_clients = 1\n",
+  auto sc = scenario::parse_scenario(std::string(testing::kMicroPlatform) + "[[phases]]\nstart_s = 0.015\nactive_clients = 1\n",
                                      "phases.toml", {"index.rpc_fraction=1.0"});
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
   auto report = harness::run_scenario(*sc, [](const scenario::Scenario& s) {
@@ -158,7 +131,7 @@ BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
     BOOST_TEST((ran_ahead > 0) == run_ahead);
     return metrics::to_json_string({r->result});
   };
-  auto micro = scenario::parse_scenario(kPlatform, "validation.toml",
+  auto micro = scenario::parse_scenario(testing::kMicroPlatform, "validation.toml",
                                         {"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
                                          "run.warmup_s=0.001"});
   BOOST_REQUIRE_MESSAGE(micro.is_ok(), micro.status().to_string());
