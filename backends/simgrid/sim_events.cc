@@ -209,7 +209,9 @@ void World::run_events() {
       continue;
     }
     const bool ahead = e.at_s > clock;
-    if (ahead && !(quiet_effect(*e.f) && may_run_ahead(e.at_s, clock))) break;
+    // may_run_ahead first: it reads only the world's own state, where
+    // quiet_effect follows the event to its connection.
+    if (ahead && !(may_run_ahead(e.at_s, clock) && quiet_effect(*e.f))) break;
     std::pop_heap(events_.begin(), events_.end(), Later{});
     events_.pop_back();
     e.f->armed_seq = 0;

@@ -37,7 +37,11 @@ Status PilafSession::execute(const workload::Op& op, std::string_view key, std::
 
 void PilafSession::report(metrics::OpStats& stats) const {
   const pilaf::ClientStats sum = client_stats();
-  add_counters(stats, {{"pilaf.retries", sum.retries()}, {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
+  add_counters(stats, {{"pilaf.retries", sum.retries()},
+                       {"pilaf.entry_retries", sum.entry_retries},
+                       {"pilaf.extent_retries", sum.extent_retries},
+                       {"pilaf.miss_rechecks", sum.miss_rechecks},
+                       {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
 }
 
 pilaf::ClientStats PilafSession::client_stats() const {
