@@ -48,9 +48,8 @@ StatusOr<std::unique_ptr<OffloadClient>> OffloadClient::connect(Endpoint& endpoi
 }
 
 void OffloadClient::back_off(uint32_t attempt) {
-  if (attempt < 2) return;
-  const uint32_t doublings = std::min<uint32_t>(attempt - 2, 30);
-  endpoint_.env().clock->sleep_for(std::min(options_.backoff_max_ns, options_.backoff_base_ns << doublings));
+  const Nanos pause = doubling_backoff(attempt, options_.backoff_base_ns, options_.backoff_max_ns);
+  if (pause > 0) endpoint_.env().clock->sleep_for(pause);
 }
 
 Status OffloadClient::read_header(HeaderInfo* out) {

@@ -55,7 +55,11 @@ struct ClientOptions {
   uint32_t cache_min_distance = 4;      // cache nodes at least this many levels above the leaves
   uint32_t path_cache_entries = 4096;
   uint32_t max_restarts = 10'000;       // per operation, then kCorruption
-  uint32_t max_torn_reads = 10'000;     // re-reads of one node, then its meganode is asked of the server
+  uint32_t max_torn_reads = 64;         // torn copies of one node in a row, then its meganode is asked of the server
+  // From the second torn copy in a row the client pauses before reading
+  // again, doubling from the base to the cap (doubling_backoff).
+  Nanos torn_backoff_base_ns = 1 * kMicrosecond;
+  Nanos torn_backoff_max_ns = 1 * kMillisecond;
   Nanos busy_backoff_min_ns = 20 * kMicrosecond;
   Nanos busy_backoff_max_ns = 1 * kMillisecond;
   Nanos busy_timeout_ns = 30 * kSecond;  // a write blocked this long fails kUnavailable
@@ -174,6 +178,7 @@ class CellClient {
   StatusOr<Step> traverse_meganode(std::string_view key, uint64_t ptr);
   StatusOr<const std::byte*> fetch(uint64_t ptr, bool* from_cache);
   StatusOr<uint64_t> read_root();
+  void back_off_torn(uint32_t torn_in_a_row);
   // kNotFound absent, kAborted: re-read the leaf.
   Status read_value(std::string_view key, const std::byte* leaf, std::string_view* value);
   Status read_remote(uint64_t ptr, uint32_t bytes, std::byte* into, bool observe);

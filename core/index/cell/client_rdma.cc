@@ -37,6 +37,11 @@ Status CellClient::read_remote(uint64_t ptr, uint32_t bytes, std::byte* into, bo
   return Status();
 }
 
+void CellClient::back_off_torn(uint32_t torn_in_a_row) {
+  const Nanos pause = doubling_backoff(torn_in_a_row, options_.torn_backoff_base_ns, options_.torn_backoff_max_ns);
+  if (pause > 0) endpoint_.env().clock->sleep_for(pause);
+}
+
 StatusOr<uint64_t> CellClient::read_root() {
   for (uint32_t attempt = 0; attempt < options_.max_torn_reads; ++attempt) {
     LOCUS_RETURN_IF_ERROR(read_remote(make_ptr(kSuperblockRegion, 0), kSuperblockBytes, superblock_buf_, true));
@@ -47,6 +52,7 @@ StatusOr<uint64_t> CellClient::read_root() {
       return sb.root;
     }
     ++stats_.torn_reads;
+    if (attempt + 1 < options_.max_torn_reads) back_off_torn(attempt + 1);
   }
   return Status(StatusCode::kAborted, "cell: superblock torn in " + std::to_string(options_.max_torn_reads) +
                                           " READs in a row");
@@ -70,6 +76,7 @@ StatusOr<const std::byte*> CellClient::fetch(uint64_t ptr, bool* from_cache) {
     ++stats_.node_reads;
     if (NodeView(into, g).stable()) return into;
     ++stats_.torn_reads;
+    if (attempt + 1 < options_.max_torn_reads) back_off_torn(attempt + 1);
   }
   return Status(StatusCode::kAborted, "cell: node torn in " + std::to_string(options_.max_torn_reads) +
                                           " READs in a row");
