@@ -37,27 +37,34 @@ class PilafDriver final : public IndexDriver {
     return Status();
   }
 
-  // The records' plans are drawn in key order from `rng`; then each thread
-  // fills and stores the records of its own shards, each shard in key
+  // The records' plans are drawn in key order from `rng` and dealt to the
+  // threads by shard; each thread fills and stores its records in key
   // order, so every store holds exactly what a serial load would make.
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(spec));
-    const uint64_t first = spec.insertstart, count = spec.effective_insertcount();
-    std::vector<workload::Workload::RecordPlan> plans(count);
-    for (uint64_t i = 0; i < count; ++i) plans[i] = loader.plan_record(rng, first + i, loader.max_value_bytes());
+    struct Planned {
+      uint64_t keynum;
+      uint32_t shard;
+      workload::Workload::RecordPlan plan;
+    };
     const uint32_t shards = static_cast<uint32_t>(servers_.size());
     const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, shards);
+    std::vector<std::vector<Planned>> parts(threads);
+    const uint64_t first = spec.insertstart, count = spec.effective_insertcount();
+    for (std::vector<Planned>& part : parts) part.reserve(count / threads + 1);
+    for (uint64_t n = first; n < first + count; ++n) {
+      const uint32_t shard = pilaf_shard_of(n, shards);
+      parts[shard % threads].push_back({n, shard, loader.plan_record(rng, n, loader.max_value_bytes())});
+    }
     std::vector<Status> failed(threads);
     auto load_part = [&](uint32_t part) {
       std::string key(loader.max_key_bytes(), '\0');
       std::string value(loader.max_value_bytes(), '\0');
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint32_t shard = pilaf_shard_of(first + i, shards);
-        if (shard % threads != part) continue;
-        const size_t kl = loader.build_key(first + i, key.data(), key.size());
-        workload::Workload::fill_planned(plans[i], value.data());
-        Status st = servers_[shard]->store().put(std::string_view(key.data(), kl),
-                                                 std::string_view(value.data(), plans[i].length));
+      for (const Planned& r : parts[part]) {
+        const size_t kl = loader.build_key(r.keynum, key.data(), key.size());
+        workload::Workload::fill_planned(r.plan, value.data());
+        Status st = servers_[r.shard]->store().put(std::string_view(key.data(), kl),
+                                                   std::string_view(value.data(), r.plan.length));
         if (!st.is_ok()) {
           failed[part] = std::move(st);
           return;

@@ -64,7 +64,7 @@ Status OffloadClient::read_header(HeaderInfo* out) {
     const Status st = decode_header(buffer_.data(), out);
     if (st.code() != StatusCode::kAborted) return st;
     ++stats_.torn_reads;
-    back_off(attempt + 1);
+    if (attempt + 1 < options_.max_torn_reads) back_off(attempt + 1);
   }
   return Status(StatusCode::kAborted, "catfish client: header torn in " + std::to_string(options_.max_torn_reads) +
                                           " READs in a row (" + kLockedTooLong + ")");

@@ -83,14 +83,16 @@ StatusOr<const std::byte*> CellClient::fetch(uint64_t ptr, bool* from_cache) {
 }
 
 StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, uint64_t ptr) {
-  auto torn_too_long = [&](const Status& st) { return st.code() == StatusCode::kAborted; };
+  // read_root and fetch give kAborted for a copy torn too often in a row:
+  // the server takes this step. Any other error ends the operation.
+  auto leave_to_server = [&](const Status& st) -> StatusOr<Step> {
+    if (st.code() != StatusCode::kAborted) return st;
+    ++stats_.torn_fallbacks;
+    return Step{StepKind::kServer, kNullPtr, nullptr};
+  };
   if (ptr == kNullPtr) {
     StatusOr<uint64_t> root = read_root();
-    if (!root.is_ok()) {
-      if (!torn_too_long(root.status())) return root.status();
-      ++stats_.torn_fallbacks;
-      return Step{StepKind::kServer, kNullPtr, nullptr};
-    }
+    if (!root.is_ok()) return leave_to_server(root.status());
     ptr = *root;
   }
   const Geometry& g = layout_.geometry;
@@ -105,7 +107,7 @@ StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, u
   auto finish = [&](StepKind kind, uint64_t p, const std::byte* node) {
     // What a client-side step through this meganode cost in READs (the
     // paper's m; cached nodes are free), for the selector.
-    if (kind == StepKind::kLeaf || kind == StepKind::kNext) selector_.observe_meganode_reads(reads);
+    if (kind != StepKind::kRestart) selector_.observe_meganode_reads(reads);
     return Step{kind, p, node};
   };
   auto record = [&](uint64_t p, bool fetched, const NodeView& v, bool descended) {
@@ -121,11 +123,7 @@ StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, u
   for (uint32_t hops = 0; hops < kMaxHops; ++hops) {
     bool from_cache = false;
     StatusOr<const std::byte*> fetched = fetch(ptr, &from_cache);
-    if (!fetched.is_ok()) {
-      if (!torn_too_long(fetched.status())) return fetched.status();
-      ++stats_.torn_fallbacks;
-      return finish(StepKind::kServer, kNullPtr, nullptr);
-    }
+    if (!fetched.is_ok()) return leave_to_server(fetched.status());
     const std::byte* image = *fetched;
     if (!from_cache) ++reads;
     if (options_.cpu_node_ns > 0) endpoint_.env().cpu->charge(options_.cpu_node_ns);
