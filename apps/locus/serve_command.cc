@@ -176,6 +176,9 @@ Status serve_catfish(const ServeOptions& o, const verbs::ClusterConfig& cluster)
              "{} deletes), {} connections dropped, {} disconnected, {} rectangles\n",
              cs.connects, cs.connects_refused, ms.requests, cs.searches, cs.inserts, cs.deletes,
              ms.dropped_connections, ms.disconnected, set.server->store_stats().rectangles);
+  for (const Status& why : set.server->messaging().connection_problems()) {
+    fmt::print("locus serve: {}\n", why.to_string());
+  }
   return Status();
 }
 

@@ -2,7 +2,9 @@
 // polling and an event-driven server, wrap-around over many random sizes,
 // back-pressure against a slow server (every message checksummed, so an
 // overwrite would show), CONT/END segmented responses, malformed size
-// fields written raw (rejected and counted, the rest served), concurrent
+// fields written raw (rejected and counted, the rest served), a request
+// or response seen half-landed (served or returned once it lands, not
+// dropped), concurrent
 // clients over several workers, and heartbeats feeding a back-off selector.
 #include <boost/test/unit_test.hpp>
 
@@ -328,6 +330,160 @@ BOOST_AUTO_TEST_CASE(malformed_size_fields_rejected_others_served) {
     BOOST_TEST(s.handler_errors == 0u);
     BOOST_TEST(s.requests >= 400u);
   }
+}
+
+// A request seen while its WRITE is still landing: its trailer word
+// half-written (the sequence half there, the magic half not yet) looks
+// malformed, and Soft-RoCE under load shows exactly that. The server waits
+// for it to settle instead of dropping the connection, then serves it.
+BOOST_AUTO_TEST_CASE(a_request_seen_half_landed_is_served_once_it_lands) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    MessagingServerOptions o;
+    o.incomplete_timeout_ns = 2 * kSecond;
+    Cluster cl(mode, 1, o);
+    cl.add_client("slow", {}, [&](MessagingClient& c, Env& env, Endpoint& ep) {
+      echo_loop(cl, c, *env.random, 1, 0, "slow");  // a 40-byte message: the next goes at offset 40 with seq 2
+      constexpr uint32_t kNext = 40;
+      const uint64_t served_before = cl.server->stats().requests;
+      AlignedBuffer mem(64);
+      auto reg = env.transport->register_memory(mem.data(), 64, kLocalOnly);
+      if (!reg.is_ok()) return cl.fail(reg.status().to_string());
+      MessageHeader h;
+      h.seq = 2;
+      h.type = kBurn;
+      h.kind = MessageKind::kRequest;
+      h.request_id = 1000;
+      encode_message(mem.data(), h);
+      const uint32_t trailer_at = h.size_bytes - kMessageTrailerBytes;
+      uint64_t trailer = 0;
+      std::memcpy(&trailer, mem.data() + trailer_at, 8);
+      const uint64_t half = trailer & 0xFFFFFFFFu;  // the magic half not written yet
+      std::memcpy(mem.data() + trailer_at, &half, 8);
+      auto write = [&](uint32_t offset, uint32_t bytes) {
+        WorkRequest wr;
+        wr.wr_id = ep.next_wr_id();
+        wr.op = c.connection().mode == ServerMode::kEvent ? Opcode::kWriteWithImm : Opcode::kWrite;
+        wr.imm = c.connection().connection_id;
+        wr.remote = remote_at(c.connection().request_ring, kNext + offset);
+        wr.local = {mem.data() + offset, bytes, reg->lkey};
+        return ep.execute(wr);
+      };
+      if (Status st = write(0, h.size_bytes); !st.is_ok()) return cl.fail("first write: " + st.to_string());
+      env.clock->sleep_for(50 * kMillisecond);  // the server looks at it meanwhile
+      if (cl.server->stats().requests != served_before) cl.fail("a half-landed request was served");
+      std::memcpy(mem.data() + trailer_at, &trailer, 8);
+      if (Status st = write(trailer_at, 8); !st.is_ok()) return cl.fail("trailer write: " + st.to_string());
+      const Nanos deadline = env.clock->now() + 10 * kSecond;
+      while (cl.server->stats().requests == served_before && env.clock->now() < deadline) {
+        env.clock->sleep_for(kMillisecond);
+      }
+      if (cl.server->stats().requests != served_before + 1) cl.fail("the landed request was not served");
+      const Status conn = cl.server->connection_status(c.connection().connection_id);
+      if (!conn.is_ok()) cl.fail("the connection was dropped: " + conn.to_string());
+      (void)env.transport->deregister_memory(*reg);
+    });
+    cl.run();
+    const MessagingServerStats s = cl.server->stats();
+    BOOST_TEST(s.malformed == 0u);
+    BOOST_TEST(s.dropped_connections == 0u);
+  }
+}
+
+// The client's side of the same: a stand-in server (an actor writing raw
+// into the client's response ring) sends the response with its trailer
+// half-written, notifies, and completes the trailer 50 ms later: the call
+// returns the response. Left half-written, the call fails after
+// landing_timeout_ns naming the trailer.
+void half_landed_response(bool completed) {
+  auto runtime = loopback::make_loopback_runtime({});
+  const NodeId server_node = *runtime->add_node({"stand-in", true});
+  const NodeId client_node = *runtime->add_node({"client", false});
+  constexpr uint32_t kRing = 4096;
+  AlignedBuffer ring(kRing + kControlBytes);
+  Env setup = runtime->setup_env(server_node);
+  auto ring_region = setup.transport->register_memory(ring.data(), kRing + kControlBytes, kRemoteWrite);
+  BOOST_REQUIRE(ring_region.is_ok());
+  testing::FailureLog failures;
+  std::atomic<bool> connected{false};
+  ClientInfo client;  // published before `connected`
+  BOOST_REQUIRE(runtime->spawn(server_node, "stand-in", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    RingReader reader;
+    reader.reset(ring.data(), kRing);
+    RingReader::View v;
+    Status problem;
+    const Nanos deadline = env.clock->now() + 10 * kSecond;
+    while (reader.poll(&v, &problem) != RingReader::Poll::kMessage && env.clock->now() < deadline) {
+      env.clock->sleep_for(kMillisecond);
+    }
+    if (!connected.load() || v.header.kind != MessageKind::kRequest) return failures.fail("no request arrived");
+    AlignedBuffer mem(64);
+    auto reg = env.transport->register_memory(mem.data(), 64, kLocalOnly);
+    if (!reg.is_ok()) return failures.fail(reg.status().to_string());
+    const uint64_t answer = 0x5EED;
+    std::memcpy(mem.data() + kMessageHeaderBytes, &answer, 8);
+    MessageHeader h;
+    h.seq = 1;
+    h.kind = MessageKind::kEnd;
+    h.type = v.header.type;
+    h.request_id = v.header.request_id;
+    h.payload_bytes = 8;
+    encode_message(mem.data(), h);
+    const uint32_t trailer_at = h.size_bytes - kMessageTrailerBytes;
+    uint64_t trailer = 0;
+    std::memcpy(&trailer, mem.data() + trailer_at, 8);
+    const uint64_t half = trailer & 0xFFFFFFFFu;
+    std::memcpy(mem.data() + trailer_at, &half, 8);
+    auto write = [&](uint32_t offset, uint32_t bytes) {
+      WorkRequest wr;
+      wr.wr_id = ep.next_wr_id();
+      wr.op = Opcode::kWriteWithImm;
+      wr.remote = remote_at(client.response_ring, offset);
+      wr.local = {mem.data() + offset, bytes, reg->lkey};
+      return ep.execute(wr);
+    };
+    if (Status st = write(0, h.size_bytes); !st.is_ok()) return failures.fail("first write: " + st.to_string());
+    if (completed) {
+      env.clock->sleep_for(50 * kMillisecond);
+      std::memcpy(mem.data() + trailer_at, &trailer, 8);
+      if (Status st = write(trailer_at, 8); !st.is_ok()) return failures.fail("trailer write: " + st.to_string());
+    }
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(runtime->spawn(client_node, "client", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    MessagingClientOptions o;
+    o.response_ring_bytes = kRing;
+    o.max_request_bytes = 1024;
+    o.landing_timeout_ns = completed ? 5 * kSecond : 200 * kMillisecond;
+    auto c = MessagingClient::create(ep, o);
+    if (!c.is_ok()) return failures.fail(c.status().to_string());
+    client = (*c)->client_info();
+    ConnectionInfo info;
+    info.server = server_node;
+    info.request_ring = ring_region->remote();
+    info.request_ring_bytes = kRing;
+    if (Status st = (*c)->connect(info); !st.is_ok()) return failures.fail(st.to_string());
+    connected.store(true);
+    auto r = (*c)->call(kEcho, 0);
+    if (completed) {
+      uint64_t got = 0;
+      if (!r.is_ok() || r->size() != 8) return failures.fail("the call failed: " + r.status().to_string());
+      std::memcpy(&got, r->data(), 8);
+      if (got != 0x5EED) failures.fail("the response came back wrong");
+    } else if (r.is_ok() || r.status().message().find("trailer does not match") == std::string::npos) {
+      failures.fail("a response left half-written was not reported: " + r.status().to_string());
+    }
+  }).is_ok());
+  BOOST_REQUIRE(runtime->run().is_ok());
+  BOOST_TEST(failures.empty(), failures.first());
+  BOOST_TEST(setup.transport->deregister_memory(*ring_region).is_ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_response_seen_half_landed_is_returned_once_it_lands) { half_landed_response(true); }
+
+BOOST_AUTO_TEST_CASE(a_response_left_half_written_fails_the_call_after_the_landing_timeout) {
+  half_landed_response(false);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_clients_over_workers) {

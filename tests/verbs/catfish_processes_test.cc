@@ -67,7 +67,8 @@ verbs::testing::ServedIndex start_tree(const std::string& name, const std::strin
 void stop_cleanly(verbs::testing::ServedIndex& t) {
   BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
   t.server->kill(SIGTERM);
-  BOOST_TEST(t.server->wait(60'000) == 0, t.server->output());
+  const int server_end = t.server->wait(60'000);  // before the message reads ending()
+  BOOST_TEST(server_end == 0, "locus serve: " << t.server->ending() << ":\n" << t.server->output());
   const std::string out = t.server->output();
   BOOST_TEST(out.find("catfish stopping") != std::string::npos, out);
   BOOST_TEST(out.find("(0 refused)") != std::string::npos, out);
@@ -207,7 +208,8 @@ BOOST_AUTO_TEST_CASE(searches_inserts_and_deletes_on_both_paths_across_processes
                   "--records", std::to_string(kRectangles), "--ops", "60", "--clients", "2", "--query-scale", "large",
                   "--selectors", "server_only,client_only,backoff"},
                  t.dir + "/bench.log");
-  BOOST_TEST(b.wait(400'000) == 0, "locus bench --index catfish:\n" << b.output());
+  const int bench_end = b.wait(400'000);  // before the message reads ending()
+  BOOST_TEST(bench_end == 0, "locus bench --index catfish: " << b.ending() << ":\n" << b.output());
   for (const char* run : {"catfish-server_only-large-b", "catfish-client_only-large-b", "catfish-backoff-large-b"}) {
     BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
   }
@@ -235,7 +237,8 @@ BOOST_AUTO_TEST_CASE(polling_workers_and_the_jsq_selector_across_processes) {
                   "--records", std::to_string(kRectangles), "--ops", "60", "--clients", "2", "--query-scale", "large",
                   "--selectors", "jsq"},
                  t.dir + "/bench.log");
-  BOOST_TEST(b.wait(400'000) == 0, "locus bench --index catfish:\n" << b.output());
+  const int bench_end = b.wait(400'000);  // before the message reads ending()
+  BOOST_TEST(bench_end == 0, "locus bench --index catfish: " << b.ending() << ":\n" << b.output());
   BOOST_TEST(b.output().find("catfish-jsq-large-b") != std::string::npos, "jsq run missing:\n" << b.output());
   stop_cleanly(t);
 }

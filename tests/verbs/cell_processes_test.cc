@@ -135,13 +135,15 @@ BOOST_AUTO_TEST_CASE(gets_puts_and_ranges_on_both_paths_across_processes) {
                   "--records", std::to_string(kRecords), "--workload", "e", "--ops", "60", "--clients", "2",
                   "--servers", std::to_string(kServers)},
                  t.dir + "/bench.log");
-  BOOST_TEST(b.wait(400'000) == 0, "locus bench --index cell:\n" << b.output());
+  const int bench_end = b.wait(400'000);  // before the message reads ending()
+  BOOST_TEST(bench_end == 0, "locus bench --index cell: " << b.ending() << ":\n" << b.output());
   for (const char* run : {"cell-server_only-e", "cell-client_only-e", "cell-jsq-e"}) {
     BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
   }
   BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
   t.server->kill(SIGTERM);
-  BOOST_TEST(t.server->wait(60'000) == 0, t.server->output());
+  const int server_end = t.server->wait(60'000);  // before the message reads ending()
+  BOOST_TEST(server_end == 0, "locus serve: " << t.server->ending() << ":\n" << t.server->output());
   BOOST_TEST(t.server->output().find("requests served") != std::string::npos, t.server->output());
   BOOST_TEST(t.server->output().find(", 0 split failures") != std::string::npos, t.server->output());
 }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -59,6 +60,12 @@ int ChildProcess::wait(int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return status_;
+}
+
+std::string ChildProcess::ending() const {
+  if (status_ < 0) return "still running";
+  if (status_ <= 128) return "exit status " + std::to_string(status_);
+  return "signal " + std::to_string(status_ - 128) + " (" + strsignal(status_ - 128) + ")";
 }
 
 std::string ChildProcess::output() const {

@@ -24,6 +24,9 @@ class ChildProcess {
   // Waits up to timeout_ms; returns the exit status, 128+signal if killed,
   // or -1 if still running at the deadline.
   int wait(int timeout_ms);
+  // How the child ended, for failure messages: "exit status 1", "signal 11
+  // (Segmentation fault)", or "still running" before wait() saw it end.
+  std::string ending() const;
   std::string output() const;
 
  private:

@@ -131,11 +131,13 @@ BOOST_AUTO_TEST_CASE(gets_and_puts_across_processes) {
   BOOST_TEST(failures.empty(), failures.first());
 
   ChildProcess b = bench(c, "200", "both", "bench.log");
-  BOOST_TEST(b.wait(180'000) == 0, "locus bench:\n" << b.output());
+  const int bench_end = b.wait(180'000);  // before the message reads ending()
+  BOOST_TEST(bench_end == 0, "locus bench: " << b.ending() << ":\n" << b.output());
   BOOST_TEST(b.output().find("gets/s RDMA over VO") != std::string::npos, b.output());
   BOOST_TEST(c.server->running(), "the server exited:\n" << c.server->output());
   c.server->kill(SIGTERM);
-  BOOST_TEST(c.server->wait(30'000) == 0, c.server->output());
+  const int server_end = c.server->wait(30'000);  // before the message reads ending()
+  BOOST_TEST(server_end == 0, "locus serve: " << c.server->ending() << ":\n" << c.server->output());
   BOOST_TEST(c.server->output().find("requests served") != std::string::npos, c.server->output());
 }
 
@@ -167,7 +169,8 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_read_fails_and_server_survives) {
   BOOST_TEST(failures.empty(), failures.first());
   BOOST_TEST(c.server->running(), "the server exited:\n" << c.server->output());
   ChildProcess b = bench(c, "100", "rdma", "bench.log");
-  BOOST_TEST(b.wait(120'000) == 0, "locus bench after the bad READ:\n" << b.output());
+  const int bench_end = b.wait(120'000);  // before the message reads ending()
+  BOOST_TEST(bench_end == 0, "locus bench after the bad READ: " << b.ending() << ":\n" << b.output());
 }
 
 BOOST_AUTO_TEST_CASE(killed_client_does_not_disturb_others) {
@@ -184,7 +187,8 @@ BOOST_AUTO_TEST_CASE(killed_client_does_not_disturb_others) {
   BOOST_TEST(victim.wait(10'000) == 128 + SIGKILL);
 
   ChildProcess survivor = bench(c, "100", "both", "survivor.log");
-  BOOST_TEST(survivor.wait(180'000) == 0, "locus bench after a client was killed:\n" << survivor.output());
+  const int survivor_end = survivor.wait(180'000);  // before the message reads ending()
+  BOOST_TEST(survivor_end == 0, "locus bench after a client was killed: " << survivor.ending() << ":\n" << survivor.output());
   FailureLog failures;
   run_client(c.config, [&](Endpoint& ep, rpc::RpcClient& rpc) {
     auto client = pilaf::PilafClient::connect(ep, rpc, 0);

@@ -188,6 +188,7 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
   LOCUS_RETURN_IF_ERROR(write_request(type, MessageKind::kRequest, payload_bytes, request_id));
   size_t got = 0;
   bool overflow = false;
+  Nanos bad_since = -1;  // since when the message at the read position looks malformed
   while (true) {
     bool consumed_cont = false;
     RingReader::View v;
@@ -230,10 +231,22 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
       }
       consumed_cont = true;
     }
-    if (r == RingReader::Poll::kBad) return fail(problem);
+    Nanos settle = -1;  // how long to wait for a notification; -1: the endpoint's timeout
+    if (r == RingReader::Poll::kBad) {
+      // It may be a segment still landing (messaging.h): its notification
+      // follows once it has, so wait for that, and give up only if it still
+      // looks malformed after landing_timeout_ns.
+      const Nanos now = endpoint_.env().clock->now();
+      if (bad_since < 0) bad_since = now;
+      settle = bad_since + options_.landing_timeout_ns - now;
+      if (settle <= 0) return fail(problem);
+    } else {
+      bad_since = -1;
+    }
     // The server may be waiting for room to send the rest.
     if (consumed_cont) LOCUS_RETURN_IF_ERROR(publish_head_now());
-    auto rc = endpoint_.await_recv();
+    auto rc = settle < 0 ? endpoint_.await_recv() : endpoint_.await_recv_for(settle);
+    if (settle >= 0 && !rc.is_ok() && rc.status().code() == StatusCode::kTimeout) continue;  // poll once more
     if (!rc.is_ok()) {
       return Status(rc.status().code(), "catfish call type " + std::to_string(type) + " to server " +
                                             std::to_string(conn_.server) + ": " + rc.status().message());

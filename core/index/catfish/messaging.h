@@ -25,12 +25,16 @@
 //
 // Hostile input: a request ring whose bytes break the format (bad size
 // field: zero, unaligned, larger than the ring, past its end; a sequence
-// or trailer that does not match; a message begun but never completed
-// within incomplete_timeout_ns; a head word that moves back) is counted,
+// or trailer that does not match; a message begun but never completed;
+// a head word that moves back) is counted,
 // answered with one kError message when the client's ring has room, and
 // that connection is dropped: its ring is never read again, so nothing of
 // it can spill into other connections, and the worker goes on serving the
-// others. Rule: no resync; the client must reconnect.
+// others. Rule: no resync; the client must reconnect. A message the
+// reader finds malformed or incomplete may still be landing (a WRITE's DMA
+// is not atomic per word: Soft-RoCE under load shows words half-written),
+// so both verdicts stand only once they held for incomplete_timeout_ns on
+// the server, landing_timeout_ns on the client.
 //
 // Connecting: the client registers its memory (MessagingClient::create,
 // in its actor), passes client_info() to MessagingServer::accept (thread
@@ -95,6 +99,7 @@ struct MessagingClientOptions {
   uint32_t max_response_bytes = 1u << 20;    // reassembled payload
   uint32_t recv_buffers = 64;                // receives for response notifications
   Nanos space_wait_ns = 20 * kMicrosecond;   // sleep while the request ring is full
+  Nanos landing_timeout_ns = 1 * kSecond;    // a response that looks malformed must settle within this
 };
 
 // What the server needs from a client to connect it.
@@ -169,6 +174,8 @@ class MessagingServer {
   MessagingServerStats stats() const;
   // Why a connection was dropped (OK while it is served).
   Status connection_status(uint32_t connection_id) const;
+  // Why each connection dropped or disconnected so far was, in connection order.
+  std::vector<Status> connection_problems() const;
   uint32_t workers() const { return static_cast<uint32_t>(workers_.size()); }
   const MessagingServerOptions& options() const { return options_; }
 

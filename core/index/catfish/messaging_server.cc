@@ -179,6 +179,15 @@ Status MessagingServer::connection_status(uint32_t connection_id) const {
   return connections_[connection_id]->problem;
 }
 
+std::vector<Status> MessagingServer::connection_problems() const {
+  std::vector<Status> problems;
+  std::lock_guard<std::mutex> lock(problems_mu_);
+  for (const auto& c : connections_) {
+    if (!c->problem.is_ok()) problems.push_back(c->problem);
+  }
+  return problems;
+}
+
 void MessagingServer::serve(uint32_t worker, const Env& env) {
   Worker& w = *workers_.at(worker);
   LOCUS_CHECK(env.transport == w.env.transport);

@@ -259,18 +259,23 @@ size_t MessagingServer::drain(Worker& w, Connection& c) {
       ++handled;
       continue;
     }
-    if (r == RingReader::Poll::kBad) {
-      drop(w, c, problem, false);
-    } else if (r == RingReader::Poll::kPartial) {
+    if (r == RingReader::Poll::kBad || r == RingReader::Poll::kPartial) {
+      // A WRITE still landing can look malformed as well as incomplete (a
+      // word read half-written: the NIC's DMA is not atomic per word), so
+      // either verdict stands only once it has held for the timeout.
       const Nanos now = w.env.clock->now();
       if (c.partial_since < 0) {
         c.partial_since = now;
       } else if (now - c.partial_since > options_.incomplete_timeout_ns) {
-        drop(w, c, invalid_argument("message at ring offset " + std::to_string(c.reader.read_offset()) +
-                                    " begun but not completed within " +
-                                    std::to_string(options_.incomplete_timeout_ns / kMillisecond) +
-                                    " ms (size field past the written bytes?)"),
-             true);
+        if (r == RingReader::Poll::kBad) {
+          drop(w, c, problem, false);
+        } else {
+          drop(w, c, invalid_argument("message at ring offset " + std::to_string(c.reader.read_offset()) +
+                                      " begun but not completed within " +
+                                      std::to_string(options_.incomplete_timeout_ns / kMillisecond) +
+                                      " ms (size field past the written bytes?)"),
+               true);
+        }
       }
     } else {
       c.partial_since = -1;

@@ -53,7 +53,7 @@ struct MessagingServer::Connection {
   // The worker's.
   RingReader reader;
   uint64_t published_head = 0;
-  Nanos partial_since = -1;
+  Nanos partial_since = -1;  // since when the message at the read position looks incomplete or malformed
   Nanos awaiting_since = -1;  // when the worker first saw it kAwaiting
   bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
   bool send_failed = false;  // a WRITE to the client failed
