@@ -68,6 +68,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
 
 World::~World() {
   if (options_.events_run_ahead != nullptr) *options_.events_run_ahead = events_run_ahead_;
+  if (options_.run_ahead_hazards != nullptr) *options_.run_ahead_hazards = run_ahead_hazards_;
   // Kernel timers outlive the engine: cancel those still pending, which
   // point into this world.
   if (events_timer_ != nullptr) events_timer_->remove();
@@ -149,6 +150,13 @@ void World::build_platform() {
     for (auto& h : all) zone->create_host(h.host->get_name() + ".nic", 1e9)->seal();
   }
   zone->seal();
+  // The lookahead rule (World::may_run_ahead): a packet from one host to
+  // another crosses both PCIe buses and both host links at least. Under
+  // two levels, a rack holding servers and clients would let a client's
+  // packet share an uplink with a server's response: the rule is off then.
+  host_woken_s_.assign(all.size(), -1.0);
+  const bool racks_apart = !two_level || n_servers % std::max<uint32_t>(p.hosts_per_rack, 1) == 0;
+  lookahead_s_ = racks_apart ? 2 * (p.pcie.latency_us + p.host_link.latency_us) * 1e-6 : 0.0;
 }
 
 }  // namespace locus::simgrid_backend

@@ -176,17 +176,23 @@ class SimCpu final : public Cpu {
   SimNode& node_;
 };
 
+// Waking another actor (an unlock, a notify) is a hazard to running ahead
+// by the lookahead (World::note_hazard).
 class SimMutex final : public Mutex {
  public:
-  SimMutex() : mu_(sg4::Mutex::create()) {}
+  explicit SimMutex(World& world) : world_(world), mu_(sg4::Mutex::create()) {}
   void lock() override {
     settle_debt();
     mu_->lock();
   }
-  void unlock() override { mu_->unlock(); }
+  void unlock() override {
+    world_.note_hazard();
+    mu_->unlock();
+  }
   sg4::Mutex& native() { return *mu_; }
 
  private:
+  World& world_;
   sg4::MutexPtr mu_;
 };
 
@@ -210,10 +216,12 @@ class SimCondVar final : public CondVar {
   }
   void notify_one() override {
     settle_debt();
+    world_.note_hazard();
     cv_->notify_one();
   }
   void notify_all() override {
     settle_debt();
+    world_.note_hazard();
     cv_->notify_all();
   }
 
@@ -225,7 +233,7 @@ class SimCondVar final : public CondVar {
 class SimSyncFactory final : public SyncFactory {
  public:
   explicit SimSyncFactory(World& world) : world_(world) {}
-  std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<SimMutex>(); }
+  std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<SimMutex>(world_); }
   std::unique_ptr<CondVar> new_condvar() override { return std::make_unique<SimCondVar>(world_); }
 
  private:
@@ -323,6 +331,7 @@ class SimRuntime final : public Runtime {
   Status crash_node(NodeId node) override {
     SimNode* n = world_.node(node);
     if (n == nullptr) return invalid_argument("crash_node: no node " + std::to_string(node));
+    world_.note_hazard();
     n->crashed = true;
     world_.receives_posted(*n);  // SENDs waiting for its receives fail now
     n->recv_cv->notify_all();

@@ -31,6 +31,12 @@ struct SimOptions {
   bool run_ahead = true;
   // If set, receives how many events ran ahead, when the runtime ends.
   uint64_t* events_run_ahead = nullptr;
+  // If set, receives how many times an actor did what running ahead by
+  // the lookahead assumes no client does while an effect was ahead (crash
+  // a node, wake another actor through a lock, post to a client host):
+  // each may have put two requests in another order than without running
+  // ahead. The first turns that rule off for the rest of the run.
+  uint64_t* run_ahead_hazards = nullptr;
 };
 
 std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,

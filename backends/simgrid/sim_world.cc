@@ -29,7 +29,13 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
 
 Connection& connection_to(SimNode& from, NodeId to) {
   if (from.last_conn != nullptr && from.last_peer == to) return *from.last_conn;
-  Connection& c = from.connections[to];  // nodes of the map never move
+  if (to >= from.connections.size()) from.connections.resize(size_t{to} + 1);
+  std::unique_ptr<Connection>& slot = from.connections[to];
+  if (!slot) {
+    slot = std::make_unique<Connection>();
+    if (const SimNode* peer = from.world->node(to)) from.world->note_post_between_clients(from, *peer);
+  }
+  Connection& c = *slot;
   from.last_peer = to;
   from.last_conn = &c;
   return c;
@@ -63,7 +69,7 @@ void SimNode::complete(const Completion& c) {
   CqWaiter* w = first_waiter;  // one waiter per completion
   if (w == nullptr) return;
   remove_waiter(w);
-  world->note_wake();
+  world->note_wake(*this);
   w->actor->resume();  // the node's timeout timer stays: it fires rarely
 }
 
@@ -101,7 +107,7 @@ void SimNode::fire_timeouts() {
     CqWaiter* later = w->next;
     if (w->deadline_s <= now) {
       remove_waiter(w);
-      world->note_wake();
+      world->note_wake(*this);
       w->actor->resume();
     } else {
       next = next < 0 ? w->deadline_s : std::min(next, w->deadline_s);

@@ -272,7 +272,9 @@ struct alignas(64) SimNode {
   std::deque<std::unique_ptr<Batch>> pending;
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
-  std::unordered_map<NodeId, Connection> connections;
+  // By peer id, made on the first post to the peer (a Connection never
+  // moves: InFlight and last_conn point to it).
+  std::vector<std::unique_ptr<Connection>> connections;
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
 
@@ -361,6 +363,28 @@ class World {
   // An actor woken at the engine's current time (it runs before the clock
   // moves on): no event may run ahead of it.
   void note_wake() { last_wake_s_ = engine_clock_s(); }
+  // An actor of `node` woken at the engine's current time. One on a
+  // client host lets effects run ahead by less than the lookahead still
+  // (may_run_ahead); any other blocks them as note_wake() does.
+  void note_wake(const SimNode& node) {
+    const double now = engine_clock_s();
+    if (!client_host(node.host_index)) {
+      last_wake_s_ = now;
+      return;
+    }
+    host_woken_s_[node.host_index] = now;
+    client_woken_s_ = now;
+  }
+  // Called where an actor does something that the lookahead rule assumes
+  // no client-host actor does (crash a node, wake another actor through a
+  // lock, post to a client host): if an effect ran ahead under that rule
+  // and its moment has not come, the order may differ from the engine's.
+  // Counted (SimOptions::run_ahead_hazards), and the rule is off from then.
+  void note_hazard();
+  bool client_host(uint32_t host_index) const { return host_index >= server_hosts_.size(); }
+  // A post from `from` to `target`: between client hosts, the lookahead
+  // rule is off from now on (a hazard if an effect is ahead).
+  void note_post_between_clients(const SimNode& from, const SimNode& target);
 
  private:
   void build_platform();
@@ -377,10 +401,11 @@ class World {
   // True for the effect of a one-sided request at the head of its
   // connection: applying it wakes nobody.
   static bool quiet_effect(const InFlight& f);
-  // True if an event at `at_s` may run now, at engine time `clock_s`:
-  // nobody woken at `clock_s` waits to run, and no SimGrid activity or
-  // timer can end or fire before `at_s`.
-  bool may_run_ahead(double at_s, double clock_s) const;
+  // True if the event of `f` at `at_s` may run now, at engine time
+  // `clock_s`: no SimGrid activity or timer can end or fire before
+  // `at_s`, and nobody woken at `clock_s` can act on what it touches
+  // before then (see the comment of its definition).
+  bool may_run_ahead(const InFlight& f, double at_s, double clock_s) const;
   bool advance_effect(InFlight& f, double now_s);
   // Schedules drain(f's connection) at `at_s` (replacing f's pending one).
   void arm(InFlight& f, double at_s);
@@ -438,6 +463,15 @@ class World {
   double last_wake_s_ = -1;
   bool run_ahead_ = true;  // SimOptions::run_ahead, if the engine's timers are visible
   uint64_t events_run_ahead_ = 0;  // reported to SimOptions::events_run_ahead
+  // The lookahead rule (may_run_ahead): when actors on client hosts only
+  // were woken at the engine's time, by host index; the latest such time;
+  // the shortest time from a post on one host to its effect on another
+  // (0: the rule is off); the latest moment an effect ran ahead to.
+  std::vector<double> host_woken_s_;
+  double client_woken_s_ = -1;
+  double lookahead_s_ = 0;
+  double ahead_until_s_ = -1;
+  uint64_t run_ahead_hazards_ = 0;  // reported to SimOptions::run_ahead_hazards
 };
 
 }  // namespace locus::simgrid_backend
