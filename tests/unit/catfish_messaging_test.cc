@@ -5,12 +5,15 @@
 // fields written raw (rejected and counted, the rest served), a request
 // or response seen half-landed (served or returned once it lands, not
 // dropped), concurrent
-// clients over several workers, and heartbeats feeding a back-off selector.
+// clients over several workers, heartbeats feeding a back-off selector,
+// and a dropped or disconnected client's slot reused behind a new rkey.
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/loopback/loopback_runtime.h"
@@ -44,9 +47,9 @@ struct Cluster {
   Nanos slow_ns = 0;
   void fail(std::string s) { failures.fail(std::move(s)); }
 
-  Cluster(ServerMode mode, uint32_t worker_count, MessagingServerOptions o = {}) {
+  Cluster(ServerMode mode, uint32_t worker_count, MessagingServerOptions o = {}, loopback::LoopbackOptions lo = {}) {
     o.mode = mode;
-    runtime = loopback::make_loopback_runtime({});
+    runtime = loopback::make_loopback_runtime(lo);
     std::vector<Env> envs;
     for (uint32_t w = 0; w < worker_count; ++w) {
       workers.push_back(*runtime->add_node({"server" + std::to_string(w), true}));
@@ -97,10 +100,13 @@ struct Cluster {
     }
   }
 
+  // `before_accept` runs in the client's actor first (to wait for a free slot).
   void add_client(const std::string& name, MessagingClientOptions o,
-                  std::function<void(MessagingClient&, Env&, Endpoint&)> body) {
+                  std::function<void(MessagingClient&, Env&, Endpoint&)> body,
+                  std::function<void(Env&)> before_accept = {}) {
     NodeId node = *runtime->add_node({name, false});
-    BOOST_REQUIRE(runtime->spawn(node, name, ActorKind::kWorker, [this, o, name, body](Env& env) {
+    BOOST_REQUIRE(runtime->spawn(node, name, ActorKind::kWorker, [this, o, name, body, before_accept](Env& env) {
+      if (before_accept) before_accept(env);
       Endpoint ep(env);
       auto c = MessagingClient::create(ep, o);
       if (!c.is_ok()) return fail(name + ": " + c.status().to_string());
@@ -137,6 +143,34 @@ void echo_loop(Cluster& cl, MessagingClient& c, Random& rng, int calls, uint32_t
     std::string_view got;
     if (!rd.blob(&got) || got != text) return cl.fail(who + " echo " + std::to_string(i) + " came back wrong");
   }
+}
+
+// Writes one word raw into a server's request ring (offsets past the ring
+// reach its control words), as a hostile client would; the WRITE's status.
+Status write_word(Env& env, Endpoint& ep, const ConnectionInfo& conn, uint64_t offset, uint64_t word) {
+  AlignedBuffer mem(64);
+  auto reg = env.transport->register_memory(mem.data(), 64, kLocalOnly);
+  if (!reg.is_ok()) return reg.status();
+  std::memcpy(mem.data(), &word, 8);
+  WorkRequest wr;
+  wr.wr_id = ep.next_wr_id();
+  wr.op = conn.mode == ServerMode::kEvent ? Opcode::kWriteWithImm : Opcode::kWrite;
+  wr.imm = conn.connection_id;
+  wr.remote = remote_at(conn.request_ring, offset);
+  wr.local = {mem.data(), 8, reg->lkey};
+  Status st = ep.execute(wr);
+  (void)env.transport->deregister_memory(*reg);
+  return st;
+}
+
+// Sleeps in 1 ms steps until done() holds (true) or 10 s passed (false).
+bool await(Env& env, const std::function<bool()>& done) {
+  const Nanos deadline = env.clock->now() + 10 * kSecond;
+  while (!done()) {
+    if (env.clock->now() >= deadline) return false;
+    env.clock->sleep_for(kMillisecond);
+  }
+  return true;
 }
 
 void round_trips(ServerMode mode) {
@@ -546,6 +580,163 @@ BOOST_AUTO_TEST_CASE(heartbeats_drive_the_backoff_selector) {
   BOOST_TEST(busy > 0u);       // a client hammering a CPU-bound handler keeps it busy
   BOOST_TEST(offloaded > 0u);  // and the selector reacts
   BOOST_TEST(cl.server->stats().heartbeats >= taken);  // (samples before the client connected reach no one)
+}
+
+// One connection slot: the second client is accepted only if the slot of
+// the first, dropped for a malformed message, is reused. The first
+// client's rkey then reaches nothing: its raw WRITEs (a malformed size
+// field where the second client's next request goes, an impossible head
+// in the control word) fail with a remote access error and the second
+// client is served on, and its next call says why it was dropped.
+BOOST_AUTO_TEST_CASE(a_dropped_clients_slot_is_reused_behind_a_new_rkey) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    MessagingServerOptions o;
+    o.connections_per_worker = 1;
+    o.incomplete_timeout_ns = 20 * kMillisecond;
+    o.heartbeat_interval_ns = 0;  // nothing written to a client that finished: it is not disconnected
+    Cluster cl(mode, 1, o);
+    std::atomic<int> step{0};
+    ConnectionInfo old_conn;  // published by step 1
+    // Empty echoes are 40-byte messages: after kCalls the next goes at
+    // kCalls * 40 with sequence kCalls + 1.
+    constexpr uint32_t kCalls = 3;
+    cl.add_client("old", {}, [&](MessagingClient& c, Env& env, Endpoint& ep) {
+      echo_loop(cl, c, *env.random, 1, 0, "old");
+      const uint32_t id = c.connection().connection_id;
+      if (Status st = write_word(env, ep, c.connection(), 40, /*size 0, seq 2*/ 2); !st.is_ok()) {
+        return cl.fail("old: hostile write: " + st.to_string());
+      }
+      if (!await(env, [&] { return cl.server->stats().reclaimed == 1; })) return cl.fail("old: slot not reclaimed");
+      const std::vector<Status> problems = cl.server->connection_problems();
+      if (problems.size() != 1 || problems[0].message().find(" dropped: ") == std::string::npos ||
+          cl.server->connection_status(id).is_ok()) {
+        return cl.fail("old: the drop is not reported before the slot is accepted again");
+      }
+      old_conn = c.connection();
+      step.store(1);
+      if (!await(env, [&] { return step.load() == 2; })) return cl.fail("old: the new client was not served");
+      // A zero size field where the new client's next request goes; an
+      // impossible response-ring head in the control word.
+      const uint64_t control = uint64_t{old_conn.request_ring_bytes} + kHeadWordOffset;
+      for (auto [offset, word] : {std::pair{uint64_t{kCalls} * 40, uint64_t{kCalls} + 1},
+                                  std::pair{control, uint64_t{1} << 40}}) {
+        const Status st = write_word(env, ep, old_conn, offset, word);
+        if (st.code() != StatusCode::kRemoteAccessError) {
+          cl.fail("old: the old rkey still reaches offset " + std::to_string(offset) + ": " + st.to_string());
+        }
+      }
+      rpc::Writer w(c.payload_buffer());
+      w.blob("");
+      auto r = c.call(kEcho, w.size());
+      if (r.is_ok() || r.status().message().find(" dropped: ") == std::string::npos) {
+        cl.fail("old: a call on the reused slot does not say why it was dropped: " + r.status().to_string());
+      }
+      step.store(3);
+    });
+    cl.add_client(
+        "new", {},
+        [&](MessagingClient& c, Env& env, Endpoint&) {
+          const uint32_t id = c.connection().connection_id;
+          if (id != old_conn.connection_id || c.connection().request_ring.rkey == old_conn.request_ring.rkey) {
+            return cl.fail("new: not the old slot behind a new rkey");
+          }
+          if (!cl.server->connection_problems().empty() || !cl.server->connection_status(id).is_ok()) {
+            return cl.fail("new: its slot still reports the old client's drop");
+          }
+          echo_loop(cl, c, *env.random, kCalls, 0, "new");
+          step.store(2);
+          if (!await(env, [&] { return step.load() == 3; })) return cl.fail("new: the old client never finished");
+          env.clock->sleep_for(5 * o.incomplete_timeout_ns);  // a malformed message that landed is judged by now
+          if (Status st = cl.server->connection_status(id); !st.is_ok()) return cl.fail("new: " + st.to_string());
+          echo_loop(cl, c, *env.random, 20, 3000, "new after the old rkey's writes");
+        },
+        [&](Env& env) {
+          if (!await(env, [&] { return step.load() >= 1; })) cl.fail("new: the old client never made way");
+        });
+    cl.run();
+    const MessagingServerStats s = cl.server->stats();
+    BOOST_TEST(s.reclaimed == 1u);
+    BOOST_TEST(s.malformed == 1u);
+    BOOST_TEST(s.dropped_connections == 1u);
+    BOOST_TEST(s.disconnected == 0u);
+    BOOST_TEST(s.requests == 1u + kCalls + 20u);
+    BOOST_TEST(cl.server->connection_problems().empty());
+  }
+}
+
+// One connection slot again: a client that finished (its response ring
+// deregistered, so the next heartbeat WRITE to it fails) is disconnected,
+// and its slot goes to the next client.
+BOOST_AUTO_TEST_CASE(a_disconnected_clients_slot_is_reused) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    MessagingServerOptions o;
+    o.connections_per_worker = 1;
+    o.heartbeat_interval_ns = 2 * kMillisecond;
+    Cluster cl(mode, 1, o);
+    cl.add_client("first", {}, [&](MessagingClient& c, Env& env, Endpoint&) {
+      echo_loop(cl, c, *env.random, 20, 3000, "first");
+    });
+    cl.add_client(
+        "second", {},
+        [&](MessagingClient& c, Env& env, Endpoint&) {
+          if (c.connection().connection_id != 0 || !cl.server->connection_status(0).is_ok()) {
+            return cl.fail("second: not served on the first client's slot");
+          }
+          echo_loop(cl, c, *env.random, 20, 3000, "second");
+        },
+        [&](Env& env) {
+          if (!await(env, [&] { return cl.server->stats().reclaimed == 1; })) return cl.fail("second: no slot freed");
+          const std::vector<Status> problems = cl.server->connection_problems();
+          const MessagingServerStats s = cl.server->stats();
+          if (problems.size() != 1 || problems[0].message().find(" disconnected: ") == std::string::npos ||
+              s.disconnected != 1 || s.dropped_connections != 0) {
+            cl.fail("second: the first client's slot was freed, but not for its disconnect");
+          }
+        });
+    cl.run();
+    const MessagingServerStats s = cl.server->stats();
+    BOOST_TEST(s.requests == 40u);
+    BOOST_TEST(s.reclaimed >= 1u);  // and 2 if the second was found gone before the server stopped
+    BOOST_TEST(s.dropped_connections == 0u);
+    BOOST_TEST(s.malformed == 0u);
+  }
+}
+
+// A completion for a client gone from a slot is not taken for the slot's
+// next client. The first client is dropped for a malformed message and
+// deregisters its response ring at once, so the kError telling it why
+// fails, an op_latency after the drop; had the slot gone to the second
+// client before that failure came back, the second would be
+// disconnected for it.
+BOOST_AUTO_TEST_CASE(a_late_failure_for_a_slots_old_client_spares_its_new_one) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    MessagingServerOptions o;
+    o.connections_per_worker = 1;
+    o.incomplete_timeout_ns = 50 * kMillisecond;  // the first client is gone well before it is dropped
+    o.heartbeat_interval_ns = 0;                  // the kError is the only WRITE to it after that
+    loopback::LoopbackOptions lo;
+    lo.op_latency = 20 * kMillisecond;
+    Cluster cl(mode, 1, o, lo);
+    cl.add_client("first", {}, [&](MessagingClient& c, Env& env, Endpoint& ep) {
+      echo_loop(cl, c, *env.random, 1, 0, "first");
+      if (Status st = write_word(env, ep, c.connection(), 40, /*size 0, seq 2*/ 2); !st.is_ok()) {
+        cl.fail("first: hostile write: " + st.to_string());
+      }
+    });
+    cl.add_client(
+        "second", {}, [&](MessagingClient& c, Env& env, Endpoint&) { echo_loop(cl, c, *env.random, 5, 100, "second"); },
+        [&](Env& env) {
+          if (!await(env, [&] { return cl.server->stats().reclaimed == 1; })) cl.fail("second: no slot freed");
+        });
+    cl.run();
+    const MessagingServerStats s = cl.server->stats();
+    BOOST_TEST(s.send_failures == 1u);  // the kError to the first client
+    BOOST_TEST(s.dropped_connections == 1u);
+    BOOST_TEST(s.disconnected == 0u);
+    BOOST_TEST(s.reclaimed == 1u);
+    BOOST_TEST(s.requests == 6u);
+    BOOST_TEST(cl.server->connection_problems().empty());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

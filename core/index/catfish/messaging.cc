@@ -7,6 +7,17 @@
 #include "core/index/catfish/messaging_server_internal.h"
 
 namespace locus::catfish {
+namespace {
+
+Status error_status(const RingReader::View& v) {
+  const uint8_t status = v.header.status;
+  const StatusCode code = status <= static_cast<uint8_t>(StatusCode::kInternal) && status != 0
+                              ? static_cast<StatusCode>(status)
+                              : StatusCode::kInternal;
+  return Status(code, std::string(reinterpret_cast<const char*>(v.payload.data()), v.payload.size()));
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<MessagingClient>> MessagingClient::create(Endpoint& endpoint,
                                                                    const MessagingClientOptions& o) {
@@ -167,8 +178,27 @@ Status MessagingClient::write_request(uint16_t type, MessageKind kind, size_t pa
   writer_.commit(p, size);
   Status st = endpoint_.execute(std::span<const WorkRequest>(batch, n));
   // A request that may or may not have landed leaves the ring's state unknown.
-  if (!st.is_ok()) return fail(st);
+  if (!st.is_ok()) return fail(told_why(st));
   return Status();
+}
+
+// A dropped connection's ring gets a new rkey once the kError saying why
+// has landed here (MessagingServer::reclaim), so a request refused for the
+// old one is explained by what is in the response ring: with no call
+// outstanding, anything there is stale or that kError.
+Status MessagingClient::told_why(Status otherwise) {
+  RingReader::View v;
+  Status problem;
+  while (reader_.poll(&v, &problem) == RingReader::Poll::kMessage) {
+    const bool goodbye = v.header.kind == MessageKind::kError && v.header.request_id == kConnectionErrorId;
+    Status why = goodbye ? error_status(v) : Status();
+    reader_.consume(v);
+    if (goodbye) {
+      ++stats_.error_responses;
+      return why;
+    }
+  }
+  return otherwise;
 }
 
 Status MessagingClient::send(uint16_t type, size_t payload_bytes) {
@@ -206,10 +236,7 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
       }
       ++stats_.segments;
       if (h.kind == MessageKind::kError) {
-        const StatusCode code = h.status <= static_cast<uint8_t>(StatusCode::kInternal) && h.status != 0
-                                    ? static_cast<StatusCode>(h.status)
-                                    : StatusCode::kInternal;
-        Status st(code, std::string(reinterpret_cast<const char*>(v.payload.data()), v.payload.size()));
+        Status st = error_status(v);
         reader_.consume(v);
         ++stats_.error_responses;
         if (h.request_id == kConnectionErrorId) return fail(st);

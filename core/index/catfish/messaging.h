@@ -30,7 +30,11 @@
 // answered with one kError message when the client's ring has room, and
 // that connection is dropped: its ring is never read again, so nothing of
 // it can spill into other connections, and the worker goes on serving the
-// others. Rule: no resync; the client must reconnect. A message the
+// others. Rule: no resync; the client must reconnect. A dropped or
+// disconnected connection's slot is reused for a later client once the
+// WRITEs to the old one completed (MessagingServer::reclaim gives its ring
+// a new rkey first, so a request the old client writes after that fails,
+// and its call returns the kError it was sent). A message the
 // reader finds malformed or incomplete may still be landing (a WRITE's DMA
 // is not atomic per word: Soft-RoCE under load shows words half-written),
 // so both verdicts stand only once they held for incomplete_timeout_ns on
@@ -147,6 +151,7 @@ struct MessagingServerStats {
   uint64_t send_slot_waits = 0;  // waits for an in-flight send to free its slot
   uint64_t rescans_after_heartbeat = 0;  // kEvent: rings still dirty after a round (notifications seen
                                          // while it sent or heartbeat() waited), rescanned without sleeping
+  uint64_t reclaimed = 0;        // dropped or disconnected connection slots made free for new clients
 };
 
 class MessagingServer {
@@ -172,9 +177,11 @@ class MessagingServer {
   size_t serve_once(uint32_t worker, Nanos timeout);
 
   MessagingServerStats stats() const;
-  // Why a connection was dropped (OK while it is served).
+  // Why a connection was dropped (OK while it is served, and once its
+  // slot is accepted again).
   Status connection_status(uint32_t connection_id) const;
-  // Why each connection dropped or disconnected so far was, in connection order.
+  // Why each connection slot's last client was dropped or disconnected
+  // (slots accepted again since are left out), in slot order.
   std::vector<Status> connection_problems() const;
   uint32_t workers() const { return static_cast<uint32_t>(workers_.size()); }
   const MessagingServerOptions& options() const { return options_; }
@@ -194,6 +201,7 @@ class MessagingServer {
   // Copies h.payload_bytes from `payload` into a send slot and posts it.
   bool send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h, bool may_wait);
   void drop(Worker& w, Connection& c, const Status& why, bool incomplete);
+  void reclaim(Worker& w, Connection& c);
   // Drops an awaiting connection whose first message is overdue (true if it did).
   bool first_message_overdue(Worker& w, Connection& c);
   void heartbeat(Worker& w, Nanos now);
@@ -203,8 +211,8 @@ class MessagingServer {
   // Waits (reaping completions) until a send slot is free and `wrs` more
   // WRITEs fit in the send queue; its index, or -1 after send_timeout_ns.
   int acquire_slot(Worker& w, uint32_t wrs);
-  // Posts a batch reading slot `slot` without waiting for it.
-  bool post_slot(Worker& w, uint32_t slot, std::span<const WorkRequest> batch);
+  // Posts a batch to c's client reading slot `slot` without waiting for it.
+  bool post_slot(Worker& w, Connection& c, uint32_t slot, std::span<const WorkRequest> batch);
   // Waits (up to send_timeout_ns) until no send of the worker is in flight.
   void finish_sends(Worker& w);
   // Waits for completions until pred() holds or the deadline passes.
@@ -273,6 +281,8 @@ class MessagingClient {
   Status check_request_bytes(size_t payload_bytes) const;
   Status wait_for_room(uint32_t size_bytes, RingWriter::Placement* out);
   Status fail(Status why);
+  // The server's reason for dropping the connection, if it sent one; else `otherwise`.
+  Status told_why(Status otherwise);
   // Writes one request (with a pending head publication and wrap marker).
   Status write_request(uint16_t type, MessageKind kind, size_t payload_bytes, uint64_t request_id);
 

@@ -135,11 +135,16 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool 
     Connection& c = *connections_[(n % threads) * per + n / threads];
     uint8_t expected = kFree;
     if (!c.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel)) continue;
+    {
+      std::lock_guard<std::mutex> lock(problems_mu_);
+      c.problem = Status();  // its last client's; a new one is served now
+    }
     c.client = client.node;
     c.response_ring = client.response_ring;
     c.response_ring_bytes = ring;
     c.writer.reset(ring);
-    c.state.store(await_first_message ? kAwaiting : kConnected, std::memory_order_release);
+    // Read while the slot is still ours: once served, its worker may drop
+    // and reclaim it, giving it a new region.
     ConnectionInfo info;
     info.server = workers_[c.worker]->node;
     info.connection_id = c.id;
@@ -148,6 +153,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool 
     info.request_ring_bytes = options_.request_ring_bytes;
     info.heartbeat_interval_ns = options_.heartbeat_interval_ns;
     info.awaits_first_message = await_first_message;
+    c.state.store(await_first_message ? kAwaiting : kConnected, std::memory_order_release);
     return info;
   }
   return resource_exhausted("catfish accept: all " + std::to_string(total) + " connection slots are taken");
@@ -170,6 +176,7 @@ MessagingServerStats MessagingServer::stats() const {
   s.heartbeats = get(k.heartbeats);
   s.send_slot_waits = get(k.send_slot_waits);
   s.rescans_after_heartbeat = get(k.rescans_after_heartbeat);
+  s.reclaimed = get(k.reclaimed);
   return s;
 }
 

@@ -37,14 +37,15 @@ void MessagingServer::on_completion(Worker& w, const Completion& comp) {
   } else if (tag == kNoSlot && w.heartbeat_pending > 0) {
     --w.heartbeat_pending;
   }
+  if (!comp.ok()) bump(counters_->send_failures);
+  const uint32_t id = wr_connection(comp.wr_id);
+  if (id >= connections_.size()) return;
+  Connection& c = *connections_[id];
+  if (c.sends_pending > 0) --c.sends_pending;
   if (!comp.ok()) {
-    bump(counters_->send_failures);
     // Noted here, dropped by the data path (scan, send_message) when it next looks.
-    const uint32_t id = wr_connection(comp.wr_id);
-    if (id < connections_.size()) {
-      connections_[id]->send_failed = true;
-      connections_[id]->send_error = completion_error(comp);
-    }
+    c.send_failed = true;
+    c.send_error = completion_error(comp);
   }
 }
 
@@ -86,13 +87,14 @@ int MessagingServer::acquire_slot(Worker& w, uint32_t wrs) {
   return found;
 }
 
-bool MessagingServer::post_slot(Worker& w, uint32_t slot, std::span<const WorkRequest> batch) {
+bool MessagingServer::post_slot(Worker& w, Connection& c, uint32_t slot, std::span<const WorkRequest> batch) {
   if (!w.env.transport->post(batch).is_ok()) {
     bump(counters_->send_failures);
     return false;
   }
   w.slots[slot].pending += static_cast<uint32_t>(batch.size());
   w.awaiting += static_cast<uint32_t>(batch.size());
+  c.sends_pending += static_cast<uint32_t>(batch.size());
   return true;
 }
 
@@ -173,7 +175,7 @@ bool MessagingServer::send_message(Worker& w, Connection& c, const std::byte* pa
   mw.local = {slot.message, size, w.local_region.lkey};
   c.writer.commit(*p, size);
   bump(counters_->response_segments);
-  if (!post_slot(w, static_cast<uint32_t>(s), std::span<const WorkRequest>(batch, n))) {
+  if (!post_slot(w, c, static_cast<uint32_t>(s), std::span<const WorkRequest>(batch, n))) {
     drop(w, c, unavailable("response to client " + std::to_string(c.client) + " could not be posted"), false);
     return false;
   }
@@ -290,7 +292,7 @@ size_t MessagingServer::drain(Worker& w, Connection& c) {
     } else {
       const auto slot = static_cast<uint32_t>(s);
       const WorkRequest hw = head_write(w, c, w.slots[slot].head_word, send_wr_id(c.id, slot + 1));
-      if (!post_slot(w, slot, std::span<const WorkRequest>(&hw, 1))) {
+      if (!post_slot(w, c, slot, std::span<const WorkRequest>(&hw, 1))) {
         drop(w, c, unavailable("head update could not be posted"), false);
       }
     }
@@ -341,6 +343,38 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
   (void)send_message(w, c, reinterpret_cast<const std::byte*>(text.data()), h, false);
 }
 
+// A dropped connection's slot, made ready for the next client: its ring
+// gets a new region, so the rkey the old client holds (it may still be
+// writing, and a misbehaving one was dropped for what it wrote) reaches
+// nothing any more; the ring is zeroed and read from its start. Not while
+// a WRITE to the old client is in flight: its completion would be taken
+// for the next client's, and the kError saying why it was dropped must
+// have landed before the old rkey fails, as the client looks for it then
+// (MessagingClient::told_why). A failed registration leaves it dropped,
+// to be tried on the next scan.
+void MessagingServer::reclaim(Worker& w, Connection& c) {
+  if (c.sends_pending > 0) return;
+  const uint64_t bytes = uint64_t{options_.request_ring_bytes} + kControlBytes;
+  if (c.registered) {
+    (void)w.env.transport->deregister_memory(c.region);
+    c.registered = false;
+  }
+  std::memset(c.memory.data(), 0, bytes);
+  auto region = w.env.transport->register_memory(c.memory.data(), bytes, kRemoteWrite);
+  if (!region.is_ok()) return;
+  c.region = *region;
+  c.registered = true;
+  c.reader.reset(c.memory.data(), options_.request_ring_bytes);
+  c.published_head = 0;
+  c.partial_since = -1;
+  c.awaiting_since = -1;
+  c.dirty = false;
+  c.send_failed = false;
+  c.send_error = Status();
+  bump(counters_->reclaimed);
+  c.state.store(kFree, std::memory_order_release);
+}
+
 // Heartbeat WRITEs are not waited for either; heartbeat_buf is rewritten
 // only once the previous heartbeat's WRITEs completed.
 void MessagingServer::heartbeat(Worker& w, Nanos now) {
@@ -370,6 +404,7 @@ void MessagingServer::heartbeat(Worker& w, Nanos now) {
     }
     w.heartbeat_pending += static_cast<uint32_t>(n);
     w.awaiting += static_cast<uint32_t>(n);
+    for (size_t i = off; i < off + n; ++i) ++connections_[wr_connection(w.heartbeat_batch[i].wr_id)]->sends_pending;
     off += n;
   }
 }
@@ -386,6 +421,7 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
     for (uint32_t k = 0; k < w.connection_count; ++k) {
       Connection& c = *connections_[w.first_connection + k];
       const uint8_t state = c.state.load(std::memory_order_acquire);
+      if (state == kDropped) reclaim(w, c);
       if (!is_served(state)) continue;
       if (c.send_failed) {  // a WRITE to it failed since we last looked
         drop(w, c, c.send_error, false);

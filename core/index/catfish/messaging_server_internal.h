@@ -33,6 +33,9 @@ constexpr uint64_t kConnectionErrorId = UINT64_MAX;
 
 // kAwaiting: accepted with await_first_message; its ring is read, nothing
 // is written to its client until the first message makes it kConnected.
+// kDropped: its worker reclaims it (MessagingServer::reclaim) on a scan
+// once no WRITE to its client is in flight, and it turns kFree for the
+// next accept().
 enum SlotState : uint8_t { kFree, kClaimed, kAwaiting, kConnected, kDropped };
 inline bool is_served(uint8_t state) { return state == kAwaiting || state == kConnected; }
 
@@ -57,8 +60,9 @@ struct MessagingServer::Connection {
   Nanos awaiting_since = -1;  // when the worker first saw it kAwaiting
   bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
   bool send_failed = false;  // a WRITE to the client failed
+  uint32_t sends_pending = 0;  // WRITEs to the client posted and not yet completed
   Status send_error;
-  Status problem;            // why it was dropped; under problems_mu_
+  Status problem;            // why it was last dropped (until accepted again); under problems_mu_
 };
 
 // Local memory one posted batch reads: the request ring's head word, a
@@ -99,7 +103,7 @@ struct MessagingServer::Worker {
 struct MessagingServer::Counters {
   std::atomic<uint64_t> requests{0}, handler_errors{0}, unknown_type{0}, malformed{0},
       incomplete{0}, dropped_connections{0}, disconnected{0}, response_segments{0}, response_stalls{0},
-      send_failures{0}, heartbeats{0}, send_slot_waits{0}, rescans_after_heartbeat{0};
+      send_failures{0}, heartbeats{0}, send_slot_waits{0}, rescans_after_heartbeat{0}, reclaimed{0};
 };
 
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
