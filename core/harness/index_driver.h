@@ -6,6 +6,7 @@
 // index-agnostic.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,6 +64,13 @@ class IndexDriver {
   // share the machine's cores and NIC; setup_server and server_daemons
   // then number endpoints, not machines.
   virtual uint32_t endpoints_per_server() const { return 1; }
+  // The RPC message limit (header included) of servers and clients, so
+  // each receive buffer holds the largest request or response. Every
+  // server posts up to a thousand of them, which a large platform pays
+  // for in memory: an index that knows its messages' size says so.
+  virtual uint32_t rpc_message_bytes(const scenario::IndexSpec& index) const {
+    return std::max<uint32_t>(4096, index.max_kv_bytes + 1024);
+  }
 };
 
 StatusOr<std::unique_ptr<IndexDriver>> make_pilaf_driver(const scenario::Scenario& s);

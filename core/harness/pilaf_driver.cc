@@ -89,6 +89,12 @@ class PilafDriver final : public IndexDriver {
         }));
   }
 
+  // A put, the largest message, is a key and a value of max_kv_bytes
+  // together, each with its length, behind the RPC header.
+  uint32_t rpc_message_bytes(const scenario::IndexSpec& index) const override {
+    return index.max_kv_bytes + rpc::kHeaderBytes + 64;
+  }
+
   void report(std::map<std::string, double>& extra) const override {
     double kicks = 0, keys = 0;
     for (const auto& s : servers_) {

@@ -50,7 +50,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
   Endpoint ep(env);
   rpc::RpcClientOptions ro;
-  ro.max_message_bytes = std::max<uint32_t>(4096, s.index.max_kv_bytes + 1024);
+  ro.max_message_bytes = sh.driver->rpc_message_bytes(s.index);
   auto rpc = rpc::RpcClient::create(ep, ro);
   if (!rpc.is_ok()) {
     out->error = rpc.status();
@@ -129,7 +129,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   sh.driver = driver.get();
   std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
   rpc::RpcServerOptions so;
-  so.max_message_bytes = std::max<uint32_t>(4096, s.index.max_kv_bytes + 1024);
+  so.max_message_bytes = driver->rpc_message_bytes(s.index);
   // Enough receives that a burst of clients (all connecting at once, say)
   // mostly finds one posted; the rest wait out RNR retries.
   so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
