@@ -121,6 +121,7 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
   f.conn = &c;
   f.status = WcStatus::kSuccess;
   f.half_copied = false;
+  f.checked_deregistrations = deregistrations_;  // SimTransport::post checked it
   f.start_s = f.effect_s = f.done_s = f.rnr_deadline_s = now;
   if (from.crashed) {
     f.status = WcStatus::kFlushed;
@@ -278,7 +279,7 @@ bool World::advance_effect(InFlight& f, double now_s) {
       f.status = WcStatus::kRemoteAccessError;
       return true;
     }
-    if (!local_buffer_ok(*f.from, wr.local)) {
+    if (!local_buffer_still_ok(f)) {
       f.status = WcStatus::kFlushed;  // the initiator dropped its buffer
       return true;
     }
@@ -308,7 +309,7 @@ bool World::advance_effect(InFlight& f, double now_s) {
     f.status = WcStatus::kRnrRetryExceeded;
     return true;
   }
-  if (!message && !local_buffer_ok(*f.from, wr.local)) {
+  if (!message && !local_buffer_still_ok(f)) {
     f.status = WcStatus::kFlushed;
     return true;
   }

@@ -188,6 +188,14 @@ Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access
 bool World::remove_region(const SimNode& node, RegionId id) {
   if (id >= regions_.size() || regions_[id].owner != &node) return false;
   regions_[id].owner = nullptr;
+  ++deregistrations_;
+  return true;
+}
+
+bool World::local_buffer_still_ok(InFlight& f) const {
+  if (f.checked_deregistrations == deregistrations_) return true;
+  if (!local_buffer_ok(*f.from, f.wr.local)) return false;
+  f.checked_deregistrations = deregistrations_;
   return true;
 }
 

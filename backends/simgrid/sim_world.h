@@ -174,6 +174,9 @@ struct InFlight {
   double rnr_deadline_s = 0; // a SEND waiting for a receive gives up here
   WcStatus status = WcStatus::kSuccess;
   bool half_copied = false;
+  // World::deregistrations when the initiator's buffer was last found
+  // registered (at post): while no region is deregistered it still is.
+  uint64_t checked_deregistrations = 0;
   uint64_t armed_seq = 0;  // its pending event in World's queue, 0 if none
   double armed_s = 0;
   InFlight* next = nullptr;  // in its connection's FlightQueue
@@ -327,6 +330,9 @@ class World {
   Region add_region(SimNode& node, std::byte* addr, uint64_t length, Access access);
   // False if `node` has no registration `id`.
   bool remove_region(const SimNode& node, RegionId id);
+  // True while `f`'s local buffer must still be registered: looked up only
+  // if some region was deregistered since it was last found.
+  bool local_buffer_still_ok(InFlight& f) const;
   uint32_t make_rkey(RegionId id) const;
 
   // Carries a validated batch: on the event-driven datapath when every
@@ -434,6 +440,7 @@ class World {
   uint32_t next_client_host_ = 0, next_server_host_ = 0;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::vector<RegionSlot> regions_{1};  // id 0 is never a registration
+  uint64_t deregistrations_ = 0;
   bool stopping_ = false;
   uint32_t live_executors_ = 0;
   // Packet-level links: per host {pcie up, pcie down, link up, link down},
