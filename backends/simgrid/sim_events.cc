@@ -163,11 +163,11 @@ struct Later {
 };
 }  // namespace
 
-void World::arm(InFlight& f, double at_s) {
+void World::arm(InFlight& f, double at_s, Phase phase) {
   if (f.armed_seq != 0 && f.armed_s == at_s) return;
   f.armed_seq = next_event_seq_++;
   f.armed_s = at_s;
-  events_.push_back({at_s, f.armed_seq, &f});
+  events_.push_back({at_s, f.armed_seq, &f, phase});
   std::push_heap(events_.begin(), events_.end(), Later{});
   if (!running_events_ && (events_timer_ == nullptr || at_s < events_timer_s_)) set_events_timer(at_s);
 }
@@ -235,12 +235,14 @@ void World::run_events() {
   // wake-up, and running them here saves the engine a round each.
   while (!events_.empty()) {
     const Event e = events_.front();
+    const bool ahead = e.at_s > clock;
+    // A completion never runs ahead: stop before following it (a miss).
+    if (ahead && e.phase == Phase::kCompletion) break;
     if (e.f->armed_seq != e.seq) {  // stale: re-armed or finished since
       std::pop_heap(events_.begin(), events_.end(), Later{});
       events_.pop_back();
       continue;
     }
-    const bool ahead = e.at_s > clock;
     if (ahead && !(quiet_effect(*e.f) && may_run_ahead(*e.f, e.at_s, clock))) break;
     std::pop_heap(events_.begin(), events_.end(), Later{});
     events_.pop_back();
@@ -376,7 +378,7 @@ void World::drain(Connection& c, double now, bool may_wake) {
   while (!c.completions.empty()) {
     InFlight& f = *c.completions.front();
     if (f.done_s > now || !may_wake) {
-      arm(f, std::max(f.done_s, now));
+      arm(f, std::max(f.done_s, now), Phase::kCompletion);
       break;
     }
     c.completions.pop_front();

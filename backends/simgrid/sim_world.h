@@ -413,8 +413,10 @@ class World {
   // before then (see the comment of its definition).
   bool may_run_ahead(const InFlight& f, double at_s, double clock_s) const;
   bool advance_effect(InFlight& f, double now_s);
-  // Schedules drain(f's connection) at `at_s` (replacing f's pending one).
-  void arm(InFlight& f, double at_s);
+  // Schedules drain(f's connection) at `at_s` (replacing f's pending one),
+  // for f's effect or, once that is done, its completion.
+  enum class Phase : uint8_t { kEffect, kCompletion };
+  void arm(InFlight& f, double at_s, Phase phase = Phase::kEffect);
   // Runs the queued events that are due, then sets the one kernel timer
   // for the next.
   void run_events();
@@ -456,6 +458,7 @@ class World {
     double at_s;
     uint64_t seq;
     InFlight* f;
+    Phase phase;
   };
   std::vector<Event> events_;
   uint64_t next_event_seq_ = 1;
