@@ -173,9 +173,9 @@ Status serve_catfish(const ServeOptions& o, const verbs::ClusterConfig& cluster)
   const catfish::CatfishServerStats cs = set.server->stats();
   const catfish::MessagingServerStats ms = set.server->messaging().stats();
   fmt::print("locus serve: catfish stopping: {} connects ({} refused), {} requests served ({} searches, {} inserts, "
-             "{} deletes), {} connections dropped, {} disconnected, {} rectangles\n",
+             "{} deletes), {} connections dropped, {} disconnected, {} slots reused, {} rectangles\n",
              cs.connects, cs.connects_refused, ms.requests, cs.searches, cs.inserts, cs.deletes,
-             ms.dropped_connections, ms.disconnected, set.server->store_stats().rectangles);
+             ms.dropped_connections, ms.disconnected, ms.reclaimed, set.server->store_stats().rectangles);
   for (const Status& why : set.server->messaging().connection_problems()) {
     fmt::print("locus serve: {}\n", why.to_string());
   }
@@ -250,7 +250,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"polling", "event"}))
       ->capture_default_str();
   cmd->add_option("--connections", opts->connections,
-                  "catfish: client connections each worker can hold over the server's life")
+                  "catfish: client connections each worker holds at once (a dropped or departed client's "
+                  "slot is reused)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--servers", opts->servers,

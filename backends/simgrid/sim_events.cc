@@ -209,6 +209,7 @@ bool World::may_run_ahead(const InFlight& f, double at_s, double clock_s) const 
   const double next_timer = timer::Timer::next();
   if (next_timer >= 0 && at_s >= next_timer) return false;
   if (client_woken_s_ < clock_s) return true;
+  if (f.target == nullptr) return false;  // failing at once: no host to reason about
   const uint32_t from = f.from->host_index, to = f.target->host_index;
   return at_s < clock_s + lookahead_s_ && client_host(from) && host_woken_s_[from] < clock_s &&
          host_woken_s_[to] < clock_s;
