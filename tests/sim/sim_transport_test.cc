@@ -1,7 +1,9 @@
-// What the SimGrid transport does beyond the conformance suite: a buffer
-// deregistered while a READ into it is in flight is never written, however
-// the backend keeps track of deregistrations, and a READ whose buffer
-// stays registered still lands when some other region goes meanwhile.
+// What the SimGrid transport does beyond the conformance suite, where its
+// own shortcuts could go wrong: a buffer deregistered while a READ into it
+// is in flight is never written (the backend looks buffers up again only
+// after a deregistration), a READ whose buffer stays registered still
+// lands when some other region goes meanwhile, and a request to no node
+// fails cleanly while effects run ahead of the engine's clock.
 #include <array>
 #include <cstring>
 #include <vector>
@@ -85,6 +87,65 @@ BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
   BOOST_TEST(seen[1].wr_id == 2u);
   BOOST_TEST(static_cast<int>(seen[1].status) == static_cast<int>(WcStatus::kSuccess));
   BOOST_TEST(std::memcmp(kept.data(), served.data(), kReadBytes) == 0);
+}
+
+// A READ to a node that does not exist fails at once (kRetryExceeded), also
+// when it is due just after another client was woken, where effects may
+// run ahead by the lookahead: the poster owes CPU time, so its request is
+// due after the engine's time, while the other client's READs complete
+// every few microseconds.
+BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
+  scenario::PlatformSpec p;
+  p.servers = 1;
+  p.client_hosts = 2;
+  auto runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
+  auto server = runtime->add_node({"server0", true});
+  auto busy = runtime->add_node({"client0", false});
+  auto lost = runtime->add_node({"client1", false});
+  BOOST_REQUIRE(server.is_ok() && busy.is_ok() && lost.is_ok());
+  AlignedBuffer served(4096);
+  auto remote = runtime->setup_env(*server).transport->register_memory(served.data(), served.size(), kRemoteRead);
+  BOOST_REQUIRE(remote.is_ok());
+
+  AlignedBuffer busy_buf(kReadBytes), lost_buf(kReadBytes);
+  constexpr int kAttempts = 200;
+  int busy_ok = 0, lost_failed = 0;
+  Status busy_error, lost_error;
+  auto read_loop = [&](AlignedBuffer& buf, bool to_nowhere, int* count, Status* error) {
+    return [&, to_nowhere, count, error](Env& env) {
+      Transport& t = *env.transport;
+      auto local = t.register_memory(buf.data(), kReadBytes, kLocalOnly);
+      if (!local.is_ok()) {
+        *error = local.status();
+        return;
+      }
+      for (int i = 0; i < kAttempts; ++i) {
+        WorkRequest wr = read_into(*local, *remote, static_cast<uint64_t>(i));
+        if (to_nowhere) {
+          wr.remote.node = 9999;
+          env.cpu->charge(static_cast<Nanos>(300 + 37 * (i % 50)));  // owed: due after the engine's time
+        }
+        Status st = t.post(std::span<const WorkRequest>(&wr, 1));
+        Completion c;
+        if (st.is_ok() && t.wait(std::span<Completion>(&c, 1), 10 * kMillisecond) != 1) {
+          st = internal_error("no completion within 10 ms simulated");
+        }
+        if (!st.is_ok()) {
+          *error = st;
+          return;
+        }
+        const WcStatus want = to_nowhere ? WcStatus::kRetryExceeded : WcStatus::kSuccess;
+        if (c.status == want) ++*count;
+      }
+    };
+  };
+  BOOST_REQUIRE(runtime->spawn(*busy, "busy", ActorKind::kWorker, read_loop(busy_buf, false, &busy_ok, &busy_error)).is_ok());
+  BOOST_REQUIRE(runtime->spawn(*lost, "lost", ActorKind::kWorker, read_loop(lost_buf, true, &lost_failed, &lost_error)).is_ok());
+  BOOST_REQUIRE(runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(busy_error.is_ok(), busy_error.to_string());
+  BOOST_REQUIRE_MESSAGE(lost_error.is_ok(), lost_error.to_string());
+  BOOST_TEST(busy_ok == kAttempts);
+  BOOST_TEST(lost_failed == kAttempts);
 }
 
 }  // namespace
