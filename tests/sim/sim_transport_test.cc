@@ -6,6 +6,8 @@
 // fails cleanly while effects run ahead of the engine's clock.
 #include <array>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -32,25 +34,40 @@ WorkRequest read_into(const Region& local, const Region& remote, uint64_t wr_id)
   return wr;
 }
 
+// One server serving 4 KB of patterned memory to `clients` client nodes,
+// each on a host of its own.
+struct OneServer {
+  explicit OneServer(uint32_t clients) : served(4096) {
+    scenario::PlatformSpec p;
+    p.servers = 1;
+    p.client_hosts = clients;
+    runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
+    auto server = runtime->add_node({"server0", true});
+    BOOST_REQUIRE(server.is_ok());
+    for (uint32_t c = 0; c < clients; ++c) {
+      auto client = runtime->add_node({"client" + std::to_string(c), false});
+      BOOST_REQUIRE(client.is_ok());
+      client_nodes.push_back(*client);
+    }
+    for (size_t i = 0; i < served.size(); ++i) served.data()[i] = static_cast<std::byte>(i * 7 + 1);
+    auto r = runtime->setup_env(*server).transport->register_memory(served.data(), served.size(), kRemoteRead);
+    BOOST_REQUIRE(r.is_ok());
+    remote = *r;
+  }
+  std::unique_ptr<Runtime> runtime;
+  std::vector<NodeId> client_nodes;
+  AlignedBuffer served;
+  Region remote;
+};
+
 BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
-  scenario::PlatformSpec p;
-  p.servers = 1;
-  p.client_hosts = 1;
-  auto runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
-  auto server = runtime->add_node({"server0", true});
-  auto client = runtime->add_node({"client0", false});
-  BOOST_REQUIRE(server.is_ok() && client.is_ok());
-
-  AlignedBuffer served(4096);
-  for (size_t i = 0; i < served.size(); ++i) served.data()[i] = static_cast<std::byte>(i * 7 + 1);
-  auto remote = runtime->setup_env(*server).transport->register_memory(served.data(), served.size(), kRemoteRead);
-  BOOST_REQUIRE(remote.is_ok());
-
+  OneServer w(1);
+  const Region& remote = w.remote;
   AlignedBuffer dropped(kReadBytes), kept(kReadBytes), other(64);
   std::array<Completion, 2> seen{};
   Status failure;
-  BOOST_REQUIRE(runtime
-                    ->spawn(*client, "reader", ActorKind::kWorker,
+  BOOST_REQUIRE(w.runtime
+                    ->spawn(w.client_nodes[0], "reader", ActorKind::kWorker,
                             [&](Env& env) {
                               Transport& t = *env.transport;
                               auto a = t.register_memory(dropped.data(), kReadBytes, kLocalOnly);
@@ -61,11 +78,11 @@ BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
                                 return;
                               }
                               // Posted, then its buffer deregistered before the NIC serves it.
-                              const WorkRequest first = read_into(*a, *remote, 1);
+                              const WorkRequest first = read_into(*a, remote, 1);
                               Status st = t.post(std::span<const WorkRequest>(&first, 1));
                               if (st.is_ok()) st = t.deregister_memory(*a);
                               // Posted, then another region deregistered: this one still lands.
-                              const WorkRequest second = read_into(*b, *remote, 2);
+                              const WorkRequest second = read_into(*b, remote, 2);
                               if (st.is_ok()) st = t.post(std::span<const WorkRequest>(&second, 1));
                               if (st.is_ok()) st = t.deregister_memory(*c);
                               for (size_t got = 0; st.is_ok() && got < seen.size();) {
@@ -77,7 +94,7 @@ BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
                               failure = st;
                             })
                     .is_ok());
-  BOOST_REQUIRE(runtime->run().is_ok());
+  BOOST_REQUIRE(w.runtime->run().is_ok());
   BOOST_REQUIRE_MESSAGE(failure.is_ok(), failure.to_string());
 
   BOOST_TEST(seen[0].wr_id == 1u);
@@ -86,7 +103,7 @@ BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
   BOOST_TEST(std::memcmp(dropped.data(), zeros.data(), kReadBytes) == 0);
   BOOST_TEST(seen[1].wr_id == 2u);
   BOOST_TEST(static_cast<int>(seen[1].status) == static_cast<int>(WcStatus::kSuccess));
-  BOOST_TEST(std::memcmp(kept.data(), served.data(), kReadBytes) == 0);
+  BOOST_TEST(std::memcmp(kept.data(), w.served.data(), kReadBytes) == 0);
 }
 
 // A READ to a node that does not exist fails at once (kRetryExceeded), also
@@ -95,18 +112,8 @@ BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
 // due after the engine's time, while the other client's READs complete
 // every few microseconds.
 BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
-  scenario::PlatformSpec p;
-  p.servers = 1;
-  p.client_hosts = 2;
-  auto runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
-  auto server = runtime->add_node({"server0", true});
-  auto busy = runtime->add_node({"client0", false});
-  auto lost = runtime->add_node({"client1", false});
-  BOOST_REQUIRE(server.is_ok() && busy.is_ok() && lost.is_ok());
-  AlignedBuffer served(4096);
-  auto remote = runtime->setup_env(*server).transport->register_memory(served.data(), served.size(), kRemoteRead);
-  BOOST_REQUIRE(remote.is_ok());
-
+  OneServer w(2);
+  const Region& remote = w.remote;
   AlignedBuffer busy_buf(kReadBytes), lost_buf(kReadBytes);
   constexpr int kAttempts = 200;
   int busy_ok = 0, lost_failed = 0;
@@ -120,7 +127,7 @@ BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
         return;
       }
       for (int i = 0; i < kAttempts; ++i) {
-        WorkRequest wr = read_into(*local, *remote, static_cast<uint64_t>(i));
+        WorkRequest wr = read_into(*local, remote, static_cast<uint64_t>(i));
         if (to_nowhere) {
           wr.remote.node = 9999;
           env.cpu->charge(static_cast<Nanos>(300 + 37 * (i % 50)));  // owed: due after the engine's time
@@ -139,9 +146,9 @@ BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
       }
     };
   };
-  BOOST_REQUIRE(runtime->spawn(*busy, "busy", ActorKind::kWorker, read_loop(busy_buf, false, &busy_ok, &busy_error)).is_ok());
-  BOOST_REQUIRE(runtime->spawn(*lost, "lost", ActorKind::kWorker, read_loop(lost_buf, true, &lost_failed, &lost_error)).is_ok());
-  BOOST_REQUIRE(runtime->run().is_ok());
+  BOOST_REQUIRE(w.runtime->spawn(w.client_nodes[0], "busy", ActorKind::kWorker, read_loop(busy_buf, false, &busy_ok, &busy_error)).is_ok());
+  BOOST_REQUIRE(w.runtime->spawn(w.client_nodes[1], "lost", ActorKind::kWorker, read_loop(lost_buf, true, &lost_failed, &lost_error)).is_ok());
+  BOOST_REQUIRE(w.runtime->run().is_ok());
   BOOST_REQUIRE_MESSAGE(busy_error.is_ok(), busy_error.to_string());
   BOOST_REQUIRE_MESSAGE(lost_error.is_ok(), lost_error.to_string());
   BOOST_TEST(busy_ok == kAttempts);
