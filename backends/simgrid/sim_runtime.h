@@ -1,7 +1,10 @@
 // The SimGrid backend: the unchanged core running as SimGrid actors on a
 // simulated platform (hosts with cores, links, PCIe, and a queueing model
 // of each NIC). Time is simulated: Clock, Cpu and every wait advance it.
-// Same platform, same seed: byte-identical results.
+// Same platform, same seed: byte-identical results, from runs that start
+// at the same engine time: SimGrid's clock does not go back to 0 for a new
+// engine in the same process, and a later start rounds floating-point
+// times differently (`locus sim` runs one scenario per process).
 //
 // One SimGrid engine exists per process at a time; create one runtime,
 // run it, destroy it, and only then create the next.

@@ -5,10 +5,13 @@
 //  * one NIC at 1.44 M READs/s serves 5-READ traversals at 288 K/s;
 //  * a fixed 35.5% / 64.5% split of the two reaches 446.7 K/s together;
 //  * the same scenario and seed give identical results, whether or not
-//    one-sided effects run ahead of the engine's clock.
+//    one-sided effects run ahead of the engine's clock (runs compared are
+//    forked from one moment: testing::simulate_forked says why).
 #include <boost/test/unit_test.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/simgrid/sim_runtime.h"
 #include "core/harness/scenario_run.h"
@@ -121,19 +124,16 @@ BOOST_AUTO_TEST_CASE(a_slow_link_limits_reads) {
 // of clients woken while effects run ahead by the lookahead. Both runs do
 // run events ahead, and no client did what that rule assumes it does not.
 BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
+  // Each run in a child forked from here: both start at the same engine time.
   auto json_of = [](const scenario::Scenario& sc, bool run_ahead) {
-    uint64_t ran_ahead = 0, hazards = 0;
-    auto r = testing::simulate(sc, [&](simgrid_backend::SimOptions& o) {
-      o.run_ahead = run_ahead;
-      o.events_run_ahead = &ran_ahead;
-      o.run_ahead_hazards = &hazards;
-    });
-    BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-    BOOST_REQUIRE(r->total_ops > 0u);
-    BOOST_TEST_MESSAGE(sc.source << ": " << ran_ahead << " events ran ahead");
-    BOOST_TEST((ran_ahead > 0) == run_ahead);
-    BOOST_TEST(hazards == 0u);
-    return metrics::to_json_string({r->result});
+    const testing::ForkedRun r =
+        testing::simulate_forked(sc, [&](simgrid_backend::SimOptions& o) { o.run_ahead = run_ahead; });
+    BOOST_REQUIRE_MESSAGE(r.status.is_ok(), r.status.to_string());
+    BOOST_REQUIRE(r.total_ops > 0u);
+    BOOST_TEST_MESSAGE(sc.source << ": " << r.events_run_ahead << " events ran ahead");
+    BOOST_TEST((r.events_run_ahead > 0) == run_ahead);
+    BOOST_TEST(r.run_ahead_hazards == 0u);
+    return r.json;
   };
   auto micro = scenario::parse_scenario(testing::kMicroPlatform, "validation.toml",
                                         {"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
@@ -152,21 +152,56 @@ BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
   BOOST_TEST(with.find("\"pilaf.retries\": ") != std::string::npos);
   BOOST_TEST(with.find("\"pilaf.retries\": 0") == std::string::npos);
 
-  auto cluster = scenario::load_scenario(
-      LOCUS_SOURCE_DIR "/scenarios/scale/pilaf-16x1000.toml",
-      {"workload.recordcount=16000", "run.clients=400", "run.duration_s=0.003", "run.warmup_s=0.001"});
-  BOOST_REQUIRE_MESSAGE(cluster.is_ok(), cluster.status().to_string());
-  BOOST_TEST(json_of(*cluster, true) == json_of(*cluster, false));
+  // The shipped plans of every index, cut down: a star of Pilaf servers
+  // with hundreds of clients; two levels with racks of servers apart from
+  // racks of clients (the lookahead rule holds) and racks mixing both (it
+  // is off), under workload A's puts; Cell's clients searching four servers
+  // by READs while 10% of operations update by RPC (its server hosts run
+  // more actors than cores, so nothing runs ahead while they execute);
+  // Catfish's back-off clients, many to a client host, with its workers
+  // writing responses and heartbeats into clients' rings.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> plans{
+      {"scale/pilaf-16x1000.toml",
+       {"workload.recordcount=16000", "run.clients=400", "run.duration_s=0.003", "run.warmup_s=0.001"}},
+      {"scale/pilaf-64x3000.toml",
+       {"platform.servers=4", "platform.cores_per_server=2", "platform.hosts_per_rack=2", "workload.standard=a",
+        "workload.recordcount=4000", "run.clients=120", "run.duration_s=0.003", "run.warmup_s=0.001"}},
+      {"scale/pilaf-64x3000.toml",
+       {"platform.servers=4", "platform.cores_per_server=2", "platform.hosts_per_rack=3", "workload.standard=a",
+        "workload.recordcount=4000", "run.clients=120", "run.duration_s=0.003", "run.warmup_s=0.001"}},
+      {"cell/four-servers.toml",
+       {"selector.type=client_only", "workload.readproportion=0.9", "workload.updateproportion=0.1",
+        "workload.recordcount=20000", "run.clients=64", "run.duration_s=0.003", "run.warmup_s=0.001"}},
+      {"catfish/rtree.toml",
+       {"index.rectangles=20000", "run.clients=96", "run.duration_s=0.002", "run.warmup_s=0.0005"}},
+  };
+  for (const auto& [file, sets] : plans) {
+    BOOST_TEST_CONTEXT(file) {
+      auto plan = scenario::load_scenario(LOCUS_SOURCE_DIR "/scenarios/" + file, sets);
+      BOOST_REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+      BOOST_TEST(json_of(*plan, true) == json_of(*plan, false));
+    }
+  }
 }
 
+// Two runs forked from the same moment, as two `locus sim` processes are
+// started: the micro platform, and the shipped 16x1000 plan cut down.
 BOOST_AUTO_TEST_CASE(same_seed_same_results) {
-  const std::vector<std::string> sets{"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
-                                     "run.warmup_s=0.001"};
-  const auto a = simulate(sets);
-  const auto b = simulate(sets);
-  BOOST_TEST(metrics::to_json_string({a.result}) == metrics::to_json_string({b.result}));
-  BOOST_TEST(a.total_ops == b.total_ops);
-  BOOST_TEST(a.total_ops > 0u);
+  auto micro = scenario::parse_scenario(testing::kMicroPlatform, "validation.toml",
+                                        {"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
+                                         "run.warmup_s=0.001"});
+  auto cluster = scenario::load_scenario(
+      LOCUS_SOURCE_DIR "/scenarios/scale/pilaf-16x1000.toml",
+      {"workload.recordcount=16000", "run.clients=200", "run.duration_s=0.003", "run.warmup_s=0.001"});
+  for (auto* sc : {&micro, &cluster}) {
+    BOOST_REQUIRE_MESSAGE(sc->is_ok(), sc->status().to_string());
+    const testing::ForkedRun a = testing::simulate_forked(**sc), b = testing::simulate_forked(**sc);
+    BOOST_REQUIRE_MESSAGE(a.status.is_ok(), a.status.to_string());
+    BOOST_REQUIRE_MESSAGE(b.status.is_ok(), b.status.to_string());
+    BOOST_TEST(a.json == b.json);
+    BOOST_TEST(a.total_ops == b.total_ops);
+    BOOST_TEST(a.total_ops > 0u);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,13 +2,20 @@
 // scenario's seed: what the simulation tests share (tests/sim/).
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backends/simgrid/sim_runtime.h"
 #include "core/harness/scenario_run.h"
+#include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 
 namespace locus::testing {
@@ -62,6 +69,81 @@ inline StatusOr<harness::ScenarioReport> simulate_scenario(std::string_view text
                                                            const std::vector<std::string>& sets = {}) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, scenario::parse_scenario(text, source, sets));
   return simulate(sc);
+}
+
+// A run made in a child process forked from this one: its results as JSON
+// and what the backend counted.
+struct ForkedRun {
+  Status status;
+  std::string json;
+  uint64_t total_ops = 0;
+  uint64_t events_run_ahead = 0;
+  uint64_t run_ahead_hazards = 0;
+};
+
+// Runs `sc` as simulate() does, but in a child process. SimGrid's clock
+// runs on from one engine to the next in a process, so a run starts where
+// the previous one ended, and its floating-point times round differently:
+// two runs in one process can differ where two runs of `locus sim` (a
+// process each) never do. Runs forked from the same moment start at the
+// same engine time, so comparing them is comparing two fresh starts.
+inline ForkedRun simulate_forked(const scenario::Scenario& sc,
+                                 const std::function<void(simgrid_backend::SimOptions&)>& tweak = {}) {
+  ForkedRun run;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    run.status = internal_error(std::string("simulate_forked: pipe: ") + std::strerror(errno));
+    return run;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    run.status = internal_error(std::string("simulate_forked: fork: ") + std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return run;
+  }
+  if (pid == 0) {
+    // The child: one line of counts (or "error" and the reason), then the
+    // JSON; _exit, so neither Boost.Test nor SimGrid runs its exit handlers.
+    close(fds[0]);
+    auto r = simulate(sc, [&](simgrid_backend::SimOptions& o) {
+      if (tweak) tweak(o);
+      o.events_run_ahead = &run.events_run_ahead;
+      o.run_ahead_hazards = &run.run_ahead_hazards;
+    });
+    const std::string out = r.is_ok() ? std::to_string(r->total_ops) + " " + std::to_string(run.events_run_ahead) +
+                                            " " + std::to_string(run.run_ahead_hazards) + "\n" +
+                                            metrics::to_json_string({r->result})
+                                      : "error\n" + r.status().to_string();
+    for (size_t done = 0; done < out.size();) {
+      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) _exit(2);
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buf[65536];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  const size_t eol = in.find('\n');
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || eol == std::string::npos) {
+    run.status = internal_error("simulate_forked: the child ended badly (wait status " + std::to_string(wstatus) + ")");
+  } else if (in.compare(0, eol, "error") == 0) {
+    run.status = internal_error("simulate_forked: " + in.substr(eol + 1));
+  } else {
+    std::istringstream counts(in.substr(0, eol));
+    counts >> run.total_ops >> run.events_run_ahead >> run.run_ahead_hazards;
+    run.json = in.substr(eol + 1);
+  }
+  return run;
 }
 
 }  // namespace locus::testing
