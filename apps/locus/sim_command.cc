@@ -87,7 +87,8 @@ class ProgressReporter {
   std::vector<std::pair<uint64_t, double>> samples_;
 };
 
-// One line per resource kind (mean and busiest), then the busiest few.
+// One line per resource kind (mean and busiest), then the busiest few of
+// all; every resource is in the JSON and CSV results.
 std::string format_usage(const std::vector<ResourceUsage>& usage) {
   std::map<std::string, std::vector<const ResourceUsage*>> by_kind;
   for (const auto& u : usage) by_kind[u.kind].push_back(&u);
@@ -101,6 +102,16 @@ std::string format_usage(const std::vector<ResourceUsage>& usage) {
     }
     out += fmt::format("{:<8} {:>6} {:>9.1f} {:>9.1f}  {}\n", kind, list.size(),
                        100.0 * sum / static_cast<double>(list.size()), 100.0 * top->utilization, top->name);
+  }
+  std::vector<const ResourceUsage*> busiest;
+  for (const auto& u : usage) busiest.push_back(&u);
+  const size_t shown = std::min<size_t>(busiest.size(), 6);
+  std::partial_sort(busiest.begin(), busiest.begin() + static_cast<std::ptrdiff_t>(shown), busiest.end(),
+                    [](const ResourceUsage* a, const ResourceUsage* b) { return a->utilization > b->utilization; });
+  if (shown > 0) {
+    out += "busiest:";
+    for (size_t i = 0; i < shown; ++i) out += fmt::format(" {} {:.1f}%", busiest[i]->name, 100.0 * busiest[i]->utilization);
+    out += "\n";
   }
   return out;
 }

@@ -44,6 +44,13 @@ nlohmann::ordered_json run_json(const RunResult& r) {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   for (const auto& [key, value] : r.extra) extra[key] = value;
   run["extra"] = std::move(extra);
+  if (!r.resources.empty()) {
+    nlohmann::ordered_json resources = nlohmann::ordered_json::array();
+    for (const ResourceUtilization& u : r.resources) {
+      resources.push_back({{"name", u.name}, {"kind", u.kind}, {"utilization", u.utilization}});
+    }
+    run["resources"] = std::move(resources);
+  }
   return run;
 }
 

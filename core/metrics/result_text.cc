@@ -126,9 +126,14 @@ std::string format_table(const std::vector<RunResult>& results) {
 std::string format_csv(const std::vector<RunResult>& results) {
   std::set<std::string> extra_names;
   std::set<std::string> counter_names;
+  std::vector<std::string> resource_names;  // in platform order, each once
+  std::set<std::string> resources_seen;
   for (const RunResult& r : results) {
     for (const auto& [key, value] : r.extra) extra_names.insert(key);
     for (const NamedCounter& c : r.stats.counters()) counter_names.insert(c.name);
+    for (const ResourceUtilization& u : r.resources) {
+      if (resources_seen.insert(u.name).second) resource_names.push_back(u.name);
+    }
   }
   std::string out =
       "run,backend,index,seed,duration_s,op,count,ok,failed,retries,ops_per_s,latency_us_mean,"
@@ -136,6 +141,7 @@ std::string format_csv(const std::vector<RunResult>& results) {
       "latency_us_max";
   for (const std::string& name : extra_names) out += "," + csv_field(name);
   for (const std::string& name : counter_names) out += "," + csv_field("counter." + name);
+  for (const std::string& name : resource_names) out += "," + csv_field("utilization." + name);
   out += '\n';
   for (const RunResult& r : results) {
     for (const OpSummary& op : r.stats.ops()) {
@@ -159,6 +165,11 @@ std::string format_csv(const std::vector<RunResult>& results) {
           }
         }
         if (!found) out += ",";
+      }
+      for (const std::string& name : resource_names) {
+        auto it = std::find_if(r.resources.begin(), r.resources.end(),
+                               [&](const ResourceUtilization& u) { return u.name == name; });
+        out += it == r.resources.end() ? "," : fmt::format(",{}", it->utilization);
       }
       out += '\n';
     }

@@ -14,6 +14,14 @@
 
 namespace locus::metrics {
 
+// How busy one simulated resource was over the measured run: a NIC's
+// service budget, a server's cores, a link direction, a PCIe bus.
+struct ResourceUtilization {
+  std::string name;  // "server3.nic.rdma", "server3.cpu", "server3.link.out"
+  std::string kind;  // "nic", "cpu", "link", "pcie"
+  double utilization = 0;  // busy fraction of capacity, 0..1
+};
+
 struct RunResult {
   std::string name;     // the run (scenario and phase)
   std::string backend;  // loopback, verbs, simgrid
@@ -23,6 +31,8 @@ struct RunResult {
   OpStats stats;  // merged over all clients
   // Numbers that are not per-operation: "retries", "ratio", "clients", ...
   std::map<std::string, double> extra;
+  // Simulated runs: every resource of the platform model, in platform order.
+  std::vector<ResourceUtilization> resources;
 
   uint64_t total_ops() const { return stats.total_ops(); }
   // Operations per second over duration_ns; 0 when the duration is 0.
@@ -41,13 +51,15 @@ std::string format_table(const std::vector<RunResult>& results);
 //   "total_ops", "throughput_ops_per_s",
 //   "ops": [{"op", "count", "ok", "failed", "retries", "throughput_ops_per_s",
 //            "latency_ns": {"mean", "min", "max", "p50", "p90", "p95", "p99", "p999"}}],
-//   "counters": {name: value}, "extra": {name: value}}]}
+//   "counters": {name: value}, "extra": {name: value},
+//   "resources": [{"name", "kind", "utilization"}] (simulated runs only)}]}
 std::string to_json_string(const std::vector<RunResult>& results, int indent = 2);
 Status write_json_file(const std::string& path, const std::vector<RunResult>& results);
 
 // One row per (run, operation) under a header; latencies in microseconds.
-// Every extra number and counter of any run is a column (extra names as
-// they are, counters as "counter.<name>"), empty where a run lacks it.
+// Every extra number, counter and resource of any run is a column (extra
+// names as they are, counters as "counter.<name>", resources' utilization
+// as "utilization.<name>"), empty where a run lacks it.
 std::string format_csv(const std::vector<RunResult>& results);
 Status write_csv_file(const std::string& path, const std::vector<RunResult>& results);
 

@@ -263,6 +263,33 @@ BOOST_AUTO_TEST_CASE(json_round_trip) {
   BOOST_CHECK(contains(bad.message(), "/nonexistent-dir/x.json"));
 }
 
+// A simulated run lists how busy each resource was: in the JSON as a
+// "resources" array, in the CSV as a column per resource (empty for a run
+// without it); a run without resources has no "resources" key.
+BOOST_AUTO_TEST_CASE(resource_utilization_in_json_and_csv) {
+  RunResult simulated = sample_run();
+  simulated.name = "simulated";
+  simulated.resources = {{"server0.nic.rdma", "nic", 0.985}, {"server0.cpu", "cpu", 0.25}};
+  const auto doc = nlohmann::json::parse(to_json_string({simulated, sample_run()}));
+  const auto& resources = doc.at("runs").at(0).at("resources");
+  BOOST_REQUIRE_EQUAL(resources.size(), 2u);
+  BOOST_CHECK_EQUAL(resources.at(0).at("name").get<std::string>(), "server0.nic.rdma");
+  BOOST_CHECK_EQUAL(resources.at(0).at("kind").get<std::string>(), "nic");
+  BOOST_CHECK_EQUAL(resources.at(0).at("utilization").get<double>(), 0.985);
+  BOOST_CHECK_EQUAL(resources.at(1).at("name").get<std::string>(), "server0.cpu");
+  BOOST_CHECK(!doc.at("runs").at(1).contains("resources"));
+
+  std::istringstream csv(format_csv({simulated, sample_run()}));
+  std::string header, first, last;
+  std::getline(csv, header);
+  std::getline(csv, first);  // simulated, READ
+  for (std::string line; std::getline(csv, line);) last = line;  // sample, UPDATE
+  BOOST_CHECK(contains(header, ",utilization.server0.nic.rdma,utilization.server0.cpu"));
+  BOOST_CHECK(first.rfind("simulated,", 0) == 0);
+  BOOST_CHECK(first.ends_with(",0.985,0.25"));
+  BOOST_CHECK(last.ends_with(",,"));
+}
+
 BOOST_AUTO_TEST_CASE(ycsb_summary_lines) {
   RunResult run = sample_run();
   const std::string text = to_ycsb_summary(run);
