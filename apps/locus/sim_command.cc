@@ -142,7 +142,7 @@ Status run_sim(const SimOptionsCli& o) {
   const double wall = progress.seconds();
   std::vector<metrics::RunResult> results{report->result};
   fmt::print("{}", metrics::format_table(results));
-  fmt::print("\n{}", format_usage(report->usage));
+  fmt::print("\n{}", format_usage(report->result.resources));
   fmt::print("\nsimulator: {} client operations in {:.2f} s wall = {:.0f} simulated ops per wall second; peak memory {:.0f} MiB\n",
              report->total_ops, wall, static_cast<double>(report->total_ops) / wall, peak_rss_mib());
   // The steady rate: from the first progress report (1% of the simulated

@@ -225,8 +225,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const Scenari
   uint64_t rejected = 0;
   for (const auto& rpc : rpcs) rejected += rpc->stats().rejected();
   r.extra["rpc_rejected"] = static_cast<double>(rejected);
-  report.usage = runtime->resource_usage();
-  for (const ResourceUsage& u : report.usage) r.resources.push_back({u.name, u.kind, u.utilization});
+  r.resources = runtime->resource_usage();
   report.total_ops = sh.ops.load();
   report.timeseries = sh.timeseries.windows(s.run.duration_s, [&s](Nanos t) {
     Nanos unused = 0;

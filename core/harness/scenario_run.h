@@ -26,8 +26,7 @@ struct Progress {
 };
 
 struct ScenarioReport {
-  metrics::RunResult result;
-  std::vector<ResourceUsage> usage;
+  metrics::RunResult result;  // result.resources: how busy each modelled resource was
   uint64_t total_ops = 0;  // warm-up included
   std::vector<TimeseriesWindow> timeseries;  // empty unless output.timeseries_ms > 0
 };

@@ -46,7 +46,7 @@ nlohmann::ordered_json run_json(const RunResult& r) {
   run["extra"] = std::move(extra);
   if (!r.resources.empty()) {
     nlohmann::ordered_json resources = nlohmann::ordered_json::array();
-    for (const ResourceUtilization& u : r.resources) {
+    for (const ResourceUsage& u : r.resources) {
       resources.push_back({{"name", u.name}, {"kind", u.kind}, {"utilization", u.utilization}});
     }
     run["resources"] = std::move(resources);

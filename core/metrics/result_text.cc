@@ -131,7 +131,7 @@ std::string format_csv(const std::vector<RunResult>& results) {
   for (const RunResult& r : results) {
     for (const auto& [key, value] : r.extra) extra_names.insert(key);
     for (const NamedCounter& c : r.stats.counters()) counter_names.insert(c.name);
-    for (const ResourceUtilization& u : r.resources) {
+    for (const ResourceUsage& u : r.resources) {
       if (resources_seen.insert(u.name).second) resource_names.push_back(u.name);
     }
   }
@@ -168,7 +168,7 @@ std::string format_csv(const std::vector<RunResult>& results) {
       }
       for (const std::string& name : resource_names) {
         auto it = std::find_if(r.resources.begin(), r.resources.end(),
-                               [&](const ResourceUtilization& u) { return u.name == name; });
+                               [&](const ResourceUsage& u) { return u.name == name; });
         out += it == r.resources.end() ? "," : fmt::format(",{}", it->utilization);
       }
       out += '\n';

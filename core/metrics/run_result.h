@@ -10,17 +10,10 @@
 
 #include "core/common/status.h"
 #include "core/common/time.h"
+#include "core/metrics/resource_usage.h"
 #include "core/metrics/op_stats.h"
 
 namespace locus::metrics {
-
-// How busy one simulated resource was over the measured run: a NIC's
-// service budget, a server's cores, a link direction, a PCIe bus.
-struct ResourceUtilization {
-  std::string name;  // "server3.nic.rdma", "server3.cpu", "server3.link.out"
-  std::string kind;  // "nic", "cpu", "link", "pcie"
-  double utilization = 0;  // busy fraction of capacity, 0..1
-};
 
 struct RunResult {
   std::string name;     // the run (scenario and phase)
@@ -32,7 +25,7 @@ struct RunResult {
   // Numbers that are not per-operation: "retries", "ratio", "clients", ...
   std::map<std::string, double> extra;
   // Simulated runs: every resource of the platform model, in platform order.
-  std::vector<ResourceUtilization> resources;
+  std::vector<ResourceUsage> resources;
 
   uint64_t total_ops() const { return stats.total_ops(); }
   // Operations per second over duration_ns; 0 when the duration is 0.

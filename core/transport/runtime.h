@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/metrics/resource_usage.h"
 #include "core/transport/env.h"
 
 namespace locus {
@@ -17,13 +18,6 @@ namespace locus {
 enum class ActorKind {
   kWorker,  // run() waits for it to return
   kDaemon,  // a server loop: must return soon after env.stop_requested()
-};
-
-// How busy a modelled resource was over a run (simulating backends only).
-struct ResourceUsage {
-  std::string name;   // "server0.nic", "server0.cpu", "link.client3"
-  std::string kind;   // "nic", "cpu", "link", "pcie"
-  double utilization = 0;  // busy fraction of capacity, 0..1
 };
 
 struct NodeOptions {

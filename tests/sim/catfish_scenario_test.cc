@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/simgrid/sim_runtime.h"
+#include "tests/support/sim_scenario.h"
 #include "core/harness/index_driver.h"
 #include "core/harness/scenario_run.h"
 #include "core/metrics/run_result.h"
@@ -76,14 +77,6 @@ harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
   return std::move(*report);
 }
 
-double usage_of(const harness::ScenarioReport& r, const std::string& name) {
-  for (const ResourceUsage& u : r.usage) {
-    if (u.name == name) return u.utilization;
-  }
-  BOOST_FAIL("no resource " << name);
-  return 0;
-}
-
 int64_t counter(const harness::ScenarioReport& r, const std::string& name) {
   return r.result.stats.counter_value(name);
 }
@@ -102,8 +95,8 @@ BOOST_AUTO_TEST_CASE(server_only_is_fast_messaging) {
   const auto r = simulate({"selector.type=server_only"});
   BOOST_TEST(r.result.extra.at("server_share") == 1.0);
   BOOST_TEST(counter(r, "catfish.node_reads") == 0);
-  BOOST_TEST(usage_of(r, "server0.nic.rdma") < 0.01);
-  BOOST_TEST(usage_of(r, "server0.cpu") > 0.3);
+  BOOST_TEST(testing::utilization_of(r, "server0.nic.rdma") < 0.01);
+  BOOST_TEST(testing::utilization_of(r, "server0.cpu") > 0.3);
   BOOST_TEST(r.result.extra.at("catfish.heartbeats") > 0.0);
 }
 
@@ -112,7 +105,7 @@ BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
   BOOST_TEST(r.result.extra.at("server_share") == 0.0);
   BOOST_TEST(counter(r, "catfish.server_searches") == 0);
   BOOST_TEST(counter(r, "catfish.node_reads") > counter(r, "catfish.client_searches"));
-  BOOST_TEST(usage_of(r, "server0.cpu") < 0.02);
+  BOOST_TEST(testing::utilization_of(r, "server0.cpu") < 0.02);
 }
 
 BOOST_AUTO_TEST_CASE(backoff_offloads_when_heartbeats_say_busy) {
@@ -139,8 +132,8 @@ BOOST_AUTO_TEST_CASE(event_mode_requests_never_wait_for_a_heartbeat) {
 // not free: ~55% CPU, and heartbeats that never reached T = 95%.
 BOOST_AUTO_TEST_CASE(saturated_server_is_busy_and_backoff_offloads_at_95) {
   const auto busy = simulate({"selector.type=server_only"});
-  BOOST_TEST_MESSAGE("server-only: server0.cpu " << usage_of(busy, "server0.cpu"));
-  BOOST_TEST(usage_of(busy, "server0.cpu") > 0.9);
+  BOOST_TEST_MESSAGE("server-only: server0.cpu " << testing::utilization_of(busy, "server0.cpu"));
+  BOOST_TEST(testing::utilization_of(busy, "server0.cpu") > 0.9);
   const auto r = simulate({"selector.type=backoff", "selector.backoff.interval_ms=1",
                            "selector.backoff.threshold=0.95"});
   BOOST_TEST_MESSAGE("back-off T=0.95: " << counter(r, "catfish.server_searches") << " server, "

@@ -56,14 +56,6 @@ harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
   return std::move(report).value();
 }
 
-double usage_of(const harness::ScenarioReport& r, const std::string& name) {
-  for (const ResourceUsage& u : r.usage) {
-    if (u.name == name) return u.utilization;
-  }
-  BOOST_FAIL("no resource " << name);
-  return 0;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(cell_scenarios)
@@ -72,8 +64,8 @@ BOOST_AUTO_TEST_CASE(server_only_leaves_rdma_idle) {
   const auto r = simulate({"selector.type=server_only"});
   BOOST_TEST(r.result.extra.at("server_share") == 1.0);
   BOOST_TEST(r.result.stats.counter_value("cell.node_reads") == 0);
-  BOOST_TEST(usage_of(r, "server0.nic.rdma") < 0.01);
-  BOOST_TEST(usage_of(r, "server0.cpu") > 0.9);  // 12 clients saturate one core
+  BOOST_TEST(testing::utilization_of(r, "server0.nic.rdma") < 0.01);
+  BOOST_TEST(testing::utilization_of(r, "server0.cpu") > 0.9);  // 12 clients saturate one core
 }
 
 BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
@@ -81,8 +73,8 @@ BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
   BOOST_TEST(r.result.extra.at("server_share") == 0.0);
   BOOST_TEST(r.result.stats.counter_value("cell.server_steps") == 0);
   BOOST_TEST(r.result.stats.counter_value("cell.node_reads") > 0);
-  BOOST_TEST(usage_of(r, "server0.cpu") < 0.02);
-  BOOST_TEST(usage_of(r, "server0.nic.rdma") > 0.5);
+  BOOST_TEST(testing::utilization_of(r, "server0.cpu") < 0.02);
+  BOOST_TEST(testing::utilization_of(r, "server0.nic.rdma") > 0.5);
 }
 
 BOOST_AUTO_TEST_CASE(jsq_moves_steps_off_an_overloaded_core) {
@@ -118,7 +110,7 @@ BOOST_AUTO_TEST_CASE(scans_on_a_multi_core_server) {
   const metrics::OpSummary* scans = r.result.stats.find_op("SCAN");
   BOOST_REQUIRE(scans != nullptr);
   BOOST_TEST(scans->count() > 100u);
-  BOOST_TEST(usage_of(r, "server0.cpu") > 0.3);  // more than one core's worth: handlers overlapped
+  BOOST_TEST(testing::utilization_of(r, "server0.cpu") > 0.3);  // more than one core's worth: handlers overlapped
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/test/unit_test.hpp>
+
 #include "backends/simgrid/sim_runtime.h"
 #include "core/harness/scenario_run.h"
 #include "core/metrics/run_result.h"
@@ -69,6 +71,15 @@ inline StatusOr<harness::ScenarioReport> simulate_scenario(std::string_view text
                                                            const std::vector<std::string>& sets = {}) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, scenario::parse_scenario(text, source, sets));
   return simulate(sc);
+}
+
+// How busy the resource `name` was in `r` (a test failure if it has none).
+inline double utilization_of(const harness::ScenarioReport& r, const std::string& name) {
+  for (const ResourceUsage& u : r.result.resources) {
+    if (u.name == name) return u.utilization;
+  }
+  BOOST_FAIL("no resource " << name);
+  return 0;
 }
 
 // A run made in a child process forked from this one: its results as JSON
