@@ -31,8 +31,6 @@ constexpr uint32_t kMaxLoadAttempts = 1u << 16;
 
 Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
 
-uint32_t message_bytes(const scenario::IndexSpec& x) { return std::max<uint32_t>(4096, x.max_kv_bytes + 1024); }
-
 class CellDriver final : public IndexDriver {
  public:
   CellDriver(const scenario::Scenario& s, const CellBenchConfig& config) : config_(config) {
@@ -190,7 +188,7 @@ StatusOr<std::unique_ptr<IndexDriver>> make_cell_driver(const scenario::Scenario
   }
   c.server.costs.request_ns = us_to_ns(x.server_request_us);
   c.server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
-  c.server.max_message_bytes = message_bytes(x);
+  c.server.max_message_bytes = IndexDriver::default_rpc_message_bytes(x);
   c.client.cache_min_distance = x.cache_min_distance;
   c.client.node_cache_bytes = x.node_cache_bytes;
   c.client.cpu_node_ns = us_to_ns(x.client_node_us);

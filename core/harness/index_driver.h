@@ -69,6 +69,12 @@ class IndexDriver {
   // server posts up to a thousand of them, which a large platform pays
   // for in memory: an index that knows its messages' size says so.
   virtual uint32_t rpc_message_bytes(const scenario::IndexSpec& index) const {
+    return default_rpc_message_bytes(index);
+  }
+
+  // A limit that holds a record of max_kv_bytes with room for an index's
+  // own fields, and at least a page.
+  static uint32_t default_rpc_message_bytes(const scenario::IndexSpec& index) {
     return std::max<uint32_t>(4096, index.max_kv_bytes + 1024);
   }
 };
