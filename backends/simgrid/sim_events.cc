@@ -165,6 +165,8 @@ struct Later {
 }  // namespace
 
 void World::arm(InFlight& f, double at_s, Phase phase) {
+  // Already due then: the pending event stays, with the phase it was armed
+  // in; an effect-phase event that finds a completion only runs no earlier.
   if (f.armed_seq != 0 && f.armed_s == at_s) return;
   f.armed_seq = next_event_seq_++;
   f.armed_s = at_s;
