@@ -1,9 +1,9 @@
-// `locus bench`: native benchmarks on a real backend. Pilaf under a YCSB
-// workload (RDMA gets against VO gets in the same run, ratio printed), Cell
-// and Catfish under a list of selectors (one run each; Catfish's YCSB
-// operations become spatial searches and inserts), on loopback or, with
-// `--backend verbs`, against a `locus serve` process, and micro-benchmarks
-// (`--micro cuckoo`: Pilaf's local lookup against libcuckoo).
+// `locus bench`: native runs. `locus bench SCENARIO.toml` is `locus run
+// --backend loopback` (or `--backend verbs --config CLUSTER.toml` against
+// `locus serve`): the one run path, the same scenario keys and results.
+// `--micro cuckoo|read|blink|rtree` runs a microbenchmark of one mechanism
+// against a well-kept baseline instead (libcuckoo, perftest's READ rate,
+// absl::btree_map, Boost.Geometry's rtree).
 #pragma once
 
 #include <CLI/CLI.hpp>

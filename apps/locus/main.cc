@@ -7,18 +7,24 @@
 #include "apps/locus/bench_command.h"
 #include "apps/locus/model_command.h"
 #include "apps/locus/serve_command.h"
-#include "apps/locus/sim_command.h"
+#include "apps/locus/run_command.h"
+#include "core/designs/designs.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"locus: RDMA-accessible distributed index structures (Pilaf, Cell, Nessie, "
-               "NAM index, Catfish) on loopback, verbs and SimGrid backends"};
+  // The designs this binary has, from the registry: --help names only those.
+  std::string designs;
+  for (const locus::design::Design& d : locus::designs::registry().designs()) {
+    designs += "\n  " + d.type.name + ": " + d.type.summary;
+  }
+  CLI::App app{"locus: RDMA-accessible distributed index structures on SimGrid, loopback and verbs backends.\n"
+               "Designs (a scenario's index.type):" + designs};
   app.require_subcommand(1);
   // Bad arguments get one line naming the option; --help has the rest.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("locus: ") + e.what() + " (see --help)\n";
   });
   int exit_code = 0;
-  locus::cli::add_sim_command(app, exit_code);
+  locus::cli::add_run_commands(app, exit_code);
   locus::cli::add_model_commands(app, exit_code);
   locus::cli::add_bench_command(app, exit_code);
   locus::cli::add_serve_command(app, exit_code);

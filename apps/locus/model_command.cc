@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/locus/model_input.h"
+#include "core/designs/designs.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/planner.h"
 
@@ -62,7 +63,7 @@ std::string row(const std::string& policy, const models::LocalityPrediction& p) 
 }
 
 Status run_model(const ModelOptions& o) {
-  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(o.scenario_path, o.sets));
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityReport r, models::predict_policies(in));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityPrediction own, models::predict_split(in, scenario_server_share(s)));
@@ -102,7 +103,7 @@ Status parse_range(const std::string& option, const std::string& text, models::I
 }
 
 Status run_plan(const PlanCli& o) {
-  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, scenario::load_scenario(o.scenario_path, o.sets));
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
   models::PlanSpace space;
   LOCUS_RETURN_IF_ERROR(parse_range("--servers", o.servers, &space.servers));

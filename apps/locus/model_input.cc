@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "core/index/micro/config.h"
+#include "core/index/pilaf/config.h"
+
 namespace locus::cli {
 namespace {
 
@@ -26,8 +29,9 @@ double one_way_us(const scenario::PlatformSpec& p, double bytes) {
 }  // namespace
 
 double scenario_server_share(const scenario::Scenario& s) {
-  if (s.index.type == "micro") return s.index.rpc_fraction;
-  return s.index.mode == "vo" ? 1.0 : 0.0;
+  if (const auto* micro = s.index.get<micro::MicroConfig>()) return micro->rpc_fraction;
+  const auto* pilaf = s.index.get<pilaf::PilafConfig>();
+  return pilaf != nullptr && pilaf->mode == "vo" ? 1.0 : 0.0;
 }
 
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s) {
@@ -38,13 +42,13 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s)
   in.platform.cores_per_server = static_cast<int>(p.cores_per_server);
   uint32_t read_bytes = 0;
   double rpc_request_bytes = 0, rpc_response_bytes = 0;
-  if (s.index.type == "micro") {
+  if (const auto* micro = s.index.get<micro::MicroConfig>()) {
     in.platform.server_op_service_time_us = cost_us(p.cpu, "micro.op");
-    in.workload.reads_per_client_op = s.index.reads_per_op;
-    read_bytes = s.index.read_bytes;
-    rpc_request_bytes = s.index.rpc_request_bytes;
-    rpc_response_bytes = s.index.rpc_response_bytes;
-  } else if (s.index.type == "pilaf") {
+    in.workload.reads_per_client_op = micro->reads_per_op;
+    read_bytes = micro->read_bytes;
+    rpc_request_bytes = micro->rpc_request_bytes;
+    rpc_response_bytes = micro->rpc_response_bytes;
+  } else if (s.index.get<pilaf::PilafConfig>() != nullptr) {
     // Client side: an entry READ and an extent READ; server side: a VO get.
     in.platform.server_op_service_time_us = cost_us(p.cpu, "pilaf.get");
     in.workload.reads_per_client_op = 2;

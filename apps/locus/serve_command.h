@@ -1,10 +1,11 @@
-// `locus serve --config cluster.toml --node N`: runs server N of a cluster
-// file as a Pilaf server on the verbs backend, loaded with a YCSB record set,
-// until SIGINT or SIGTERM. `--index cell` serves a Cell tree over nodes 0 to
-// --servers - 1, `--index catfish` a Catfish R-tree (connect node 0, its
-// --workers messaging workers on nodes 1 to --workers), from one process.
-// Clients elsewhere (`locus bench --backend verbs --config cluster.toml`)
-// connect to it and learn its memory layout over RPC. Clients that
+// `locus serve SCENARIO.toml --config cluster.toml`: runs a scenario's
+// servers on the verbs backend, loaded with the scenario's records and
+// with their daemons (Cell's split workers, Catfish's messaging workers
+// and connect RPC), until SIGINT or SIGTERM, all in this process. Its
+// server endpoints take the cluster file's first entries in order (the
+// design says how many a server machine has). Clients elsewhere (`locus
+// run SCENARIO.toml --backend verbs --config cluster.toml`, the same
+// scenario) connect and learn its memory layout over RPC. Clients that
 // disconnect or die cost the server only their own connection.
 #pragma once
 

@@ -2,6 +2,7 @@
 // which knows its keys, then cross-section checks. --set overrides are
 // applied to the parsed document before any of it is read.
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +11,45 @@
 #include "core/scenario/scenario_decoder.h"
 
 namespace locus::scenario {
+
+struct IndexKeys::Impl {
+  const detail::Decoder& d;
+  const toml::table& t;
+  std::set<std::string> known;
+};
+
+Status IndexKeys::number(std::string_view key, uint32_t* out, double lo, double hi) {
+  impl_.known.emplace(key);
+  return impl_.d.number(impl_.t, "index", key, out, lo, hi);
+}
+Status IndexKeys::number(std::string_view key, uint64_t* out, double lo, double hi) {
+  impl_.known.emplace(key);
+  return impl_.d.number(impl_.t, "index", key, out, lo, hi);
+}
+Status IndexKeys::number(std::string_view key, double* out, double lo, double hi) {
+  impl_.known.emplace(key);
+  return impl_.d.number(impl_.t, "index", key, out, lo, hi);
+}
+Status IndexKeys::text(std::string_view key, std::string* out, std::initializer_list<std::string_view> allowed) {
+  impl_.known.emplace(key);
+  return impl_.d.text(impl_.t, "index", key, out, allowed);
+}
+Status IndexKeys::flag(std::string_view key, bool* out) {
+  impl_.known.emplace(key);
+  return impl_.d.flag(impl_.t, "index", key, out);
+}
+std::optional<double> IndexKeys::number_if_numeric(std::string_view key) {
+  impl_.known.emplace(key);
+  const toml::node* n = impl_.t.get(key);
+  if (n == nullptr || !n->is_number()) return std::nullopt;
+  return n->value<double>();
+}
+bool IndexKeys::has(std::string_view key) const { return impl_.t.contains(key); }
+Status IndexKeys::fail(std::string_view key, const std::string& what) const {
+  const toml::node* n = impl_.t.get(key);
+  return impl_.d.fail(n != nullptr ? n : &impl_.t, "index." + std::string(key), what);
+}
+
 namespace {
 
 using detail::Decoder;
@@ -79,73 +119,25 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   return Status();
 }
 
-// Cell's keys (the ranges its Store accepts); cross-key checks name the
-// key that breaks them.
-Status read_cell_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
-  const std::string s = "index";
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "node_bytes", &x->node_bytes, 256, 1 << 16));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "key_capacity_bytes", &x->key_capacity_bytes, 8, 1024));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "meganode_bytes", &x->meganode_bytes, 4096, 1ull << 34));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "meganodes_per_server", &x->meganodes_per_server, 1, 1 << 20));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "extents_bytes", &x->extents_bytes, 0, 1ull << 40));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "split_fill_fraction", &x->split_fill_fraction, 0.1, 1.0));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_request_us", &x->server_request_us, 0, 1e6));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_node_visit_us", &x->server_node_visit_us, 0, 1e6));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_node_us", &x->client_node_us, 0, 1e6));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "cache_min_distance", &x->cache_min_distance, 1, 64));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
-  if (x->meganode_bytes % x->node_bytes != 0) {
-    const toml::node* n = t.get("meganode_bytes") != nullptr ? t.get("meganode_bytes") : t.get("node_bytes");
-    return d.fail(n, "index.meganode_bytes", "must be a multiple of index.node_bytes (" +
-                                                  std::to_string(x->node_bytes) + ")");
+// [index]: the design index.type names reads its own keys through an
+// IndexKeys view; whatever it did not read is an unknown key.
+Status read_index(const Decoder& d, const toml::table& t, const IndexTypes& types, IndexSpec* x) {
+  LOCUS_RETURN_IF_ERROR(d.text(t, "index", "type", &x->type));
+  const IndexType* type = types.find_type(x->type);
+  if (type == nullptr) {
+    std::string list;
+    for (const std::string& n : types.type_names()) list += (list.empty() ? "" : " | ") + n;
+    return d.fail(t.get("type"), "index.type", "'" + x->type + "' is not one of " + list);
   }
-  if (x->extents_bytes != 0 && (x->extents_bytes & (x->extents_bytes - 1)) != 0) {
-    return d.fail(t.get("extents_bytes"), "index.extents_bytes", "must be 0 (sized from the records) or a power of two");
+  IndexKeys::Impl impl{d, t, {"type"}};
+  IndexKeys keys(impl);
+  LOCUS_ASSIGN_OR_RETURN(x->config, type->read_keys(keys));
+  for (auto&& [k, v] : t) {
+    if (!impl.known.contains(std::string(k.str()))) {
+      return d.fail(&v, "index." + std::string(k.str()), "unknown key for index type " + x->type);
+    }
   }
   return Status();
-}
-
-// Catfish's keys; node_bytes is shared with Cell but bounded by Catfish's layout.
-Status read_catfish_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
-  const std::string s = "index";
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rectangles", &x->rectangles, 1, 1e9));
-  // A bare 1e-5 on the command line (--set) is a TOML float: take it too.
-  if (const toml::node* n = t.get("query_scale"); n != nullptr && n->is_number()) {
-    const double v = n->value<double>().value_or(0);
-    if (v != 1e-5 && v != 1e-2) return d.fail(n, "index.query_scale", "expected \"1e-5\", \"1e-2\" or \"power\"");
-    x->query_scale = v == 1e-5 ? "1e-5" : "1e-2";
-  } else {
-    LOCUS_RETURN_IF_ERROR(d.text(t, s, "query_scale", &x->query_scale, {"1e-5", "1e-2", "power"}));
-  }
-  LOCUS_RETURN_IF_ERROR(d.text(t, s, "server_mode", &x->server_mode, {"polling", "event"}));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "server_result_us", &x->server_result_us, 0, 1e6));
-  if (x->type == "catfish" && (x->node_bytes > 4096 || x->node_bytes % 64 != 0 || x->node_bytes < 384)) {
-    return d.fail(t.get("node_bytes") != nullptr ? t.get("node_bytes") : &t, "index.node_bytes",
-                  "catfish nodes are a multiple of 64 bytes in [384, 4096]");
-  }
-  return Status();
-}
-
-Status read_index(const Decoder& d, const toml::table& t, IndexSpec* x) {
-  const std::string s = "index";
-  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"type", "mode", "initial_buckets", "max_kv_bytes", "rpc_fraction",
-                                      "reads_per_op", "read_bytes", "rpc_request_bytes", "rpc_response_bytes",
-                                      "node_bytes", "key_capacity_bytes", "meganode_bytes", "meganodes_per_server",
-                                      "extents_bytes", "split_fill_fraction", "server_request_us",
-                                      "server_node_visit_us", "client_node_us", "cache_min_distance",
-                                      "node_cache_bytes", "rectangles", "query_scale", "server_mode",
-                                      "server_result_us"}));
-  LOCUS_RETURN_IF_ERROR(d.text(t, s, "type", &x->type, {"pilaf", "micro", "cell", "catfish"}));
-  LOCUS_RETURN_IF_ERROR(read_cell_index(d, t, x));
-  LOCUS_RETURN_IF_ERROR(read_catfish_index(d, t, x));
-  LOCUS_RETURN_IF_ERROR(d.text(t, s, "mode", &x->mode, {"rdma", "vo"}));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "initial_buckets", &x->initial_buckets, 0, 1e12));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "max_kv_bytes", &x->max_kv_bytes, 64, 1 << 26));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rpc_fraction", &x->rpc_fraction, 0, 1));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "reads_per_op", &x->reads_per_op, 0, 1000));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "read_bytes", &x->read_bytes, 1, 1 << 24));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "rpc_request_bytes", &x->rpc_request_bytes, 0, 1 << 20));
-  return d.number(t, s, "rpc_response_bytes", &x->rpc_response_bytes, 0, 1 << 20);
 }
 
 // A TOML scalar as the text a property setter parses; false if not one.
@@ -219,17 +211,19 @@ Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
   return Status();
 }
 
-Status read_rest(const Decoder& d, const toml::table& root, Scenario* sc) {
+Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& types, Scenario* sc) {
   LOCUS_RETURN_IF_ERROR(d.only(root, "", {"platform", "index", "workload", "selector", "phases", "run", "output"}));
   for (const char* k : {"platform", "index", "workload", "selector", "run", "output"}) {
     LOCUS_RETURN_IF_ERROR(d.require_table(root, "", k));
   }
   if (auto* t = d.sub(root, "platform")) LOCUS_RETURN_IF_ERROR(read_platform(d, *t, &sc->platform));
-  if (auto* t = d.sub(root, "index")) LOCUS_RETURN_IF_ERROR(read_index(d, *t, &sc->index));
+  static const toml::table kNoIndexKeys;
+  const toml::table* index = d.sub(root, "index");
+  LOCUS_RETURN_IF_ERROR(read_index(d, index != nullptr ? *index : kNoIndexKeys, types, &sc->index));
   if (auto* t = d.sub(root, "workload")) LOCUS_RETURN_IF_ERROR(read_workload(d, *t, &sc->workload));
   if (auto* t = d.sub(root, "selector")) {
     LOCUS_RETURN_IF_ERROR(read_selector(d, *t, &sc->selector));
-    if (sc->selector.type != "static" && sc->index.type != "cell" && sc->index.type != "catfish") {
+    if (sc->selector.type != "static" && !types.find_type(sc->index.type)->takes_selector) {
       return d.fail(t->get("type"), "selector.type",
                     "index type " + sc->index.type + " has a fixed choice of paths: only 'static'");
     }
@@ -313,7 +307,7 @@ Status apply_override(toml::table& root, const std::string& spec) {
 }  // namespace
 
 StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& source,
-                                  const std::vector<std::string>& overrides) {
+                                  const std::vector<std::string>& overrides, const IndexTypes& types) {
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(source));
@@ -325,16 +319,17 @@ StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& sour
   Scenario sc;
   sc.source = source;
   sc.output.name = std::filesystem::path(source).stem().string();
-  LOCUS_RETURN_IF_ERROR(read_rest(Decoder(source), root, &sc));
+  LOCUS_RETURN_IF_ERROR(read_rest(Decoder(source), root, types, &sc));
   return sc;
 }
 
-StatusOr<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+StatusOr<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                                 const IndexTypes& types) {
   std::ifstream in(path);
   if (!in) return not_found(path + ": cannot open the scenario file");
   std::stringstream buf;
   buf << in.rdbuf();
-  return parse_scenario(buf.str(), path, overrides);
+  return parse_scenario(buf.str(), path, overrides, types);
 }
 
 }  // namespace locus::scenario

@@ -16,8 +16,8 @@
 
 #include "backends/simgrid/sim_runtime.h"
 #include "tests/support/sim_scenario.h"
-#include "core/harness/index_driver.h"
-#include "core/harness/scenario_run.h"
+#include "core/design/index_driver.h"
+#include "core/runner/scenario_run.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 

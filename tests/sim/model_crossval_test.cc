@@ -9,7 +9,7 @@
 
 #include "apps/locus/model_input.h"
 #include "backends/simgrid/sim_runtime.h"
-#include "core/harness/scenario_run.h"
+#include "core/runner/scenario_run.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
 #include "tests/support/sim_scenario.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backends/simgrid/sim_runtime.h"
-#include "core/harness/scenario_run.h"
+#include "core/runner/scenario_run.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 #include "tests/support/sim_scenario.h"

@@ -16,7 +16,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
-#include "core/harness/scenario_run.h"
+#include "core/runner/scenario_run.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 

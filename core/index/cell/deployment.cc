@@ -2,10 +2,6 @@
 #include "core/index/cell/deployment.h"
 
 namespace locus::cell {
-namespace {
-constexpr int kMaxDrainDepth = 2 * kMaxLevels;  // a busy parent chain is at most the tree height
-constexpr uint32_t kMaxLoadAttempts = 1u << 16;
-}  // namespace
 
 StatusOr<std::unique_ptr<Deployment>> Deployment::create(Runtime& runtime, const DeploymentOptions& options) {
   if (options.servers == 0 || options.servers > 1000) {
@@ -35,13 +31,12 @@ rpc::RpcClientOptions Deployment::client_rpc_options() const {
 Status Deployment::init() {
   layout_.geometry = options_.server.store.geometry;
   layout_.max_kv_bytes = options_.server.store.max_kv_bytes;
-  direct_ = std::make_unique<DirectCaller>(options_.server.max_message_bytes);
+  direct_ = std::make_unique<DirectTree>(layout_, options_.split, options_.server.max_message_bytes);
   for (uint32_t i = 0; i < options_.servers; ++i) {
     LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime_.add_node({"cell-server" + std::to_string(i), true}));
     LOCUS_ASSIGN_OR_RETURN(NodeId worker, runtime_.add_node({"cell-split" + std::to_string(i), false}));
     worker_nodes_.push_back(worker);
     Env env = runtime_.setup_env(node);
-    if (i == 0) setup_env_ = env;
     rpc::RpcServerOptions ro;
     ro.max_message_bytes = options_.server.max_message_bytes;
     ro.recv_buffers = options_.rpc_recv_buffers;
@@ -52,7 +47,7 @@ Status Deployment::init() {
     LOCUS_RETURN_IF_ERROR(server->attach(*rpc));
     layout_.regions.push_back(server->node_region());
     layout_.regions.push_back(server->extent_region());
-    direct_->add(server.get());
+    direct_->add(server.get(), env);
     rpc_.push_back(std::move(rpc));
     servers_.push_back(std::move(server));
   }
@@ -82,88 +77,15 @@ Status Deployment::spawn_daemons() {
   return Status();
 }
 
-Status Deployment::drain_splits(int depth) {
-  if (depth > kMaxDrainDepth) return internal_error("cell load: split chain deeper than the tree");
-  for (auto& server : servers_) {
-    uint32_t meganode = 0;
-    while (server->try_take_split(&meganode)) {
-      SplitDriver driver(*direct_, layout_, server->node_id(), options_.split, *setup_env_.random,
-                         *setup_env_.clock, [this, depth](Nanos d) {
-                           // A busy parent waits for a split still queued: run it now.
-                           if (!drain_splits(depth + 1).is_ok()) setup_env_.clock->sleep_for(d);
-                         });
-      LOCUS_RETURN_IF_ERROR(driver.run(meganode));
-      const SplitDriverStats& s = driver.stats();
-      load_splits_.splits += s.splits;
-      load_splits_.remote_placements += s.remote_placements;
-      load_splits_.new_roots += s.new_roots;
-      load_splits_.parents_abandoned += s.parents_abandoned;
-    }
-  }
-  return Status();
-}
-
 StatusOr<OpResponse> Deployment::direct_op(OpKind op, std::string_view key, std::string_view value) {
-  uint64_t start = kNullPtr;
-  for (uint32_t attempt = 0; attempt < kMaxLoadAttempts; ++attempt) {
-    rpc::Writer w(direct_->payload_buffer());
-    OpRequest q;
-    q.op = op;
-    q.start = start;
-    q.key = key;
-    q.value = value;
-    encode_op_request(q, w);
-    if (!w.ok()) return invalid_argument("cell: record exceeds one message");
-    LOCUS_ASSIGN_OR_RETURN(auto body, direct_->call(layout_.server_of(start), kOp, w.size()));
-    rpc::Reader r(body);
-    OpResponse resp;
-    if (!decode_op_response(r, &resp)) return corruption("cell: malformed response");
-    switch (resp.outcome) {
-      case Outcome::kDone:
-        if (is_write(op)) LOCUS_RETURN_IF_ERROR(drain_splits(0));  // responses of reads stay valid
-        return resp;
-      case Outcome::kRedirect: start = resp.next; break;
-      case Outcome::kRestart: start = kNullPtr; break;
-      case Outcome::kBusy: LOCUS_RETURN_IF_ERROR(drain_splits(0)); break;
-    }
-  }
-  return internal_error("cell: no progress on a direct operation");
+  return direct_->op(op, key, value);
 }
 
-Status Deployment::load(std::string_view key, std::string_view value) {
-  return direct_op(OpKind::kPut, key, value).status();
-}
+Status Deployment::load(std::string_view key, std::string_view value) { return direct_->put(key, value); }
 
 StatusOr<uint64_t> Deployment::direct_range(std::string_view start, std::optional<std::string_view> end,
                                             uint32_t limit, RangeSink& sink) {
-  std::string resume(start);
-  bool exclusive = false;
-  uint64_t ptr = kNullPtr;
-  uint64_t delivered = 0;
-  for (uint32_t attempt = 0; attempt < kMaxLoadAttempts; ++attempt) {
-    if (delivered >= limit) return delivered;
-    rpc::Writer w(direct_->payload_buffer());
-    RangeRequest q;
-    q.start = ptr;
-    q.query = RangeQuery{resume, exclusive, end.value_or(std::string_view()), end.has_value(),
-                         static_cast<uint32_t>(limit - delivered)};
-    encode_range_request(q, w);
-    LOCUS_ASSIGN_OR_RETURN(auto body, direct_->call(layout_.server_of(ptr), kRange, w.size()));
-    rpc::Reader r(body);
-    RangeResult head;
-    if (!decode_range_header(r, &head)) return corruption("cell: malformed range response");
-    for (uint32_t i = 0; i < head.returned; ++i) {
-      std::string_view k, v;
-      if (!r.blob(&k) || !r.blob(&v)) return corruption("cell: truncated range response");
-      ++delivered;
-      if (!sink.accept(k, v)) return delivered;
-    }
-    if (head.outcome == Outcome::kDone) return delivered;
-    resume.assign(head.resume);
-    exclusive = head.resume_exclusive;
-    ptr = head.outcome == Outcome::kRedirect ? head.next : kNullPtr;
-  }
-  return internal_error("cell: no progress on a direct range");
+  return direct_->range(start, end, limit, sink);
 }
 
 DeploymentStats Deployment::stats() const {
@@ -183,10 +105,11 @@ DeploymentStats Deployment::stats() const {
     d.rpc_requests += rs.requests;
     d.rpc_rejected += rs.rejected();
   }
-  d.splits = shared_.splits + load_splits_.splits;
-  d.remote_placements = shared_.remote_placements + load_splits_.remote_placements;
-  d.new_roots = shared_.new_roots + load_splits_.new_roots;
-  d.parents_abandoned = shared_.parents_abandoned + load_splits_.parents_abandoned;
+  const SplitDriverStats& load_splits = direct_->split_stats();
+  d.splits = shared_.splits + load_splits.splits;
+  d.remote_placements = shared_.remote_placements + load_splits.remote_placements;
+  d.new_roots = shared_.new_roots + load_splits.new_roots;
+  d.parents_abandoned = shared_.parents_abandoned + load_splits.parents_abandoned;
   d.split_failures = shared_.failures;
   d.first_split_error = shared_.first_error();
   d.root_level = servers_[0]->store().root_level();

@@ -3,11 +3,13 @@
 // registers every region, gives all servers the region table (region 2i
 // holds server i's nodes, 2i+1 its extents; region 0 the superblock),
 // plants the first tree (one empty leaf meganode on server 0) and spawns
-// the daemons. Tests and the benchmark driver share it.
+// the daemons. Tests use it.
 //
 // load() inserts directly into the servers' memory before any actor runs,
-// performing the meganode splits it causes in place (DirectCaller), so a
-// benchmark starts from a populated, already spread tree.
+// performing the meganode splits it causes in place (direct_tree.h), so a
+// test starts from a populated, already spread tree. The scenario driver
+// (driver.cc) deploys Cell through the runner instead; this class serves
+// the tests that drive servers and clients by hand.
 //
 // Lifetime: destroy the Deployment before its Runtime (it deregisters
 // memory through the runtime's transports).
@@ -20,6 +22,7 @@
 
 #include "core/index/cell/caller.h"
 #include "core/index/cell/client.h"
+#include "core/index/cell/direct_tree.h"
 #include "core/index/cell/server.h"
 #include "core/index/cell/split_driver.h"
 #include "core/index/cell/split_worker.h"
@@ -81,8 +84,6 @@ class Deployment {
  private:
   Deployment(Runtime& runtime, const DeploymentOptions& options);
   Status init();
-  // Runs every queued split in place (load); nested through a busy parent.
-  Status drain_splits(int depth);
 
   Runtime& runtime_;
   DeploymentOptions options_;
@@ -91,9 +92,7 @@ class Deployment {
   std::vector<std::unique_ptr<CellServer>> servers_;
   Layout layout_;
   SplitWorkerShared shared_;
-  std::unique_ptr<DirectCaller> direct_;
-  Env setup_env_;
-  SplitDriverStats load_splits_;
+  std::unique_ptr<DirectTree> direct_;  // set-up and single-threaded operations, in place
 };
 
 }  // namespace locus::cell

@@ -1,0 +1,38 @@
+// `locus run SCENARIO.toml [--backend simgrid|loopback|verbs]`: runs a
+// scenario's servers and clients through the one run path
+// (core/runner/scenario_run.h) and prints the results table (throughput,
+// latency percentiles); on SimGrid also the utilisation of every modelled
+// resource and the simulator's own speed. On verbs only the clients run
+// here, against `locus serve` processes of the same scenario. `locus sim`
+// is `locus run --backend simgrid`; `locus bench SCENARIO.toml` is `locus
+// run --backend loopback` (bench_command.h). `--set key=value` overrides
+// any scenario key, the same keys on every backend.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/common/status.h"
+
+namespace locus::cli {
+
+struct RunOptionsCli {
+  std::string scenario_path;
+  std::string backend = "simgrid";
+  std::string config_path;  // verbs: the cluster file
+  std::vector<std::string> sets;
+  std::string json_path;
+  std::string csv_path;
+  bool quiet = false;
+};
+
+void add_run_commands(CLI::App& app, int& exit_code);
+// --set, --json, --csv, --config and --quiet on `cmd`, into `o`.
+void add_scenario_options(CLI::App& cmd, RunOptionsCli& o);
+// Runs o.scenario_path on o.backend; `command` names the command in messages.
+Status run_scenario_command(const RunOptionsCli& o, std::string_view command);
+
+}  // namespace locus::cli

@@ -1,0 +1,113 @@
+// ClientSession: one client's connection to a design, turning YCSB
+// operations into the design's own calls. Written once per design (its
+// folder's session.h, or inside its driver.cc) and driven by the runner's
+// one YCSB loop (core/runner/ycsb_loop.h) through index_driver.h.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "core/common/status.h"
+#include "core/metrics/op_stats.h"
+#include "core/selector/selector.h"
+#include "core/workload/workload.h"
+
+namespace locus::design {
+
+class ClientSession {
+ public:
+  virtual ~ClientSession() = default;
+  // Carries out one operation on `key` (`value`: the record an update,
+  // insert or read-modify-write writes; empty for reads and scans);
+  // returns its status (NOT_FOUND on a read is an answer, not a failure)
+  // and the name it is measured under: a string that outlives the session
+  // (a literal), as the loop keeps it to find the operation's id again.
+  virtual Status execute(const workload::Op& op, std::string_view key, std::string_view value,
+                         std::string_view* measured_as) = 0;
+  // Adds the session's own counters (retries, ...) to `stats`.
+  virtual void report(metrics::OpStats& stats) const = 0;
+  // Sessions with a per-step selector: its choices so far (cumulative), so
+  // the runner can report the server-side share per run and per window.
+  virtual bool selector_choices(uint64_t* server, uint64_t* client) const {
+    (void)server, (void)client;
+    return false;
+  }
+};
+
+// A session whose index client asks a per-step selector (Cell, Catfish).
+// The selector is the base's, so it outlives the client a derived session
+// holds.
+class SelectorSession : public ClientSession {
+ public:
+  explicit SelectorSession(std::unique_ptr<selector::Selector> sel) : selector_(std::move(sel)) {}
+
+  bool selector_choices(uint64_t* server, uint64_t* client) const override {
+    *server = selector_->stats().server_choices;
+    *client = selector_->stats().client_choices;
+    return true;
+  }
+  const selector::SelectorStats& selector_stats() const { return selector_->stats(); }
+
+ private:
+  std::unique_ptr<selector::Selector> selector_;
+};
+
+// A counter a session keeps only once attached (the sessions'
+// count_into): the benchmark drivers want per-operation details (reads
+// that found nothing, records scanned, hits) that the scenario runner,
+// which counts only after its warm-up, does not.
+class DetailCounter {
+ public:
+  void attach(metrics::OpStats& stats, std::string_view name) {
+    stats_ = &stats;
+    id_ = stats.counter(name);
+  }
+  void add(int64_t n = 1) {
+    if (stats_ != nullptr) stats_->add(id_, n);
+  }
+
+ private:
+  metrics::OpStats* stats_ = nullptr;
+  metrics::OpStats::CounterId id_ = 0;
+};
+
+// The op switch of a key-value index (Pilaf, Cell), under YCSB's names:
+// reads are gets (NOT_FOUND is an answer, counted in `read_not_found`),
+// updates and inserts puts of the whole record (a key-value store replaces
+// the whole value), read-modify-writes a get then a put, and scans
+// `scan(key, length)`. `store` has get(key) -> StatusOr<...> and
+// put(key, value) -> Status.
+template <typename Store, typename Scan>
+Status execute_key_value(Store& store, const workload::Op& op, std::string_view key, std::string_view value,
+                         std::string_view* measured_as, DetailCounter& read_not_found, const Scan& scan) {
+  using workload::OpKind;
+  *measured_as = workload::op_kind_name(op.kind);
+  switch (op.kind) {
+    case OpKind::kRead: {
+      Status s = store.get(key).status();
+      if (s.code() != StatusCode::kNotFound) return s;
+      read_not_found.add();
+      return Status();
+    }
+    case OpKind::kUpdate:
+    case OpKind::kInsert: return store.put(key, value);
+    case OpKind::kScan: return scan(key, op.scan_length);
+    case OpKind::kReadModifyWrite: {
+      Status s = store.get(key).status();
+      if (!s.is_ok() && s.code() != StatusCode::kNotFound) return s;
+      return store.put(key, value);
+    }
+  }
+  return internal_error("unknown operation");
+}
+
+// Adds each (name, value) to `stats` as a counter: for report().
+inline void add_counters(metrics::OpStats& stats,
+                         std::initializer_list<std::pair<std::string_view, uint64_t>> counters) {
+  for (const auto& [name, value] : counters) stats.add(stats.counter(name), static_cast<int64_t>(value));
+}
+
+}  // namespace locus::design

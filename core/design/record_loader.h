@@ -1,0 +1,31 @@
+// The one record loader of the designs: the records of a workload's load
+// phase (insertstart .. + effective_insertcount), built as YCSB builds
+// them, handed to the design's own put, before any actor runs. Values are
+// drawn from the caller's Random in key order, so a sharded parallel load
+// fills every store exactly as a serial load would.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "core/common/random.h"
+#include "core/common/status.h"
+#include "core/workload/workload_spec.h"
+
+namespace locus::design {
+
+using PutRecord = std::function<Status(std::string_view key, std::string_view value)>;
+using PutShardRecord = std::function<Status(uint32_t shard, std::string_view key, std::string_view value)>;
+
+// put(key, value) for every record, in key order; stops at the first error.
+Status load_records(const workload::WorkloadSpec& spec, Random& rng, const PutRecord& put);
+
+// The same over `shards` stores filled on up to one thread per hardware
+// thread: record plans drawn in key order, then each thread stores its
+// shards' records in key order. put must be safe for different shards at
+// once.
+Status load_records_sharded(const workload::WorkloadSpec& spec, Random& rng, uint32_t shards,
+                            const std::function<uint32_t(uint64_t keynum)>& shard_of, const PutShardRecord& put);
+
+}  // namespace locus::design

@@ -1,0 +1,159 @@
+// Catfish's driver: one CatfishServer per server machine with a messaging
+// worker per core, each on an endpoint of its own on that machine
+// (server_endpoints; they share its cores and NIC), the tree's region,
+// which offloading clients READ, on the first. One server machine
+// (platform.servers = 1). Each worker is a daemon actor on its endpoint;
+// the runner starts no RPC workers there (they would take the endpoints'
+// completions). Clients in this process connect to the server directly;
+// clients in another (verbs: `locus run` against `locus serve`) through
+// the connect RPC on an extra endpoint. The tree is loaded with index.rectangles data
+// rectangles before the run; each client is a CatfishSession
+// (session.h) with the scenario's selector ("static" is Catfish's
+// own, the back-off selector with [selector.backoff]'s N, T and Inv; Inv
+// is also the server's heartbeat period).
+//
+// YCSB operations become spatial ones, as catfish_session.h says: reads
+// (and scans) search with a query rectangle of index.query_scale at the
+// key's place, inserts and updates insert a data-sized rectangle there. So
+// the workload's requestdistribution decides the spatial skew (zipfian:
+// hot places; uniform: the paper's uniform placement), and
+// readproportion = 0.9 / insertproportion = 0.1 gives 10% inserts. The
+// paper's own skew rule is in its evaluation section, which is withheld
+// from shared/papers/, so this keyed placement stands in for it.
+#include <atomic>
+#include <string>
+
+#include "core/design/index_driver.h"
+#include "core/index/catfish/catfish_client.h"
+#include "core/index/catfish/catfish_server.h"
+#include "core/index/catfish/config.h"
+#include "core/index/catfish/session.h"
+#include "core/workload/spatial.h"
+
+namespace locus::catfish {
+namespace {
+
+Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
+
+workload::QueryScale scale_of(const std::string& name) {
+  if (name == "1e-2") return workload::QueryScale::kLarge;
+  if (name == "power") return workload::QueryScale::kPowerLaw;
+  return workload::QueryScale::kSmall;
+}
+
+class CatfishDriver final : public design::IndexDriver {
+ public:
+  CatfishDriver(const scenario::Scenario& s, const CatfishConfig& x, const design::Placement& placement)
+      : x_(x), cores_(s.platform.cores_per_server), placement_(placement) {
+    selector_ = s.selector.config;
+    if (s.selector.type == "static") selector_.kind = selector::SelectorKind::kBackoff;
+    server_options_.store.geometry.node_bytes = x.node_bytes;
+    // Room for the loaded tree at minimum fill twice over, and for growth.
+    const uint64_t min_fill = server_options_.store.geometry.min_fill();
+    server_options_.store.geometry.node_slots =
+        static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 3 * x.rectangles / min_fill + 8192));
+    MessagingServerOptions& m = server_options_.messaging;
+    m.mode = x.server_mode == "polling" ? ServerMode::kPolling : ServerMode::kEvent;
+    m.connections_per_worker = s.run.clients / s.platform.cores_per_server + 4;
+    m.max_response_bytes = kMaxResponseBytes;
+    m.heartbeat_interval_ns = selector_.backoff.interval_ns;
+    server_options_.result_ns = us_to_ns(x.server_result_us);
+    client_options_.messaging.max_response_bytes = kMaxResponseBytes;
+    client_options_.node_ns = us_to_ns(x.client_node_us);
+  }
+
+  // A messaging worker per core, each with its own queue pairs; clients in
+  // another process also need the connect RPC, on an endpoint of its own
+  // (the workers take every completion of theirs).
+  std::vector<design::EndpointSpec> server_endpoints() const override {
+    std::vector<design::EndpointSpec> out;
+    for (uint32_t w = 0; w < cores_; ++w) out.push_back({w == 0 ? "" : "." + std::to_string(w), false});
+    if (!placement_.clients_here) out.push_back({".connect", true});
+    return out;
+  }
+
+  Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
+    if (endpoint < cores_) {
+      worker_envs_.push_back(env);
+    } else {
+      connect_rpc_ = &rpc;
+    }
+    return Status();
+  }
+
+  Status load(const workload::WorkloadSpec&, Random& rng) override {
+    LOCUS_ASSIGN_OR_RETURN(server_, CatfishServer::create(worker_envs_, server_options_));
+    const workload::SpatialGenerator gen;
+    for (uint64_t id = 0; id < x_.rectangles; ++id) {
+      const workload::SpatialBox b = gen.data(rng);
+      LOCUS_RETURN_IF_ERROR(server_->load({b.x_min, b.y_min, b.x_max, b.y_max}, id));
+    }
+    if (connect_rpc_ != nullptr) LOCUS_RETURN_IF_ERROR(server_->serve_connects(*connect_rpc_));
+    return Status();
+  }
+
+  // In this process, straight to the server; else through its connect RPC
+  // (the last endpoint).
+  StatusOr<std::unique_ptr<design::ClientSession>> connect(Env& env, Endpoint& ep, rpc::RpcClient& rpc,
+                                                           std::span<const NodeId> servers) override {
+    LOCUS_ASSIGN_OR_RETURN(auto sel, selector::make_selector(selector_, *env.random));
+    std::unique_ptr<CatfishClient> client;
+    if (server_ != nullptr) {
+      LOCUS_ASSIGN_OR_RETURN(client, CatfishClient::connect(ep, *server_, *sel, client_options_));
+    } else {
+      LOCUS_ASSIGN_OR_RETURN(client, CatfishClient::connect(ep, rpc, servers.back(), *sel, client_options_));
+    }
+    // Ids of inserted rectangles: above the loaded ones, 2^32 per client.
+    const uint64_t first_id = (next_client_.fetch_add(1) + 1) << 32;
+    return std::unique_ptr<design::ClientSession>(
+        new CatfishSession(std::move(sel), std::move(client), scale_of(x_.query_scale), first_id, *env.random));
+  }
+
+  std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
+    if (endpoint >= cores_) return {};
+    CatfishServer* srv = server_.get();
+    return {design::DaemonSpec{"server" + std::to_string(endpoint) + ".catfish", false,
+                               [srv, endpoint](Env& env) { srv->serve(endpoint, env); }}};
+  }
+
+  void report_servers(std::map<std::string, double>& extra) const override {
+    const StoreStats st = server_->store_stats();
+    const CatfishServerStats cs = server_->stats();
+    const MessagingServerStats ms = server_->messaging().stats();
+    extra["catfish.rectangles"] = static_cast<double>(st.rectangles);
+    extra["catfish.height"] = st.height;
+    extra["catfish.server_searches"] = static_cast<double>(cs.searches);
+    extra["catfish.server_inserts"] = static_cast<double>(cs.inserts);
+    extra["catfish.hits_per_server_search"] =
+        cs.searches == 0 ? 0.0 : static_cast<double>(cs.hits_returned) / static_cast<double>(cs.searches);
+    extra["catfish.heartbeats"] = static_cast<double>(ms.heartbeats);
+    extra["catfish.dropped_connections"] = static_cast<double>(ms.dropped_connections + ms.malformed);
+  }
+
+ private:
+  static constexpr uint32_t kMaxResponseBytes = 256 * 1024;  // 6,500 hits; a 1e-2 query at 2 M finds ~50
+
+  CatfishConfig x_;
+  uint32_t cores_;
+  design::Placement placement_;
+  selector::SelectorConfig selector_;
+  CatfishServerOptions server_options_;
+  CatfishClientOptions client_options_;
+  std::vector<Env> worker_envs_;  // one per messaging worker
+  rpc::RpcServer* connect_rpc_ = nullptr;
+  std::unique_ptr<CatfishServer> server_;
+  std::atomic<uint64_t> next_client_{0};
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s,
+                                                           const design::Placement& placement) {
+  if (s.platform.servers != 1) {
+    return invalid_argument("platform.servers: catfish runs one R-tree server (give it cores with "
+                            "platform.cores_per_server: one messaging worker each)");
+  }
+  return std::unique_ptr<design::IndexDriver>(new CatfishDriver(s, *s.index.get<CatfishConfig>(), placement));
+}
+
+}  // namespace locus::catfish

@@ -1,0 +1,27 @@
+// Cell's [index] keys (read in design.cc): the tree's geometry, its
+// servers' CPU costs and the clients' caches. max_kv_bytes bounds one
+// extent (key, value and header).
+#pragma once
+
+#include <cstdint>
+
+#include "core/scenario/index_config.h"
+
+namespace locus::cell {
+
+struct CellConfig final : scenario::IndexConfig {
+  uint32_t max_kv_bytes = 16 * 1024;
+  uint32_t node_bytes = 1024;            // the paper's 1 KB nodes
+  uint32_t key_capacity_bytes = 32;      // YCSB keys are up to 24 bytes
+  uint64_t meganode_bytes = 2ull << 20;  // a multiple of node_bytes
+  uint32_t meganodes_per_server = 32;
+  uint64_t extents_bytes = 0;            // 0: sized from the records; else a power of two
+  double split_fill_fraction = 0.6;      // a meganode asks to split at this share of its nodes
+  double server_request_us = 3.7;        // server CPU per request (Cell testbed: 6.3 us per
+  double server_node_visit_us = 0.52;    //   5-level search with messaging)
+  double client_node_us = 0;             // client CPU per node examined client-side
+  uint32_t cache_min_distance = 4;       // clients cache nodes this many levels above the leaves
+  uint64_t node_cache_bytes = 128ull << 20;
+};
+
+}  // namespace locus::cell

@@ -1,0 +1,47 @@
+// Cell as a design plug-in: its [index] keys (the ranges its Store
+// accepts; cross-key checks name the key that breaks them) and its driver
+// (driver.cc), registered under "cell".
+#include "core/design/design.h"
+#include "core/index/cell/config.h"
+
+namespace locus::cell {
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+
+namespace {
+
+StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::IndexKeys& keys) {
+  auto x = std::make_shared<CellConfig>();
+  LOCUS_RETURN_IF_ERROR(keys.number("max_kv_bytes", &x->max_kv_bytes, 64, 1 << 26));
+  LOCUS_RETURN_IF_ERROR(keys.number("node_bytes", &x->node_bytes, 256, 1 << 16));
+  LOCUS_RETURN_IF_ERROR(keys.number("key_capacity_bytes", &x->key_capacity_bytes, 8, 1024));
+  LOCUS_RETURN_IF_ERROR(keys.number("meganode_bytes", &x->meganode_bytes, 4096, 1ull << 34));
+  LOCUS_RETURN_IF_ERROR(keys.number("meganodes_per_server", &x->meganodes_per_server, 1, 1 << 20));
+  LOCUS_RETURN_IF_ERROR(keys.number("extents_bytes", &x->extents_bytes, 0, 1ull << 40));
+  LOCUS_RETURN_IF_ERROR(keys.number("split_fill_fraction", &x->split_fill_fraction, 0.1, 1.0));
+  LOCUS_RETURN_IF_ERROR(keys.number("server_request_us", &x->server_request_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(keys.number("server_node_visit_us", &x->server_node_visit_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(keys.number("client_node_us", &x->client_node_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(keys.number("cache_min_distance", &x->cache_min_distance, 1, 64));
+  LOCUS_RETURN_IF_ERROR(keys.number("node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
+  if (x->meganode_bytes % x->node_bytes != 0) {
+    return keys.fail("meganode_bytes",
+                     "must be a multiple of index.node_bytes (" + std::to_string(x->node_bytes) + ")");
+  }
+  if (x->extents_bytes != 0 && (x->extents_bytes & (x->extents_bytes - 1)) != 0) {
+    return keys.fail("extents_bytes", "must be 0 (sized from the records) or a power of two");
+  }
+  return std::shared_ptr<const scenario::IndexConfig>(std::move(x));
+}
+
+}  // namespace
+
+Status register_design(design::Registry& registry) {
+  return registry.add({{"cell",
+                        "B-link tree of meganodes; searches server-side or by RDMA READs of versioned nodes, "
+                        "chosen per meganode by a selector (JSQ by default)",
+                        true, read_keys},
+                       make_driver});
+}
+
+}  // namespace locus::cell

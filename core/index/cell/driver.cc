@@ -1,0 +1,170 @@
+// Cell's driver: one CellServer per server node, attached
+// to the runner's RpcServer (so a server uses as many cores as the
+// platform gives it: the SimGrid actors never interleave inside a point
+// handler, only at its CPU charge), a split worker beside each server (a
+// daemon on a node of its own), and each client a CellSession
+// (session.h) with the scenario's selector. Records are loaded into
+// the servers' memory before the run, meganode splits included, so the run
+// starts from a spread tree.
+//
+// [selector] type "static" means Cell's own selector, JSQ with the
+// paper's constants; any other type is used as configured.
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "core/design/index_driver.h"
+#include "core/design/load_gate.h"
+#include "core/design/record_loader.h"
+#include "core/index/cell/client.h"
+#include "core/index/cell/config.h"
+#include "core/index/cell/direct_tree.h"
+#include "core/index/cell/server.h"
+#include "core/index/cell/session.h"
+#include "core/index/cell/split_worker.h"
+#include "core/memory/extent.h"
+#include "core/workload/workload_spec.h"
+
+namespace locus::cell {
+namespace {
+
+Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
+
+class CellDriver final : public design::IndexDriver {
+ public:
+  CellDriver(const scenario::Scenario& s, const ServerOptions& server, const ClientOptions& client,
+             const SplitDriverOptions& split)
+      : server_options_(server),
+        client_options_(client),
+        split_(split),
+        direct_(layout_, split, server.max_message_bytes) {
+    selector_ = s.selector.type == "static" ? selector::SelectorConfig{} : s.selector.config;
+    layout_.geometry = server.store.geometry;
+    layout_.max_kv_bytes = server.store.max_kv_bytes;
+  }
+
+  Status setup_server(uint32_t index, Env env, rpc::RpcServer& rpc) override {
+    gates_.push_back(std::make_unique<design::LoadGate>(env));
+    LOCUS_ASSIGN_OR_RETURN(auto server, CellServer::create(gates_.back()->env(),
+                                                           static_cast<CellRegionId>(2 * index), server_options_));
+    LOCUS_RETURN_IF_ERROR(server->attach(rpc));
+    layout_.regions.push_back(server->node_region());
+    layout_.regions.push_back(server->extent_region());
+    direct_.add(server.get(), env);
+    servers_.push_back(std::move(server));
+    return Status();
+  }
+
+  Status load(const workload::WorkloadSpec& spec, Random& rng) override {
+    for (auto& s : servers_) s->set_layout(layout_);
+    LOCUS_RETURN_IF_ERROR(servers_.front()->store().init_tree());
+    LOCUS_RETURN_IF_ERROR(design::load_records(
+        spec, rng, [this](std::string_view key, std::string_view value) { return direct_.put(key, value); }));
+    loaded_splits_ = direct_.split_stats().splits;
+    for (auto& gate : gates_) gate->open();
+    return Status();
+  }
+
+  StatusOr<std::unique_ptr<design::ClientSession>> connect(Env& env, Endpoint& ep, rpc::RpcClient& rpc,
+                                                           std::span<const NodeId> servers) override {
+    LOCUS_ASSIGN_OR_RETURN(auto sel, selector::make_selector(selector_, *env.random));
+    LOCUS_ASSIGN_OR_RETURN(auto client, CellClient::connect(ep, rpc, servers.front(), *sel, client_options_));
+    return std::unique_ptr<design::ClientSession>(new CellSession(std::move(sel), std::move(client)));
+  }
+
+  std::vector<design::DaemonSpec> server_daemons(uint32_t index) override {
+    CellServer* server = servers_[index].get();
+    SplitWorkerShared* shared = &shared_;
+    const SplitDriverOptions split = split_;
+    return {{"server" + std::to_string(index) + ".split", true,
+             [server, shared, split](Env& env) { run_split_worker(env, *server, split, *shared); }}};
+  }
+
+  bool keep_serving() const override { return shared_.in_flight.load(std::memory_order_seq_cst) > 0; }
+
+  uint32_t rpc_message_bytes() const override { return server_options_.max_message_bytes; }
+
+  void report_servers(std::map<std::string, double>& extra) const override {
+    StoreStats sum;
+    for (const auto& s : servers_) {
+      const StoreStats st = s->store().stats();
+      sum.keys += st.keys;
+      sum.node_splits += st.node_splits;
+      sum.meganodes_in_use += st.meganodes_in_use;
+      sum.busy_replies += st.busy_replies;
+    }
+    extra["cell.keys"] = static_cast<double>(sum.keys);
+    extra["cell.meganodes"] = static_cast<double>(sum.meganodes_in_use);
+    extra["cell.node_splits"] = static_cast<double>(sum.node_splits);
+    extra["cell.busy_replies"] = static_cast<double>(sum.busy_replies);
+    extra["cell.meganode_splits_load"] = static_cast<double>(loaded_splits_);
+    extra["cell.meganode_splits_run"] = static_cast<double>(shared_.splits.load());
+    extra["cell.split_failures"] = static_cast<double>(shared_.failures.load());
+    extra["cell.root_level"] = servers_.front()->store().root_level();
+  }
+
+ private:
+  ServerOptions server_options_;
+  ClientOptions client_options_;
+  SplitDriverOptions split_;
+  selector::SelectorConfig selector_;
+  Layout layout_;
+  DirectTree direct_;  // the load, in place
+  std::vector<std::unique_ptr<design::LoadGate>> gates_;  // outlive servers_
+  std::vector<std::unique_ptr<CellServer>> servers_;
+  SplitWorkerShared shared_;
+  uint64_t loaded_splits_ = 0;
+};
+
+// What Cell can run, with a message naming the offending setting.
+Status check_workload(const workload::WorkloadSpec& w, const StoreOptions& store) {
+  const uint64_t key_bytes = workload::max_key_bytes(w.zeropadding);
+  if (key_bytes > store.geometry.key_capacity_bytes) {
+    return invalid_argument("workload.zeropadding: keys of " + std::to_string(key_bytes) +
+                            " bytes exceed index.key_capacity_bytes " +
+                            std::to_string(store.geometry.key_capacity_bytes));
+  }
+  const uint64_t record_bytes = uint64_t{w.fieldcount} * w.fieldlength;
+  if (record_bytes + key_bytes + memory::kExtentHeaderBytes > store.max_kv_bytes) {
+    return invalid_argument("workload.fieldcount * fieldlength: records of " + std::to_string(record_bytes) +
+                            " bytes exceed index.max_kv_bytes " + std::to_string(store.max_kv_bytes));
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
+  const CellConfig& x = *s.index.get<CellConfig>();
+  ServerOptions server;
+  StoreOptions& st = server.store;
+  st.geometry.node_bytes = x.node_bytes;
+  st.geometry.key_capacity_bytes = x.key_capacity_bytes;
+  st.geometry.meganode_nodes = static_cast<uint32_t>(x.meganode_bytes / x.node_bytes);
+  st.geometry.meganodes_per_server = x.meganodes_per_server;
+  st.max_kv_bytes = x.max_kv_bytes;
+  st.split_fill_fraction = x.split_fill_fraction;
+  st.extents_bytes = x.extents_bytes;
+  if (st.extents_bytes == 0) {
+    // Room for every record (inserts included) on one server's share, in
+    // buddy blocks, with slack for skew and updates in flight.
+    const uint64_t block = std::bit_ceil<uint64_t>(memory::kExtentHeaderBytes +
+                                                   workload::max_key_bytes(s.workload.zeropadding) +
+                                                   uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
+    const uint64_t records = s.workload.recordcount + s.workload.operationcount;
+    st.extents_bytes =
+        std::bit_ceil(std::max<uint64_t>(block * records * 2 / s.platform.servers, uint64_t{16} << 20));
+  }
+  server.costs.request_ns = us_to_ns(x.server_request_us);
+  server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
+  server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);
+  ClientOptions client;
+  client.cache_min_distance = x.cache_min_distance;
+  client.node_cache_bytes = x.node_cache_bytes;
+  client.cpu_node_ns = us_to_ns(x.client_node_us);
+  if (Status v = check_workload(s.workload, st); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
+  if (Status v = server.validate(); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
+  return std::unique_ptr<design::IndexDriver>(new CellDriver(s, server, client, SplitDriverOptions{}));
+}
+
+}  // namespace locus::cell

@@ -1,0 +1,55 @@
+// CellSession: a Cell client's YCSB operations (core/design/
+// client_session.h), opened by the driver (driver.cc). Reads are gets, updates and
+// inserts puts of the whole record, scans ranges of scan-length records
+// from the key (whose keys must come in strictly increasing order: a scan
+// that breaks it fails as corruption), read-modify-writes a get then a put.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/design/client_session.h"
+#include "core/index/cell/client.h"
+
+namespace locus::cell {
+
+class CellSession final : public design::SelectorSession {
+ public:
+  // `client` asks `sel`.
+  CellSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<cell::CellClient> client);
+
+  // From now on also counts, into `stats`, reads that found no record
+  // ("read_not_found") and the records scans returned ("scanned_records"),
+  // whether or not the loop measures the operations.
+  void count_into(metrics::OpStats& stats);
+
+  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
+                 std::string_view* measured_as) override;
+  // The client's counters as "cell.<name>".
+  void report(metrics::OpStats& stats) const override;
+
+  const cell::ClientStats& client_stats() const { return client_->stats(); }
+
+ private:
+  // Counts a scan's records (the values are not kept) and checks that the
+  // keys come in strictly increasing order from the start key. One per
+  // session: its key buffer grows to the longest key once.
+  struct ScanSink final : cell::RangeSink {
+    void start(std::string_view from);
+    bool accept(std::string_view key, std::string_view) override;
+    std::string last;
+    uint64_t records = 0;
+    bool ordered = true;
+  };
+
+  Status scan(std::string_view from, uint32_t length);
+
+  std::unique_ptr<cell::CellClient> client_;
+  ScanSink sink_;
+  design::DetailCounter read_not_found_;
+  design::DetailCounter scanned_records_;
+};
+
+}  // namespace locus::cell

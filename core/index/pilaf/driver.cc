@@ -1,0 +1,97 @@
+// Pilaf's driver: one Pilaf server per server node, keys
+// sharded over them by key number (pilaf_shard_of: a client-side
+// partitioning, as the paper's single-server design scales out), each
+// client a PilafSession (session.h) holding a PilafClient per server
+// on one shared endpoint, each connected (a layout RPC) when the client
+// first uses a key of that server.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/design/index_driver.h"
+#include "core/design/record_loader.h"
+#include "core/index/pilaf/client.h"
+#include "core/index/pilaf/config.h"
+#include "core/index/pilaf/server.h"
+#include "core/index/pilaf/session.h"
+
+namespace locus::pilaf {
+namespace {
+
+class PilafDriver final : public design::IndexDriver {
+ public:
+  PilafDriver(const scenario::Scenario& s, const PilafConfig& config) : scenario_(s), config_(config) {
+    mode_ = config.mode == "vo" ? GetMode::kVerbsOnly : GetMode::kRdma;
+  }
+
+  Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
+    const uint64_t servers = scenario_.platform.servers;
+    const uint64_t per_server = scenario_.workload.recordcount / servers + 1;
+    StoreOptions o;
+    o.max_kv_bytes = config_.max_kv_bytes;
+    o.initial_buckets = config_.initial_buckets != 0 ? config_.initial_buckets : 2 * per_server;
+    const uint64_t record_bytes = uint64_t{scenario_.workload.fieldcount} * scenario_.workload.fieldlength + 64;
+    o.initial_extent_bytes = std::max<uint64_t>(1 << 20, 2 * per_server * record_bytes);
+    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, o));
+    LOCUS_RETURN_IF_ERROR(server->attach(rpc));
+    servers_.push_back(std::move(server));
+    return Status();
+  }
+
+  // Sharded by key number, filled on every hardware thread.
+  Status load(const workload::WorkloadSpec& spec, Random& rng) override {
+    const uint32_t shards = static_cast<uint32_t>(servers_.size());
+    return design::load_records_sharded(
+        spec, rng, shards, [shards](uint64_t keynum) { return pilaf_shard_of(keynum, shards); },
+        [this](uint32_t shard, std::string_view key, std::string_view value) {
+          return servers_[shard]->store().put(key, value);
+        });
+  }
+
+  StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
+                                                   std::span<const NodeId> servers) override {
+    std::vector<NodeId> nodes(servers.begin(), servers.end());
+    const GetMode mode = mode_;
+    return std::unique_ptr<design::ClientSession>(new PilafSession(
+        nodes.size(), [&ep, &rpc, nodes, mode](uint32_t shard) {
+          return PilafClient::connect(ep, rpc, nodes[shard], {.mode = mode});
+        }));
+  }
+
+  // A put, the largest message, is a key and a value of max_kv_bytes
+  // together, each with its length, behind the RPC header.
+  uint32_t rpc_message_bytes() const override { return config_.max_kv_bytes + rpc::kHeaderBytes + 64; }
+
+  void report_servers(std::map<std::string, double>& extra) const override {
+    double kicks = 0, keys = 0;
+    for (const auto& s : servers_) {
+      kicks += static_cast<double>(s->store().stats().kicks);
+      keys += static_cast<double>(s->store().stats().keys);
+    }
+    extra["pilaf.keys"] = keys;
+    extra["pilaf.cuckoo_kicks"] = kicks;
+  }
+
+ private:
+  scenario::Scenario scenario_;
+  PilafConfig config_;
+  GetMode mode_;
+  std::vector<std::unique_ptr<PilafServer>> servers_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
+  const PilafConfig& config = *s.index.get<PilafConfig>();
+  if (s.workload.scanproportion > 0) {
+    return invalid_argument("workload.scanproportion: pilaf is a hash table and cannot scan");
+  }
+  const uint64_t record_bytes = uint64_t{s.workload.fieldcount} * s.workload.fieldlength + 64 + kExtentHeaderBytes;
+  if (record_bytes > config.max_kv_bytes) {
+    return invalid_argument("index.max_kv_bytes: records of about " + std::to_string(record_bytes) +
+                            " bytes do not fit");
+  }
+  return std::unique_ptr<design::IndexDriver>(new PilafDriver(s, config));
+}
+
+}  // namespace locus::pilaf

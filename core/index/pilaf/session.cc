@@ -1,0 +1,55 @@
+// Pilaf's client session: see pilaf_session.h.
+#include "core/index/pilaf/session.h"
+
+#include <string>
+
+namespace locus::pilaf {
+
+uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
+  uint64_t x = keynum * 0x9E3779B97F4A7C15ULL;
+  x ^= x >> 32;
+  return static_cast<uint32_t>(x % servers);
+}
+
+PilafSession::PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients)
+    : clients_(std::move(clients)) {}
+
+PilafSession::PilafSession(size_t servers, Connector connect) : clients_(servers), connect_(std::move(connect)) {}
+
+void PilafSession::count_into(metrics::OpStats& stats) { read_not_found_.attach(stats, "read_not_found"); }
+
+Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
+                             std::string_view* as) {
+  const uint32_t shard = pilaf_shard_of(op.keynum, clients_.size());
+  std::unique_ptr<pilaf::PilafClient>& client = clients_[shard];
+  if (client == nullptr) {
+    if (!connect_) return internal_error("pilaf session: no client for shard " + std::to_string(shard));
+    auto connected = connect_(shard);
+    if (!connected.is_ok()) {
+      *as = workload::op_kind_name(op.kind);
+      return connected.status();
+    }
+    client = std::move(*connected);
+  }
+  return design::execute_key_value(*client, op, key, value, as, read_not_found_,
+                           [](std::string_view, uint32_t) { return unimplemented("pilaf has no scans"); });
+}
+
+void PilafSession::report(metrics::OpStats& stats) const {
+  const pilaf::ClientStats sum = client_stats();
+  design::add_counters(stats, {{"pilaf.retries", sum.retries()},
+                       {"pilaf.entry_retries", sum.entry_retries},
+                       {"pilaf.extent_retries", sum.extent_retries},
+                       {"pilaf.miss_rechecks", sum.miss_rechecks},
+                       {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
+}
+
+pilaf::ClientStats PilafSession::client_stats() const {
+  pilaf::ClientStats sum;
+  for (const auto& client : clients_) {
+    if (client != nullptr) sum += client->stats();
+  }
+  return sum;
+}
+
+}  // namespace locus::pilaf

@@ -1,0 +1,56 @@
+// PilafSession: a Pilaf client's YCSB operations (core/design/
+// client_session.h), opened by the driver (driver.cc). Keys are sharded
+// over one PilafClient per server by key number (pilaf_shard_of: a
+// client-side partitioning, as the paper's single-server design scales
+// out). Reads are gets, updates and inserts puts of
+// the whole record, read-modify-writes a get then a put; Pilaf cannot scan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/design/client_session.h"
+#include "core/index/pilaf/client.h"
+
+namespace locus::pilaf {
+
+// The server (of `servers`) that holds key number `keynum`.
+uint32_t pilaf_shard_of(uint64_t keynum, size_t servers);
+
+class PilafSession final : public design::ClientSession {
+ public:
+  // Connects the client of server `shard` (its layout RPC).
+  using Connector = std::function<StatusOr<std::unique_ptr<pilaf::PilafClient>>(uint32_t shard)>;
+
+  // One client per server, in the servers' order.
+  explicit PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients);
+  // `servers` clients, each connected by `connect` when its shard is first
+  // used: a client touches only the servers its keys live on, and a
+  // thousand clients starting at once do not all ask every server for its
+  // layout first. A failed connect fails that operation (and is tried
+  // again by the next one for the shard).
+  PilafSession(size_t servers, Connector connect);
+
+  // From now on also counts, into `stats`, reads that found no record
+  // ("read_not_found"), whether or not the loop measures them.
+  void count_into(metrics::OpStats& stats);
+
+  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
+                 std::string_view* measured_as) override;
+  // "pilaf.retries" and "pilaf.rdma_reads".
+  void report(metrics::OpStats& stats) const override;
+
+  // The clients' counters, summed.
+  pilaf::ClientStats client_stats() const;
+
+ private:
+  std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;  // null: not connected yet
+  Connector connect_;
+  design::DetailCounter read_not_found_;
+};
+
+}  // namespace locus::pilaf

@@ -1,0 +1,274 @@
+// The scenario runner: see scenario_run.h.
+#include "core/runner/scenario_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/runner/ycsb_loop.h"
+
+namespace locus::runner {
+namespace {
+
+struct ClientOutcome {
+  metrics::OpStats stats;
+  Status error;
+  uint64_t server_choices = 0;  // the selector's, after the warm-up
+  uint64_t client_choices = 0;
+};
+
+Nanos to_ns(double s) { return static_cast<Nanos>(std::llround(s * 1e9)); }
+
+// Clients active at `t` (relative to the run's start), and when that next changes.
+uint32_t active_clients(const scenario::Scenario& s, Nanos t, Nanos* next_change) {
+  uint32_t active = s.run.clients;
+  *next_change = to_ns(s.run.duration_s);
+  for (const scenario::PhaseSpec& p : s.phases) {
+    if (to_ns(p.start_s) <= t) {
+      active = p.active_clients;
+    } else {
+      *next_change = std::min(*next_change, to_ns(p.start_s));
+      break;
+    }
+  }
+  return active;
+}
+
+struct Shared {
+  const scenario::Scenario* scenario;
+  design::IndexDriver* driver;
+  std::vector<NodeId> servers;
+  std::shared_ptr<workload::AcknowledgedCounter> inserts;
+  Nanos run_start = 0;
+  std::atomic<uint64_t> ops{0};
+  TimeseriesRecorder timeseries;
+};
+
+void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
+  const scenario::Scenario& s = *sh.scenario;
+  Endpoint ep(env);
+  rpc::RpcClientOptions ro;
+  ro.max_message_bytes = sh.driver->rpc_message_bytes();
+  auto rpc = rpc::RpcClient::create(ep, ro);
+  if (!rpc.is_ok()) {
+    out->error = rpc.status();
+    return;
+  }
+  auto session_or = sh.driver->connect(env, ep, **rpc, sh.servers);
+  if (!session_or.is_ok()) {
+    out->error = session_or.status();
+    return;
+  }
+  auto wl = workload::Workload::create(s.workload, sh.inserts);
+  if (!wl.is_ok()) {
+    out->error = wl.status();
+    return;
+  }
+  const Nanos duration = to_ns(s.run.duration_s);
+  design::ClientSession& session = **session_or;
+  metrics::OpStats& st = out->stats;
+  const auto failures = st.counter("failed_ops");
+  uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
+  YcsbHooks hooks;
+  // [[phases]]: a client beyond the active count idles until that changes.
+  hooks.idle_for = [&](Nanos now) -> Nanos {
+    const Nanos t = now - sh.run_start;
+    Nanos next_change = duration;
+    return index >= active_clients(s, t, &next_change) ? next_change - t : 0;
+  };
+  hooks.on_op = [&](const YcsbOpDone& done) {
+    uint64_t server = server_seen, client = client_seen;
+    (void)session.selector_choices(&server, &client);
+    if (done.measured) {
+      if (!done.status.is_ok()) st.add(failures);
+      out->server_choices += server - server_seen;
+      out->client_choices += client - client_seen;
+    }
+    if (sh.timeseries.enabled()) {
+      sh.timeseries.record(done.end_ns - sh.run_start, done.end_ns - done.start_ns, done.status.is_ok(),
+                           server - server_seen, client - client_seen);
+    }
+    server_seen = server;
+    client_seen = client;
+    sh.ops.fetch_add(1, std::memory_order_relaxed);
+  };
+  YcsbLimits limits;
+  limits.end_ns = sh.run_start + duration;
+  limits.measure_from_ns = sh.run_start + to_ns(s.run.warmup_s);
+  out->error = run_ycsb_ops(env, *wl, session, limits, st, hooks).first_error;
+  session.report(st);
+}
+
+
+// Sets up the server endpoints (RpcServer, the design's state, RPC worker
+// actors), loads the records and spawns the design's daemons.
+Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::IndexDriver& driver,
+                     const std::vector<design::EndpointSpec>& endpoints, Shared& sh,
+                     std::vector<std::unique_ptr<rpc::RpcServer>>& rpcs, Env* setup) {
+  // Only the simulator runs several worker actors on one RpcServer (its
+  // actors never run at the same time); OS-thread backends use one.
+  const uint32_t workers = runtime.backend_name() == "simgrid" ? s.platform.cores_per_server : 1;
+  rpc::RpcServerOptions so;
+  so.max_message_bytes = driver.rpc_message_bytes();
+  // Enough receives that a burst of clients (all connecting at once, say)
+  // mostly finds one posted; the rest wait out RNR retries.
+  so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
+  // Server machines in platform order, each with the design's endpoints on
+  // its host, numbered on.
+  const uint32_t per_server = static_cast<uint32_t>(endpoints.size());
+  for (uint32_t i = 0; i < s.platform.servers * per_server; ++i) {
+    const uint32_t machine = i / per_server;
+    const std::string name = "server" + std::to_string(machine) + endpoints[i % per_server].suffix;
+    const NodeId host_of = i % per_server == 0 ? kInvalidNode : sh.servers[i - i % per_server];
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({name, true, host_of}));
+    Env env = runtime.setup_env(node);
+    LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcServer::create(env, so));
+    LOCUS_RETURN_IF_ERROR(driver.setup_server(i, env, *rpc));
+    rpc::RpcServer* srv = rpc.get();
+    const design::IndexDriver* drv = &driver;
+    for (uint32_t w = 0; endpoints[i % per_server].rpc_workers && w < workers; ++w) {
+      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name + ".worker" + std::to_string(w), ActorKind::kDaemon,
+                                          [srv, drv](Env& env) {
+                                            while (!env.stop_requested() || drv->keep_serving()) {
+                                              srv->serve_once(10 * kMillisecond);
+                                            }
+                                          }));
+    }
+    rpcs.push_back(std::move(rpc));
+    sh.servers.push_back(node);
+  }
+  *setup = runtime.setup_env(sh.servers.front());
+  return driver.load(s.workload, *setup->random);
+}
+
+Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, const Shared& sh) {
+  for (uint32_t i = 0; i < sh.servers.size(); ++i) {
+    for (design::DaemonSpec& d : driver.server_daemons(i)) {
+      NodeId node = sh.servers[i];
+      if (d.own_node) {
+        LOCUS_ASSIGN_OR_RETURN(node, runtime.add_node({d.name, false, sh.servers[i]}));
+      }
+      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, d.name, ActorKind::kDaemon, std::move(d.body)));
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,
+                                      const ScenarioRuntimeFactory& make_runtime, const RunOptions& options) {
+  const design::Placement& placement = options.placement;
+  if (!placement.servers_here && !placement.clients_here) {
+    return invalid_argument("run_scenario: neither the servers nor the clients run here");
+  }
+  if (!placement.clients_here && options.stop == nullptr) {
+    return invalid_argument("run_scenario: serving without clients needs a stop flag");
+  }
+  const design::Design* design = designs.find(s.index.type);
+  if (design == nullptr) return invalid_argument("index.type: '" + s.index.type + "' is not a design of this build");
+  // The runtime outlives everything registered on it: declared first.
+  std::unique_ptr<Runtime> runtime = make_runtime(s);
+  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
+  const std::vector<design::EndpointSpec> endpoints = driver->server_endpoints();
+  if (endpoints.empty()) return internal_error("design " + s.index.type + " has no server endpoints");
+  Shared sh;
+  sh.scenario = &s;
+  sh.driver = driver.get();
+  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
+  Env setup;  // of the first server, or with the servers elsewhere of the first client
+  if (placement.servers_here) {
+    LOCUS_RETURN_IF_ERROR(start_servers(s, *runtime, *driver, endpoints, sh, rpcs, &setup));
+  } else {
+    for (uint32_t i = 0; i < s.platform.servers * endpoints.size(); ++i) sh.servers.push_back(i);
+  }
+  sh.inserts = workload::Workload::make_insert_counter(s.workload);
+  if (s.output.timeseries_ms > 0) {
+    sh.timeseries.init(std::max<Nanos>(1, to_ns(s.output.timeseries_ms / 1e3)), to_ns(s.run.duration_s));
+  }
+
+  const uint32_t clients = placement.clients_here ? s.run.clients : 0;
+  std::vector<ClientOutcome> outcomes(clients);
+  NodeId first_client = kInvalidNode;
+  for (uint32_t c = 0; c < clients; ++c) {
+    const std::string name = "client" + std::to_string(c);
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false}));
+    if (c == 0) first_client = node;
+    ClientOutcome* out = &outcomes[c];
+    Shared* shp = &sh;
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker,
+                                         [c, shp, out](Env& env) { run_client(env, c, *shp, out); }));
+  }
+  if (!placement.servers_here) setup = runtime->setup_env(first_client);
+  // Clients read it once they run, after set-up: the clock stands still until then.
+  sh.run_start = setup.clock->now();
+  if (placement.servers_here) LOCUS_RETURN_IF_ERROR(spawn_daemons(*runtime, *driver, sh));
+  if (!placement.clients_here) {
+    // Serving until told to stop: one worker actor keeps the run going.
+    const std::atomic<bool>* stop = options.stop;
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(sh.servers.front(), "until-stop", ActorKind::kWorker, [stop](Env& env) {
+      while (!stop->load(std::memory_order_acquire)) env.clock->sleep_for(10 * kMillisecond);
+    }));
+  }
+  if (options.on_progress && placement.clients_here) {
+    const Nanos step = std::max<Nanos>(to_ns(s.run.duration_s) / 100, 1);
+    const Nanos duration = to_ns(s.run.duration_s);
+    const auto& on_progress = options.on_progress;
+    const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "progress", ActorKind::kDaemon,
+                                         [&sh, &on_progress, step, duration](Env& env) {
+                                           while (!env.stop_requested()) {
+                                             env.clock->sleep_for(step);
+                                             const Nanos t = env.clock->now() - sh.run_start;
+                                             on_progress({std::min(1.0, static_cast<double>(t) / static_cast<double>(duration)),
+                                                          sh.ops.load(std::memory_order_relaxed)});
+                                             if (t >= duration) break;
+                                           }
+                                         }));
+  }
+  if (options.on_servers_ready && placement.servers_here) {
+    LOCUS_RETURN_IF_ERROR(options.on_servers_ready(*runtime, sh.servers));
+  }
+  LOCUS_RETURN_IF_ERROR(runtime->run());
+
+  ScenarioReport report;
+  metrics::RunResult& r = report.result;
+  r.name = s.output.name;
+  r.backend = std::string(runtime->backend_name());
+  r.index = s.index.type;
+  r.seed = s.run.seed;
+  r.duration_ns = to_ns(s.run.duration_s - s.run.warmup_s);
+  uint64_t server_choices = 0, client_choices = 0;
+  for (const ClientOutcome& o : outcomes) {
+    if (!o.error.is_ok() && o.stats.total_ops() == 0) {
+      return Status(o.error.code(), "a client could not run: " + o.error.message());
+    }
+    r.stats.merge(o.stats);
+    server_choices += o.server_choices;
+    client_choices += o.client_choices;
+  }
+  if (server_choices + client_choices > 0) {
+    r.extra["server_share"] = static_cast<double>(server_choices) / static_cast<double>(server_choices + client_choices);
+  }
+  r.extra["servers"] = s.platform.servers;
+  r.extra["clients"] = s.run.clients;
+  if (placement.servers_here) {
+    driver->report_servers(r.extra);
+    uint64_t rejected = 0, requests = 0;
+    for (const auto& rpc : rpcs) {
+      rejected += rpc->stats().rejected();
+      requests += rpc->stats().requests;
+    }
+    r.extra["rpc_rejected"] = static_cast<double>(rejected);
+    if (!placement.clients_here) r.extra["rpc_requests"] = static_cast<double>(requests);
+  }
+  r.resources = runtime->resource_usage();
+  report.total_ops = sh.ops.load();
+  report.timeseries = sh.timeseries.windows(s.run.duration_s, [&s](Nanos t) {
+    Nanos unused = 0;
+    return active_clients(s, t, &unused);
+  });
+  return report;
+}
+
+}  // namespace locus::runner
