@@ -163,7 +163,7 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   design::Placement placement;
   LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o, &placement));
   const bool simulated = o.backend == "simgrid";
-  fmt::print("locus {}: {} on {} ({}, {} servers x {} cores, {} clients, {} s {} after {} s warm-up), seed {}\n",
+  fmt::print("locus {}: {} on {} ({}, {} servers x {} cores, {} clients, {:g} s {} after {:g} s warm-up), seed {}\n",
              command, s.source, o.backend, s.index.type, s.platform.servers, s.platform.cores_per_server,
              s.run.clients, s.run.duration_s - s.run.warmup_s, simulated ? "simulated" : "measured", s.run.warmup_s,
              s.run.seed);

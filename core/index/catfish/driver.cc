@@ -27,6 +27,7 @@
 #include "core/index/catfish/catfish_client.h"
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/config.h"
+#include "core/index/catfish/load.h"
 #include "core/index/catfish/session.h"
 #include "core/workload/spatial.h"
 
@@ -44,7 +45,7 @@ workload::QueryScale scale_of(const std::string& name) {
 class CatfishDriver final : public design::IndexDriver {
  public:
   CatfishDriver(const scenario::Scenario& s, const CatfishConfig& x, const design::Placement& placement)
-      : x_(x), cores_(s.platform.cores_per_server), placement_(placement) {
+      : x_(x), seed_(s.run.seed), cores_(s.platform.cores_per_server), placement_(placement) {
     selector_ = s.selector.config;
     if (s.selector.type == "static") selector_.kind = selector::SelectorKind::kBackoff;
     server_options_.store.geometry.node_bytes = x.node_bytes;
@@ -81,12 +82,11 @@ class CatfishDriver final : public design::IndexDriver {
     return Status();
   }
 
-  Status load(const workload::WorkloadSpec&, Random& rng) override {
+  // Rectangles of the run's seed (load.h), the same on every backend.
+  Status load(const workload::WorkloadSpec&, Random&) override {
     LOCUS_ASSIGN_OR_RETURN(server_, CatfishServer::create(worker_envs_, server_options_));
-    const workload::SpatialGenerator gen;
     for (uint64_t id = 0; id < x_.rectangles; ++id) {
-      const workload::SpatialBox b = gen.data(rng);
-      LOCUS_RETURN_IF_ERROR(server_->load({b.x_min, b.y_min, b.x_max, b.y_max}, id));
+      LOCUS_RETURN_IF_ERROR(server_->load(loaded_rectangle(seed_, id), id));
     }
     if (connect_rpc_ != nullptr) LOCUS_RETURN_IF_ERROR(server_->serve_connects(*connect_rpc_));
     return Status();
@@ -134,6 +134,7 @@ class CatfishDriver final : public design::IndexDriver {
   static constexpr uint32_t kMaxResponseBytes = 256 * 1024;  // 6,500 hits; a 1e-2 query at 2 M finds ~50
 
   CatfishConfig x_;
+  uint64_t seed_;
   uint32_t cores_;
   design::Placement placement_;
   selector::SelectorConfig selector_;

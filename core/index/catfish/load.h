@@ -1,0 +1,17 @@
+// The data rectangles a Catfish server loads before a run: rectangle `id`
+// (0 .. index.rectangles-1) is a function of the run's seed and the id
+// alone, drawn from the paper's spatial workload (workload/spatial.h). So
+// every backend loads the same tree for a seed, and a checker in another
+// process (the verbs tests' oracle) can rebuild what a `locus serve`
+// loaded.
+#pragma once
+
+#include <cstdint>
+
+#include "core/index/catfish/layout.h"
+
+namespace locus::catfish {
+
+Rect loaded_rectangle(uint64_t seed, uint64_t id);
+
+}  // namespace locus::catfish
