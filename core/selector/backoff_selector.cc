@@ -1,22 +1,7 @@
 // BackoffSelector: see backoff_selector.h.
 #include "core/selector/backoff_selector.h"
 
-#include <bit>
-#include <cstring>
-
 namespace locus::selector {
-
-HeartbeatRecord read_heartbeat(const std::byte* slot) {
-  HeartbeatRecord r;
-  const auto* words = reinterpret_cast<const uint64_t*>(slot);
-  r.sequence = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
-  r.utilisation = std::bit_cast<double>(__atomic_load_n(&words[0], __ATOMIC_ACQUIRE));
-  return r;
-}
-
-void write_heartbeat(std::byte* slot, const HeartbeatRecord& record) {
-  std::memcpy(slot, &record, sizeof(record));
-}
 
 BackoffSelector::BackoffSelector(const BackoffConfig& config, Random& rng)
     : config_(config), rng_(rng) {}
@@ -25,7 +10,7 @@ BackoffSelector::ServerState& BackoffSelector::state_of(NodeId server) { return 
 
 const BackoffSelector::ServerState* BackoffSelector::state(NodeId server) const { return servers_.find(server); }
 
-void BackoffSelector::attach_heartbeat(NodeId server, const std::byte* slot) {
+void BackoffSelector::attach_server_feedback(NodeId server, const std::byte* slot) {
   state_of(server).slot = slot;
 }
 

@@ -23,23 +23,9 @@
 #include "core/selector/per_server.h"
 #include "core/selector/selector.h"
 #include "core/selector/selector_config.h"
+#include "core/selector/server_feedback.h"
 
 namespace locus::selector {
-
-// The slot's content. The sequence comes last on purpose: a NIC writes
-// front to back, so a reader that loads the sequence first and sees it new
-// also sees that heartbeat's utilisation (or a newer one).
-struct HeartbeatRecord {
-  double utilisation = 0;  // server CPU busy fraction over the last interval, 0..1
-  uint64_t sequence = 0;   // 0: no heartbeat yet
-};
-static_assert(sizeof(HeartbeatRecord) == 16);
-constexpr size_t kHeartbeatSlotBytes = sizeof(HeartbeatRecord);
-
-// Reads a slot a remote NIC may be writing (8-byte aligned).
-HeartbeatRecord read_heartbeat(const std::byte* slot);
-// Encodes a record as the server sends it.
-void write_heartbeat(std::byte* slot, const HeartbeatRecord& record);
 
 struct BackoffStats {
   uint64_t heartbeats_taken = 0;  // new heartbeats acted upon
@@ -56,9 +42,8 @@ class BackoffSelector final : public Selector {
   // Reads the attached slot of `server` (if any), then decides.
   Path choose(NodeId server, Nanos now) override;
 
-  // The server's heartbeats land at `slot` (16 bytes, 8-byte aligned, in
-  // this client's registered memory); choose() reads it every time.
-  void attach_heartbeat(NodeId server, const std::byte* slot);
+  // The server's heartbeats land at `slot`; choose() reads it every time.
+  void attach_server_feedback(NodeId server, const std::byte* slot) override;
   // A heartbeat read by the caller (or scripted by a test): applies the
   // algorithm's heartbeat step; choose() calls it with the slot's content.
   void offer_heartbeat(NodeId server, const HeartbeatRecord& record, Nanos now);

@@ -108,8 +108,8 @@ void JsqSelector::observe(NodeId server, Path path, Nanos latency_ns, Nanos now)
   }
 }
 
-void JsqSelector::observe_meganode_reads(uint32_t reads) {
-  heights_.push(static_cast<double>(reads));
+void JsqSelector::observe_client_step_cost(uint32_t dependent_reads) {
+  heights_.push(static_cast<double>(dependent_reads));
 }
 
 }  // namespace locus::selector

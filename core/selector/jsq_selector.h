@@ -6,7 +6,7 @@
 //     (l_s - RTT) < m * (l_r - RTT)                                   (1)
 // with l_s the mean server-side step latency, l_r the mean RDMA READ
 // latency, RTT the lowest measured RDMA latency to that server and m the
-// measured meganode height in READs. Refinements, all configurable:
+// measured meganode height in READs (observe_client_step_cost). Refinements, all configurable:
 //  * means over the last n samples per server and path;
 //  * a sample with |s - mean| >= K * stddev is discarded as an outlier;
 //    when a moving period (n samples seen) discards more than it keeps,
@@ -36,7 +36,7 @@ class JsqSelector final : public Selector {
   std::string_view name() const override { return "jsq"; }
   Path choose(NodeId server, Nanos now) override;
   void observe(NodeId server, Path path, Nanos latency_ns, Nanos now) override;
-  void observe_meganode_reads(uint32_t reads) override;
+  void observe_client_step_cost(uint32_t dependent_reads) override;
 
   // The current view of one server, for tests and logs.
   struct Estimate {

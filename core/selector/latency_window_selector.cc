@@ -38,8 +38,8 @@ void LatencyWindowSelector::observe(NodeId server, Path path, Nanos latency_ns, 
   ++stats_.samples_kept;
 }
 
-void LatencyWindowSelector::observe_meganode_reads(uint32_t reads) {
-  heights_.push(static_cast<double>(reads));
+void LatencyWindowSelector::observe_client_step_cost(uint32_t dependent_reads) {
+  heights_.push(static_cast<double>(dependent_reads));
 }
 
 }  // namespace locus::selector

@@ -24,7 +24,7 @@ class LatencyWindowSelector final : public Selector {
   std::string_view name() const override { return "latency-window"; }
   Path choose(NodeId server, Nanos now) override;
   void observe(NodeId server, Path path, Nanos latency_ns, Nanos now) override;
-  void observe_meganode_reads(uint32_t reads) override;
+  void observe_client_step_cost(uint32_t dependent_reads) override;
 
   double meganode_height() const;
 

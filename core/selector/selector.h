@@ -8,6 +8,7 @@
 // from the actor's Env), so a SimGrid run replays from its seed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string_view>
@@ -57,14 +58,26 @@ class Selector {
   virtual Path choose(NodeId server, Nanos now) = 0;
   // A measured outcome on `server`: for kServer the latency of one
   // server-side request (queueing and round trip included), for kClient
-  // the latency of one RDMA READ of a client-side step.
+  // the latency of one RDMA round trip of a client-side step (one READ, or
+  // one round of READs issued together).
   virtual void observe(NodeId server, Path path, Nanos latency_ns, Nanos now) {
     (void)server, (void)path, (void)latency_ns, (void)now;
   }
-  // How many RDMA READs one client-side traversal of a meganode took (the
-  // paper's m: "each RDMA search involves m RDMA reads"; nodes served from
-  // the client's cache cost none, so this is the height as experienced).
-  virtual void observe_meganode_reads(uint32_t reads) { (void)reads; }
+  // How many dependent RDMA round trips one client-side step took: each
+  // needs the data of the one before, so the step costs that many times
+  // the latency observe() reports for kClient. Cell: the READs of one
+  // meganode traversal (the paper's m; nodes served from the client's cache
+  // cost none, so this is the height as experienced). Catfish: the
+  // multi-issue rounds of one offloaded search.
+  virtual void observe_client_step_cost(uint32_t dependent_reads) { (void)dependent_reads; }
+  // Server-to-client feedback: `server` RDMA-WRITEs a HeartbeatRecord (its
+  // CPU utilisation and a sequence; server_feedback.h) into `slot`, 16
+  // bytes, 8-byte aligned, in this client's registered memory and valid as
+  // long as the selector chooses for `server`. A selector that uses it keeps
+  // the pointer and reads the slot when it chooses, so each choice sees the
+  // newest record landed by then (Catfish's clients attach their heartbeat
+  // slot at connect).
+  virtual void attach_server_feedback(NodeId server, const std::byte* slot) { (void)server, (void)slot; }
 
   const SelectorStats& stats() const { return stats_; }
 

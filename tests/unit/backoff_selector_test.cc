@@ -2,7 +2,8 @@
 // busy heartbeat offloads n requests with n in [(r-1)N, rN); consecutive
 // busy heartbeats raise r; a quiet one resets it; stale (same sequence) and
 // early (within Inv) heartbeats are ignored; below T the server side is
-// chosen. Also reading the 16-byte slot, and configuration by name.
+// chosen. Also reading the 16-byte slot, attached through the generic
+// Selector interface as CatfishClient does, and configuration by name.
 #include <boost/test/unit_test.hpp>
 
 #include <set>
@@ -133,7 +134,7 @@ BOOST_AUTO_TEST_CASE(reads_the_attached_slot) {
   c.interval_ns = 0;
   BackoffSelector s(c, rng);
   alignas(8) std::byte slot[kHeartbeatSlotBytes] = {};
-  s.attach_heartbeat(kServer, slot);
+  s.attach_server_feedback(kServer, slot);
   BOOST_TEST(s.choose(kServer, 0) == Path::kServer);  // no heartbeat yet
   write_heartbeat(slot, beat(1, 0.3));
   BOOST_TEST(s.choose(kServer, 1) == Path::kServer);  // below T: server side
@@ -144,6 +145,27 @@ BOOST_AUTO_TEST_CASE(reads_the_attached_slot) {
   BOOST_TEST(offloaded < kN);
   BOOST_TEST(s.backoff_stats().heartbeats_taken == 2u);
   BOOST_TEST(s.stats().client_choices == offloaded);
+}
+
+// What CatfishClient relies on: it hands the heartbeat slot to whatever
+// selector it was given, through the generic interface, without knowing
+// its kind.
+BOOST_AUTO_TEST_CASE(takes_server_feedback_through_the_generic_interface) {
+  Random rng(6);
+  BackoffConfig c = config();
+  c.interval_ns = 0;
+  BackoffSelector backoff(c, rng);
+  Selector& s = backoff;
+  alignas(8) std::byte slot[kHeartbeatSlotBytes] = {};
+  s.attach_server_feedback(kServer, slot);
+  BOOST_TEST(s.choose(kServer, 0) == Path::kServer);  // no heartbeat yet
+  write_heartbeat(slot, beat(1, 0.99));
+  (void)s.choose(kServer, 1);  // r_busy 1 offloads [0, N) requests: perhaps none
+  write_heartbeat(slot, beat(2, 0.99));
+  // r_busy 2 offloads [N, 2N), at least one: this choice is client-side.
+  BOOST_TEST(s.choose(kServer, 2) == Path::kClient);
+  BOOST_TEST(backoff.state(kServer)->r_busy == 2u);
+  BOOST_TEST(backoff.backoff_stats().heartbeats_taken == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(configured_by_name) {

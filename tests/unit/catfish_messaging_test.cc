@@ -549,7 +549,7 @@ BOOST_AUTO_TEST_CASE(heartbeats_drive_the_backoff_selector) {
     bc.threshold = 0.3;  // low enough to be crossed under a sanitizer's overheads too
     bc.interval_ns = 4 * kMillisecond;
     selector::BackoffSelector sel(bc, *env.random);
-    sel.attach_heartbeat(c.connection().server, c.heartbeat_slot());
+    sel.attach_server_feedback(c.connection().server, c.heartbeat_slot());
     // Until the loop closed (or a generous deadline: timing here is at the
     // mercy of a loaded machine, so the test waits for events, not time).
     const Nanos until = env.clock->now() + 10 * kSecond;

@@ -224,17 +224,21 @@ BOOST_AUTO_TEST_CASE(idle_connection_loses_its_history) {
   BOOST_TEST(s.estimate(kServer).rdma_samples == 0u);
 }
 
+// m arrives through the generic Selector interface, as Cell and Catfish
+// report it without knowing the selector's kind.
 BOOST_AUTO_TEST_CASE(meganode_height_is_measured) {
   Random rng(9);
   JsqSelector s(quiet_jsq(), rng);
+  Selector& generic = s;
   Nanos now = 0;
   BOOST_TEST(s.meganode_height() == 5.0);
   // l_s - RTT = 12 - 4 = 8 us against m * (l_r - RTT) = m * 1 us.
   feed(s, 100, 12, 5, &now);
   BOOST_TEST(s.estimate(kServer).preferred == Path::kClient);  // m = 5: 8 > 5
-  for (int i = 0; i < 100; ++i) s.observe_meganode_reads(10);  // tall meganodes: RDMA costs more
+  for (int i = 0; i < 100; ++i) generic.observe_client_step_cost(10);  // tall meganodes: RDMA costs more
   BOOST_TEST(s.meganode_height() == 10.0);
   BOOST_TEST(s.estimate(kServer).preferred == Path::kServer);  // m = 10: 8 < 10
+  BOOST_TEST(generic.choose(kServer, now) == Path::kServer);
 }
 
 BOOST_AUTO_TEST_CASE(per_path_baseline_prefers_server_when_nothing_queues) {
@@ -278,6 +282,25 @@ BOOST_AUTO_TEST_CASE(compares_recent_means) {
     s.observe(kServer, Path::kClient, 5 * kUs, now);
   }
   BOOST_TEST(s.choose(kServer, now) == Path::kServer);
+}
+
+BOOST_AUTO_TEST_CASE(predicts_client_steps_from_their_measured_cost) {
+  Random rng(13);
+  LatencyWindowConfig cfg;
+  cfg.explore_probability = 0;
+  LatencyWindowSelector window(cfg, rng);
+  Selector& s = window;
+  Nanos now = 0;
+  // Server 20 us against 5 READs of 5 us (the initial m): server.
+  for (int i = 0; i < 20; ++i) {
+    s.observe(kServer, Path::kServer, 20 * kUs, now);
+    s.observe(kServer, Path::kClient, 5 * kUs, now);
+  }
+  BOOST_TEST(s.choose(kServer, now) == Path::kServer);
+  // Steps measured at 2 dependent READs: 10 us beats 20 us.
+  for (int i = 0; i < 100; ++i) s.observe_client_step_cost(2);
+  BOOST_TEST(window.meganode_height() == 2.0);
+  BOOST_TEST(s.choose(kServer, now) == Path::kClient);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

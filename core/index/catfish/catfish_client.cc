@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <string>
 
-#include "core/selector/backoff_selector.h"
-
 namespace locus::catfish {
 
 StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint, selector::Selector& selector,
@@ -18,9 +16,7 @@ StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint,
   LOCUS_ASSIGN_OR_RETURN(const ConnectAnswer answer, exchange(c->messaging_->client_info()));
   LOCUS_RETURN_IF_ERROR(c->messaging_->connect(answer.connection));
   LOCUS_ASSIGN_OR_RETURN(c->offload_, OffloadClient::connect(endpoint, answer.tree, options.offload));
-  if (auto* backoff = dynamic_cast<selector::BackoffSelector*>(&selector)) {
-    backoff->attach_heartbeat(answer.connection.server, c->messaging_->heartbeat_slot());
-  }
+  selector.attach_server_feedback(answer.connection.server, c->messaging_->heartbeat_slot());
   return c;
 }
 
@@ -109,7 +105,7 @@ Status CatfishClient::search_client(const Rect& query, std::vector<Hit>* out) {
   const Nanos t1 = env.clock->now();
   const uint64_t rounds = std::max<uint64_t>(1, after.batches - before.batches);
   selector_.observe(server_node(), selector::Path::kClient, (t1 - t0) / static_cast<Nanos>(rounds), t1);
-  selector_.observe_meganode_reads(static_cast<uint32_t>(std::min<uint64_t>(rounds, UINT32_MAX)));
+  selector_.observe_client_step_cost(static_cast<uint32_t>(std::min<uint64_t>(rounds, UINT32_MAX)));
   return Status();
 }
 

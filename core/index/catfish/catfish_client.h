@@ -5,12 +5,12 @@
 // multi-issued RDMA READs). Inserts and deletes always go by messaging:
 // only the server's CPU changes the tree.
 //
-// Feedback: a BackoffSelector gets the connection's heartbeat slot at
-// connect (the server writes its CPU utilisation there every Inv); every
-// selector sees observe() with, for a server search, its round trip, and
-// for an offloaded one the latency per multi-issue round (a round is the
-// client-side step the selector compares with a request) plus the rounds
-// via observe_meganode_reads. Not thread-safe: one per client actor.
+// Feedback: every selector is handed the connection's heartbeat slot at
+// connect (attach_server_feedback; the server writes its CPU utilisation
+// there every Inv) and sees observe() with, for a server search, its round
+// trip, and for an offloaded one the latency per multi-issue round (a round
+// is the client-side step the selector compares with a request) plus the
+// rounds via observe_client_step_cost. Not thread-safe: one per client actor.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "core/common/time.h"
-#include "core/selector/backoff_selector.h"
+#include "core/selector/server_feedback.h"
 
 namespace locus::catfish {
 

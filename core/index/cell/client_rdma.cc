@@ -107,7 +107,7 @@ StatusOr<CellClient::Step> CellClient::traverse_meganode(std::string_view key, u
   auto finish = [&](StepKind kind, uint64_t p, const std::byte* node) {
     // What a client-side step through this meganode cost in READs (the
     // paper's m; cached nodes are free), for the selector.
-    if (kind != StepKind::kRestart) selector_.observe_meganode_reads(reads);
+    if (kind != StepKind::kRestart) selector_.observe_client_step_cost(reads);
     return Step{kind, p, node};
   };
   auto record = [&](uint64_t p, bool fetched, const NodeView& v, bool descended) {
