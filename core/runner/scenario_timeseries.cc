@@ -18,7 +18,7 @@ void TimeseriesRecorder::init(Nanos window_ns, Nanos duration_ns) {
 void TimeseriesRecorder::record(Nanos since_start, Nanos latency_ns, bool ok, uint64_t server, uint64_t client) {
   const auto w = static_cast<size_t>(since_start / window_ns_);
   if (w >= latency_.size()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<ShortMutex> lock(mu_);
   latency_[w].record(latency_ns);
   failed_[w] += ok ? 0 : 1;
   server_choices_[w] += server;

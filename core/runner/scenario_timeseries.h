@@ -6,10 +6,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/common/short_mutex.h"
 #include "core/common/status.h"
 #include "core/common/time.h"
 #include "core/metrics/latency_histogram.h"
@@ -42,7 +42,7 @@ class TimeseriesRecorder {
 
  private:
   Nanos window_ns_ = 0;
-  std::mutex mu_;
+  ShortMutex mu_;  // never held across a wait
   std::vector<metrics::LatencyHistogram> latency_;
   std::vector<uint64_t> failed_, server_choices_, client_choices_;
 };

@@ -16,6 +16,7 @@
 
 #include "backends/simgrid/sim_runtime.h"
 #include "tests/support/sim_scenario.h"
+#include "core/designs/designs.h"
 #include "core/design/index_driver.h"
 #include "core/runner/scenario_run.h"
 #include "core/metrics/run_result.h"
@@ -60,15 +61,15 @@ duration_s = 0.012
 warmup_s = 0.002
 )";
 
-harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
-  auto sc = scenario::parse_scenario(kCatfish, "catfish.toml", sets);
+runner::ScenarioReport simulate(const std::vector<std::string>& sets) {
+  auto sc = designs::parse_scenario(kCatfish, "catfish.toml", sets);
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
   auto factory = [](const scenario::Scenario& s) {
     simgrid_backend::SimOptions o;
     o.seed = s.run.seed;
     return simgrid_backend::make_simgrid_runtime(s.platform, o);
   };
-  auto report = harness::run_scenario(*sc, factory);
+  auto report = runner::run_scenario(*sc, designs::registry(), factory);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   const metrics::RunResult& r = report->result;
   BOOST_TEST(r.stats.total_ops() > 100u);
@@ -77,11 +78,11 @@ harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
   return std::move(*report);
 }
 
-int64_t counter(const harness::ScenarioReport& r, const std::string& name) {
+int64_t counter(const runner::ScenarioReport& r, const std::string& name) {
   return r.result.stats.counter_value(name);
 }
 
-Nanos max_latency_ns(const harness::ScenarioReport& r) {
+Nanos max_latency_ns(const runner::ScenarioReport& r) {
   Nanos m = 0;
   for (const auto& op : r.result.stats.ops()) m = std::max(m, op.latency.max());
   return m;
@@ -153,16 +154,16 @@ BOOST_AUTO_TEST_CASE(jsq_runs_and_inserts_land) {
 BOOST_AUTO_TEST_CASE(bad_catfish_keys_name_file_line_and_key) {
   std::string text = kCatfish;
   text.replace(text.find("query_scale = \"power\""), 21, "query_scale = \"huge\"");
-  auto sc = scenario::parse_scenario(text, "catfish.toml");
+  auto sc = designs::parse_scenario(text, "catfish.toml");
   BOOST_REQUIRE(!sc.is_ok());
   BOOST_TEST_MESSAGE(sc.status().message());
   BOOST_TEST(sc.status().message().find("catfish.toml:") != std::string::npos);
   BOOST_TEST(sc.status().message().find("index.query_scale") != std::string::npos);
-  auto bytes = scenario::parse_scenario(kCatfish, "catfish.toml", {"index.node_bytes=8192"});
+  auto bytes = designs::parse_scenario(kCatfish, "catfish.toml", {"index.node_bytes=8192"});
   BOOST_TEST(!bytes.is_ok());
-  auto servers = scenario::parse_scenario(kCatfish, "catfish.toml", {"platform.servers=2"});
+  auto servers = designs::parse_scenario(kCatfish, "catfish.toml", {"platform.servers=2"});
   BOOST_REQUIRE(servers.is_ok());  // caught when the runner builds the driver
-  BOOST_TEST(!harness::make_catfish_driver(*servers).is_ok());
+  BOOST_TEST(!designs::registry().find("catfish")->make_driver(*servers, {}).is_ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

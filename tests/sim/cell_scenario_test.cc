@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/designs/designs.h"
 #include "core/metrics/run_result.h"
 #include "tests/support/sim_scenario.h"
 
@@ -45,7 +46,7 @@ duration_s = 0.02
 warmup_s = 0.005
 )";
 
-harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
+runner::ScenarioReport simulate(const std::vector<std::string>& sets) {
   auto report = testing::simulate_scenario(kCell, "cell.toml", sets);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   const metrics::RunResult& r = report->result;
@@ -86,7 +87,7 @@ BOOST_AUTO_TEST_CASE(jsq_moves_steps_off_an_overloaded_core) {
   BOOST_TEST(share < 0.75);
   BOOST_TEST(r.result.stats.total_ops() > server.result.stats.total_ops());
   BOOST_REQUIRE_EQUAL(r.timeseries.size(), 4u);  // 20 ms in 5 ms windows
-  for (const harness::TimeseriesWindow& w : r.timeseries) {
+  for (const runner::TimeseriesWindow& w : r.timeseries) {
     BOOST_TEST(w.ops > 0u);
     BOOST_TEST(w.latency_us_p90 >= w.latency_us_p50);
     BOOST_TEST(w.server_share >= 0.0);

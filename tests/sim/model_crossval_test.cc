@@ -9,6 +9,7 @@
 
 #include "apps/locus/model_input.h"
 #include "backends/simgrid/sim_runtime.h"
+#include "core/designs/designs.h"
 #include "core/runner/scenario_run.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
@@ -21,7 +22,7 @@ void compare(const std::string& name, const std::vector<std::string>& sets) {
   // The validation platform, with a seed and a window of its own.
   std::vector<std::string> all = {"run.seed=11", "run.duration_s=0.012", "run.warmup_s=0.003"};
   all.insert(all.end(), sets.begin(), sets.end());
-  auto sc = scenario::parse_scenario(testing::kMicroPlatform, name, all);
+  auto sc = designs::parse_scenario(testing::kMicroPlatform, name, all);
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());

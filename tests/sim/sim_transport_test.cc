@@ -13,6 +13,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
+#include "core/designs/designs.h"
 #include "core/common/aligned_buffer.h"
 #include "core/transport/runtime.h"
 

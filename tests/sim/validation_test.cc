@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/simgrid/sim_runtime.h"
+#include "core/designs/designs.h"
 #include "core/runner/scenario_run.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
@@ -25,14 +26,14 @@ namespace {
 // testing::kMicroPlatform (tests/support/sim_scenario.h): links, PCIe and
 // verb messaging far from saturation, so only the resource under test
 // limits throughput.
-harness::ScenarioReport simulate(const std::vector<std::string>& sets) {
+runner::ScenarioReport simulate(const std::vector<std::string>& sets) {
   auto report = testing::simulate_scenario(testing::kMicroPlatform, "validation.toml", sets);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   BOOST_REQUIRE_EQUAL(report->result.stats.total_failed(), 0u);
   return std::move(report).value();
 }
 
-double rate_of(const harness::ScenarioReport& r, const char* op) {
+double rate_of(const runner::ScenarioReport& r, const char* op) {
   const metrics::OpSummary* s = r.result.stats.find_op(op);
   return s == nullptr ? 0.0 : r.result.throughput_ops_per_s(s->latency.count());
 }
@@ -65,10 +66,10 @@ BOOST_AUTO_TEST_CASE(fixed_split_uses_both_resources) {
 BOOST_AUTO_TEST_CASE(phases_change_the_offered_load) {
   // Saturated for the first half of the measured window, then a single
   // client: the measured rate falls between the two regimes.
-  auto sc = scenario::parse_scenario(std::string(testing::kMicroPlatform) + "[[phases]]\nstart_s = 0.015\nactive_clients = 1\n",
+  auto sc = designs::parse_scenario(std::string(testing::kMicroPlatform) + "[[phases]]\nstart_s = 0.015\nactive_clients = 1\n",
                                      "phases.toml", {"index.rpc_fraction=1.0"});
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  auto report = harness::run_scenario(*sc, [](const scenario::Scenario& s) {
+  auto report = runner::run_scenario(*sc, designs::registry(), [](const scenario::Scenario& s) {
     simgrid_backend::SimOptions o;
     o.seed = s.run.seed;
     return simgrid_backend::make_simgrid_runtime(s.platform, o);
@@ -135,13 +136,13 @@ BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
     BOOST_TEST(r.run_ahead_hazards == 0u);
     return r.json;
   };
-  auto micro = scenario::parse_scenario(testing::kMicroPlatform, "validation.toml",
+  auto micro = designs::parse_scenario(testing::kMicroPlatform, "validation.toml",
                                         {"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
                                          "run.warmup_s=0.001"});
   BOOST_REQUIRE_MESSAGE(micro.is_ok(), micro.status().to_string());
   BOOST_TEST(json_of(*micro, true) == json_of(*micro, false));
 
-  auto pilaf = scenario::load_scenario(
+  auto pilaf = designs::load_scenario(
       LOCUS_SOURCE_DIR "/scenarios/scale/pilaf-16x1000.toml",
       {"platform.servers=2", "platform.cores_per_server=2", "workload.standard=a", "workload.recordcount=2000",
        "run.seed=3", "run.clients=64", "run.duration_s=0.004", "run.warmup_s=0.001"});
@@ -177,7 +178,7 @@ BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
   };
   for (const auto& [file, sets] : plans) {
     BOOST_TEST_CONTEXT(file) {
-      auto plan = scenario::load_scenario(LOCUS_SOURCE_DIR "/scenarios/" + file, sets);
+      auto plan = designs::load_scenario(LOCUS_SOURCE_DIR "/scenarios/" + file, sets);
       BOOST_REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
       BOOST_TEST(json_of(*plan, true) == json_of(*plan, false));
     }
@@ -187,10 +188,10 @@ BOOST_AUTO_TEST_CASE(running_ahead_changes_nothing) {
 // Two runs forked from the same moment, as two `locus sim` processes are
 // started: the micro platform, and the shipped 16x1000 plan cut down.
 BOOST_AUTO_TEST_CASE(same_seed_same_results) {
-  auto micro = scenario::parse_scenario(testing::kMicroPlatform, "validation.toml",
+  auto micro = designs::parse_scenario(testing::kMicroPlatform, "validation.toml",
                                         {"index.rpc_fraction=0.5", "run.clients=24", "run.duration_s=0.004",
                                          "run.warmup_s=0.001"});
-  auto cluster = scenario::load_scenario(
+  auto cluster = designs::load_scenario(
       LOCUS_SOURCE_DIR "/scenarios/scale/pilaf-16x1000.toml",
       {"workload.recordcount=16000", "run.clients=200", "run.duration_s=0.003", "run.warmup_s=0.001"});
   for (auto* sc : {&micro, &cluster}) {

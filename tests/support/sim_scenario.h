@@ -16,8 +16,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
-#include "core/runner/scenario_run.h"
+#include "core/designs/designs.h"
 #include "core/metrics/run_result.h"
+#include "core/runner/scenario_run.h"
 #include "core/scenario/scenario.h"
 
 namespace locus::testing {
@@ -57,9 +58,9 @@ warmup_s = 0.005
 
 // Runs `sc` on SimGrid with its seed; `tweak` may change the backend's
 // other options.
-inline StatusOr<harness::ScenarioReport> simulate(const scenario::Scenario& sc,
+inline StatusOr<runner::ScenarioReport> simulate(const scenario::Scenario& sc,
                                                  const std::function<void(simgrid_backend::SimOptions&)>& tweak = {}) {
-  return harness::run_scenario(sc, [&tweak](const scenario::Scenario& s) {
+  return runner::run_scenario(sc, designs::registry(), [&tweak](const scenario::Scenario& s) {
     simgrid_backend::SimOptions o;
     o.seed = s.run.seed;
     if (tweak) tweak(o);
@@ -67,14 +68,14 @@ inline StatusOr<harness::ScenarioReport> simulate(const scenario::Scenario& sc,
   });
 }
 
-inline StatusOr<harness::ScenarioReport> simulate_scenario(std::string_view text, const std::string& source,
+inline StatusOr<runner::ScenarioReport> simulate_scenario(std::string_view text, const std::string& source,
                                                            const std::vector<std::string>& sets = {}) {
-  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, scenario::parse_scenario(text, source, sets));
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, designs::parse_scenario(text, source, sets));
   return simulate(sc);
 }
 
 // How busy the resource `name` was in `r` (a test failure if it has none).
-inline double utilization_of(const harness::ScenarioReport& r, const std::string& name) {
+inline double utilization_of(const runner::ScenarioReport& r, const std::string& name) {
   for (const ResourceUsage& u : r.result.resources) {
     if (u.name == name) return u.utilization;
   }

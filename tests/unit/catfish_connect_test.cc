@@ -1,8 +1,7 @@
 // Connecting Catfish clients over RPC, on loopback: the connect RPC's wire
 // format (a good request and answer round-trip; every malformed field is
-// refused with a message naming it), and a server started as the benchmark
-// starts it (a connect node and two messaging workers, loaded with the
-// rectangles of a seed) that refuses malformed and hostile connect
+// refused with a message naming it), and a server of a connect node and
+// two messaging workers, loaded with the rectangles of a seed (load.h), that refuses malformed and hostile connect
 // requests with a clear error, drops a connection that never sends its
 // first message, and meanwhile serves clients connected over RPC and
 // in-process, whose searches on both paths match Boost.Geometry's R*-tree
@@ -17,7 +16,9 @@
 #include <vector>
 
 #include "backends/loopback/loopback_runtime.h"
-#include "core/harness/catfish_bench.h"
+#include "core/index/catfish/catfish_server.h"
+#include "core/index/catfish/load.h"
+#include "core/rpc/rpc_server.h"
 #include "core/index/catfish/catfish_client.h"
 #include "core/index/catfish/connect_rpc.h"
 #include "core/rpc/rpc_client.h"
@@ -172,32 +173,71 @@ constexpr uint64_t kSeed = 3;
 constexpr uint64_t kRectangles = 5000;
 constexpr Nanos kFirstMessageTimeout = 300 * kMillisecond;
 
+constexpr uint32_t kMaxResponseBytes = 256 * 1024;
+
+CatfishClientOptions client_options() {
+  CatfishClientOptions o;
+  o.messaging.max_response_bytes = kMaxResponseBytes;
+  return o;
+}
+
+// The served tree's parts: destroyed before the runtime (they deregister
+// through it), the RPC server first (it calls into the server).
+struct ServerSet {
+  NodeId bootstrap = kInvalidNode;  // the connect node
+  std::vector<NodeId> workers;      // one endpoint per messaging worker
+  std::unique_ptr<CatfishServer> server;
+  std::unique_ptr<rpc::RpcServer> rpc;
+};
+
 struct ServedTree {
   std::unique_ptr<Runtime> runtime = loopback::make_loopback_runtime({});
-  harness::CatfishServerSet set;
+  ServerSet set;
   testing::RtreeOracle reference;
   testing::FailureLog failures;
 
   ServedTree() {
-    harness::CatfishBenchConfig cfg;
-    cfg.workload.recordcount = kRectangles;
-    cfg.workload.operationcount = 1000;
-    cfg.workers = 2;
-    cfg.clients = 4;
-    cfg.seed = kSeed;
-    cfg.server.messaging.mode = ServerMode::kEvent;
-    cfg.server.messaging.segment_bytes = 1024;  // wide queries come back in several segments
-    cfg.server.messaging.heartbeat_interval_ns = kMillisecond;
-    cfg.server.messaging.first_message_timeout_ns = kFirstMessageTimeout;
-    auto s = harness::start_catfish_servers(*runtime, cfg);
-    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
-    set = std::move(*s);
-    for (uint64_t id = 0; id < kRectangles; ++id) {
-      reference.insert(harness::loaded_rectangle(kSeed, id), id);
+    auto boot = runtime->add_node({"catfish.connect", true});
+    BOOST_REQUIRE(boot.is_ok());
+    set.bootstrap = *boot;
+    std::vector<Env> envs;
+    for (uint32_t w = 0; w < 2; ++w) {
+      auto node = runtime->add_node({"catfish.worker" + std::to_string(w), true, set.bootstrap});
+      BOOST_REQUIRE(node.is_ok());
+      set.workers.push_back(*node);
+      envs.push_back(runtime->setup_env(*node));
     }
-    BOOST_REQUIRE(set.spawn_daemons(*runtime).is_ok());
+    CatfishServerOptions options;
+    options.store.geometry.node_bytes = 1024;
+    options.store.geometry.node_slots =
+        static_cast<uint32_t>(3 * (kRectangles + 1000) / options.store.geometry.min_fill() + 8192);
+    options.messaging.connections_per_worker = 6;
+    options.messaging.max_response_bytes = kMaxResponseBytes;
+    options.messaging.mode = ServerMode::kEvent;
+    options.messaging.segment_bytes = 1024;  // wide queries come back in several segments
+    options.messaging.heartbeat_interval_ns = kMillisecond;
+    options.messaging.first_message_timeout_ns = kFirstMessageTimeout;
+    auto server = CatfishServer::create(envs, options);
+    BOOST_REQUIRE_MESSAGE(server.is_ok(), server.status().to_string());
+    set.server = std::move(*server);
+    for (uint64_t id = 0; id < kRectangles; ++id) {
+      const Rect r = loaded_rectangle(kSeed, id);
+      BOOST_REQUIRE(set.server->load(r, id).is_ok());
+      reference.insert(r, id);
+    }
+    auto rpc = rpc::RpcServer::create(runtime->setup_env(set.bootstrap));
+    BOOST_REQUIRE(rpc.is_ok());
+    set.rpc = std::move(*rpc);
+    BOOST_REQUIRE(set.server->serve_connects(*set.rpc).is_ok());
+    rpc::RpcServer* connects = set.rpc.get();
+    BOOST_REQUIRE(runtime->spawn(set.bootstrap, "catfish.connect", ActorKind::kDaemon,
+                                 [connects](Env&) { connects->serve(); }).is_ok());
+    CatfishServer* srv = set.server.get();
+    for (uint32_t w = 0; w < set.workers.size(); ++w) {
+      BOOST_REQUIRE(runtime->spawn(set.workers[w], "catfish.worker" + std::to_string(w), ActorKind::kDaemon,
+                                   [srv, w](Env& env) { srv->serve(w, env); }).is_ok());
+    }
   }
-
   std::vector<uint64_t> expected(const Rect& q) const { return reference.ids_intersecting(q); }
 
   void spawn(const std::string& name, std::function<void(Env&, Endpoint&)> body) {
@@ -216,7 +256,7 @@ void check_searches(CatfishClient& c, const ServedTree& t, Random& rng, const st
                     testing::FailureLog& failures) {
   std::vector<Hit> server_hits, client_hits;
   for (int i = 0; i < 40; ++i) {
-    const Rect r = harness::loaded_rectangle(kSeed, rng.uniform(kRectangles));
+    const Rect r = loaded_rectangle(kSeed, rng.uniform(kRectangles));
     const double pad = i % 2 == 0 ? 0.01 : 0.06;  // the wider ones take several response segments
     const Rect q{r.x_min - pad, r.y_min - pad, r.x_max + pad, r.y_max + pad};
     const std::vector<uint64_t> want = t.expected(q);
@@ -292,7 +332,7 @@ BOOST_AUTO_TEST_CASE(hostile_connects_are_refused_while_rpc_and_in_process_clien
       if (!sel.is_ok()) return t.failures.fail(who + ": " + sel.status().to_string());
       auto rpc = rpc::RpcClient::create(ep);
       if (!rpc.is_ok()) return t.failures.fail(who + ": " + rpc.status().to_string());
-      const CatfishClientOptions options = harness::CatfishBenchConfig::default_client_options();
+      const CatfishClientOptions options = client_options();
       auto c = over_rpc ? CatfishClient::connect(ep, **rpc, bootstrap, **sel, options)
                         : CatfishClient::connect(ep, server, **sel, options);
       if (!c.is_ok()) return t.failures.fail(who + ": connect: " + c.status().to_string());

@@ -16,7 +16,8 @@
 #include "backends/loopback/loopback_runtime.h"
 #include "core/common/aligned_buffer.h"
 #include "core/common/random.h"
-#include "core/harness/cell_bench.h"
+#include "core/designs/designs.h"
+#include "core/runner/scenario_run.h"
 #include "core/index/cell/client.h"
 #include "core/index/cell/node_cache.h"
 #include "core/index/cell/path_cache.h"
@@ -626,42 +627,56 @@ BOOST_AUTO_TEST_CASE(searches_race_splitting_writers) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_SUITE(cell_bench)
+BOOST_AUTO_TEST_SUITE(cell_design)
 
-// The benchmark driver end to end on a small YCSB A run with scans mixed
-// in: loads a tree spread over two servers, runs JSQ clients, reports.
-BOOST_AUTO_TEST_CASE(ycsb_run_reports) {
-  harness::CellBenchConfig cfg;
-  auto spec = workload::standard_workload('a');
-  BOOST_REQUIRE(spec.is_ok());
-  cfg.workload = *spec;
-  cfg.workload.recordcount = 3000;
-  cfg.workload.operationcount = 3000;
-  cfg.workload.readproportion = 0.45;
-  cfg.workload.scanproportion = 0.05;
-  cfg.workload.maxscanlength = 20;
-  cfg.workload.fieldcount = 2;
-  cfg.workload.fieldlength = 50;
-  cfg.clients = 3;
-  cfg.servers = 2;
-  cfg.server.store.geometry.meganode_nodes = 64;  // splits during the load
-  cfg.split.placement.spread_until_meganodes = 4;
-  cfg.selector.kind = selector::SelectorKind::kJsq;
-  cfg.client.cache_min_distance = 1;
-  auto r = harness::run_cell_bench(
-      [](uint64_t seed) {
-        loopback::LoopbackOptions lo;
-        lo.seed = seed;
-        return loopback::make_loopback_runtime(lo);
-      },
-      cfg);
+// Cell through the one run path on loopback, end to end on a small YCSB A
+// run with scans mixed in: the driver loads a tree spread over two servers
+// (64-node meganodes split during the load), JSQ clients run, the servers
+// and clients report.
+BOOST_AUTO_TEST_CASE(scenario_runs_on_loopback) {
+  auto sc = designs::parse_scenario(R"(
+[platform]
+servers = 2
+cores_per_server = 1
+[index]
+type = "cell"
+meganode_bytes = 65536
+cache_min_distance = 1
+[workload]
+standard = "a"
+recordcount = 3000
+operationcount = 3000
+readproportion = 0.45
+scanproportion = 0.05
+maxscanlength = 20
+fieldcount = 2
+fieldlength = 50
+[selector]
+type = "jsq"
+[run]
+clients = 3
+duration_s = 0.6
+warmup_s = 0.1
+[output]
+)", "cell-loopback.toml");
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto r = runner::run_scenario(*sc, designs::registry(), [](const scenario::Scenario& s) {
+    loopback::LoopbackOptions lo;
+    lo.seed = s.run.seed;
+    return loopback::make_loopback_runtime(lo);
+  });
   BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
-  BOOST_TEST(r->total_ops() == 3000u);
-  BOOST_TEST(r->stats.total_failed() == 0u);
-  BOOST_TEST(r->extra.at("meganode_splits_load") > 0.0);
-  BOOST_TEST(r->extra.at("split_failures") == 0.0);
-  BOOST_TEST(r->stats.counter_value("scanned_records") > 0);
-  BOOST_TEST_MESSAGE(metrics::format_table({*r}));
+  const metrics::RunResult& result = r->result;
+  BOOST_TEST(result.backend == "loopback");
+  BOOST_TEST(result.stats.total_ops() > 100u);
+  BOOST_TEST(result.stats.total_failed() == 0u);
+  BOOST_TEST(result.stats.counter_value("failed_ops") == 0);
+  BOOST_REQUIRE(result.stats.find_op("SCAN") != nullptr);
+  BOOST_TEST(result.stats.find_op("SCAN")->latency.count() > 0u);
+  BOOST_TEST(result.extra.at("cell.meganode_splits_load") > 0.0);
+  BOOST_TEST(result.extra.at("cell.split_failures") == 0.0);
+  BOOST_TEST(result.extra.at("cell.keys") >= 3000.0);
+  BOOST_TEST_MESSAGE(metrics::format_table({result}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include "core/designs/designs.h"
+#include "core/index/cell/config.h"
+#include "core/index/pilaf/config.h"
 #include "core/scenario/scenario.h"
 
 namespace locus {
@@ -43,7 +46,7 @@ json = "out.json"
 )";
 
 std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  auto s = scenario::parse_scenario(text, "bad.toml", sets);
+  auto s = designs::parse_scenario(text, "bad.toml", sets);
   BOOST_REQUIRE_MESSAGE(!s.is_ok(), "expected the scenario to be rejected");
   BOOST_TEST(s.status().code() == StatusCode::kInvalidArgument);
   return s.status().message();
@@ -58,7 +61,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 BOOST_AUTO_TEST_SUITE(scenario_files)
 
 BOOST_AUTO_TEST_CASE(a_complete_file_loads) {
-  auto s = scenario::parse_scenario(kGood, "good.toml");
+  auto s = designs::parse_scenario(kGood, "good.toml");
   BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   BOOST_TEST(s->platform.servers == 4u);
   BOOST_TEST(s->platform.cores_per_server == 2u);
@@ -69,7 +72,7 @@ BOOST_AUTO_TEST_CASE(a_complete_file_loads) {
   BOOST_TEST(s->platform.nic.read.service_ns(16) == 500);
   BOOST_TEST(s->platform.nic.read.service_ns(8192) == 4000);  // past the last point: its bandwidth
   BOOST_TEST(s->platform.cpu.handler_cost_us.at("pilaf.put") == 2.5);
-  BOOST_TEST(s->index.mode == "vo");
+  BOOST_TEST(s->index.get<pilaf::PilafConfig>()->mode == "vo");
   BOOST_TEST(s->workload.readproportion == 0.5);  // from workload a
   BOOST_TEST(s->workload.recordcount == 500u);
   BOOST_TEST((s->workload.requestdistribution == workload::RequestDistribution::kUniform));
@@ -82,12 +85,12 @@ BOOST_AUTO_TEST_CASE(a_complete_file_loads) {
 }
 
 BOOST_AUTO_TEST_CASE(overrides_win) {
-  auto s = scenario::parse_scenario(kGood, "good.toml",
+  auto s = designs::parse_scenario(kGood, "good.toml",
                                     {"run.clients=64", "index.mode=rdma", "platform.nic.rdma_share_with_verbs=0.5",
                                      "workload.recordcount=9"});
   BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   BOOST_TEST(s->run.clients == 64u);
-  BOOST_TEST(s->index.mode == "rdma");
+  BOOST_TEST(s->index.get<pilaf::PilafConfig>()->mode == "rdma");
   BOOST_TEST(s->platform.nic.rdma_share_with_verbs == 0.5);
   BOOST_TEST(s->workload.recordcount == 9u);
 }
@@ -115,7 +118,7 @@ BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
   BOOST_TEST(contains(e, "platform.nic.read: sizes must increase"), e);
 
   e = error_of("[index]\ntype = \"btree\"\n");
-  BOOST_TEST(contains(e, "index.type: 'btree' is not one of pilaf | micro | cell"), e);
+  BOOST_TEST(contains(e, "index.type: 'btree' is not one of micro | pilaf | cell | catfish"), e);
 
   e = error_of("[workload]\nreadproportion = 1.5\n");
   BOOST_TEST(contains(e, "workload.readproportion"), e);
@@ -156,14 +159,14 @@ timeseries_ms = 5
 )";
 
 BOOST_AUTO_TEST_CASE(cell_index_and_selector_keys_load) {
-  auto s = scenario::parse_scenario(kCell, "cell.toml");
+  auto s = designs::parse_scenario(kCell, "cell.toml");
   BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   BOOST_TEST(s->index.type == "cell");
-  BOOST_TEST(s->index.node_bytes == 2048u);
-  BOOST_TEST(s->index.meganode_bytes == 4194304u);
-  BOOST_TEST(s->index.meganodes_per_server == 8u);
-  BOOST_TEST(s->index.server_request_us == 3.0);
-  BOOST_TEST(s->index.cache_min_distance == 3u);
+  BOOST_TEST(s->index.get<cell::CellConfig>()->node_bytes == 2048u);
+  BOOST_TEST(s->index.get<cell::CellConfig>()->meganode_bytes == 4194304u);
+  BOOST_TEST(s->index.get<cell::CellConfig>()->meganodes_per_server == 8u);
+  BOOST_TEST(s->index.get<cell::CellConfig>()->server_request_us == 3.0);
+  BOOST_TEST(s->index.get<cell::CellConfig>()->cache_min_distance == 3u);
   BOOST_TEST(s->selector.type == "jsq");
   BOOST_TEST((s->selector.config.kind == selector::SelectorKind::kJsq));
   BOOST_TEST(s->selector.config.jsq.history_samples == 50u);
@@ -173,7 +176,7 @@ BOOST_AUTO_TEST_CASE(cell_index_and_selector_keys_load) {
   BOOST_TEST(s->output.timeseries_ms == 5.0);
 
   // Sweeps override the kind and its constants from the command line.
-  s = scenario::parse_scenario(kCell, "cell.toml",
+  s = designs::parse_scenario(kCell, "cell.toml",
                                {"selector.type=fixed_ratio", "selector.client_fraction=0.3",
                                 "selector.window.window_ms=20"});
   BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
@@ -181,12 +184,12 @@ BOOST_AUTO_TEST_CASE(cell_index_and_selector_keys_load) {
   BOOST_TEST(s->selector.config.client_fraction == 0.3);
   BOOST_TEST(s->selector.config.window.window_ns == 20 * kMillisecond);
   for (const char* kind : {"server_only", "client_only", "latency_window"}) {
-    s = scenario::parse_scenario(kCell, "cell.toml", {std::string("selector.type=") + kind});
+    s = designs::parse_scenario(kCell, "cell.toml", {std::string("selector.type=") + kind});
     BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
     BOOST_TEST(s->selector.type == kind);
   }
   // Existing files keep the static selector.
-  s = scenario::parse_scenario(kGood, "good.toml");
+  s = designs::parse_scenario(kGood, "good.toml");
   BOOST_REQUIRE(s.is_ok());
   BOOST_TEST(s->selector.type == "static");
 }
@@ -204,7 +207,7 @@ BOOST_AUTO_TEST_CASE(cell_mistakes_name_file_line_and_key) {
 
   e = error_of("[index]\ntype = \"cell\"\nnode_byte = 1024\n");
   BOOST_TEST(contains(e, "bad.toml:3:"), e);
-  BOOST_TEST(contains(e, "index.node_byte: unknown key"), e);
+  BOOST_TEST(contains(e, "index.node_byte: unknown key for index type cell"), e);
 
   e = error_of("[index]\ntype = \"cell\"\nextents_bytes = 1000\n");
   BOOST_TEST(contains(e, "index.extents_bytes: must be 0"), e);
@@ -233,7 +236,7 @@ BOOST_AUTO_TEST_CASE(cell_mistakes_name_file_line_and_key) {
 }
 
 BOOST_AUTO_TEST_CASE(missing_file_is_reported) {
-  auto s = scenario::load_scenario("/nonexistent/scenario.toml");
+  auto s = designs::load_scenario("/nonexistent/scenario.toml");
   BOOST_TEST(s.status().code() == StatusCode::kNotFound);
   BOOST_TEST(contains(s.status().message(), "/nonexistent/scenario.toml"));
 }

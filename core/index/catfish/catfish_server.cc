@@ -1,7 +1,7 @@
 // CatfishServer: set-up, the three handlers and stats. See catfish_server.h.
 #include "core/index/catfish/catfish_server.h"
 
-#include <mutex>
+
 #include <string>
 
 #include "core/index/catfish/connect_rpc.h"

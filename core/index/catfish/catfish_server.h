@@ -36,9 +36,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
 #include <vector>
 
+#include "core/common/short_mutex.h"
 #include "core/common/status.h"
 #include "core/index/catfish/messaging.h"
 #include "core/index/catfish/store.h"
@@ -126,7 +126,7 @@ class CatfishServer {
   std::unique_ptr<MessagingServer> messaging_;
   // Searches share, mutations exclude; never held across a wait (handlers
   // do not wait, and the per-hit charge happens after unlocking).
-  mutable std::shared_mutex tree_mu_;
+  mutable ShortSharedMutex tree_mu_;  // held for in-place tree work only, never across a wait
   std::vector<std::vector<Hit>> scratch_;  // per worker
   std::vector<Env> worker_envs_;
   Counters counters_;

@@ -57,11 +57,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/common/short_mutex.h"
 #include "core/common/aligned_buffer.h"
 #include "core/common/status.h"
 #include "core/index/catfish/heartbeat.h"
@@ -230,7 +230,7 @@ class MessagingServer {
   std::atomic<uint32_t> next_accept_{0};
   BusyMeter busy_;
   std::unique_ptr<Counters> counters_;
-  mutable std::mutex problems_mu_;  // guards Connection::problem (never held across a wait)
+  mutable ShortMutex problems_mu_;  // guards Connection::problem (never held across a wait)
 };
 
 struct MessagingClientStats {

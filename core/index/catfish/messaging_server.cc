@@ -136,7 +136,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool 
     uint8_t expected = kFree;
     if (!c.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel)) continue;
     {
-      std::lock_guard<std::mutex> lock(problems_mu_);
+      std::lock_guard<ShortMutex> lock(problems_mu_);
       c.problem = Status();  // its last client's; a new one is served now
     }
     c.client = client.node;
@@ -182,13 +182,13 @@ MessagingServerStats MessagingServer::stats() const {
 
 Status MessagingServer::connection_status(uint32_t connection_id) const {
   if (connection_id >= connections_.size()) return invalid_argument("no connection " + std::to_string(connection_id));
-  std::lock_guard<std::mutex> lock(problems_mu_);
+  std::lock_guard<ShortMutex> lock(problems_mu_);
   return connections_[connection_id]->problem;
 }
 
 std::vector<Status> MessagingServer::connection_problems() const {
   std::vector<Status> problems;
-  std::lock_guard<std::mutex> lock(problems_mu_);
+  std::lock_guard<ShortMutex> lock(problems_mu_);
   for (const auto& c : connections_) {
     if (!c->problem.is_ok()) problems.push_back(c->problem);
   }

@@ -324,7 +324,7 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
   }
   bump(c.send_failed ? counters_->disconnected : counters_->dropped_connections);
   {
-    std::lock_guard<std::mutex> lock(problems_mu_);
+    std::lock_guard<ShortMutex> lock(problems_mu_);
     c.problem = Status(why.code(), "connection " + std::to_string(c.id) + " from node " +
                                        std::to_string(c.client) + (c.send_failed ? " disconnected: " : " dropped: ") +
                                        why.message());

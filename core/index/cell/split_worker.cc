@@ -22,12 +22,12 @@ void SplitWorkerShared::record(const SplitDriverStats& before, const SplitDriver
 
 void SplitWorkerShared::fail(const Status& st) {
   ++failures;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<ShortMutex> lock(mu_);
   if (first_error_.empty()) first_error_ = st.to_string();
 }
 
 std::string SplitWorkerShared::first_error() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<ShortMutex> lock(mu_);
   return first_error_;
 }
 

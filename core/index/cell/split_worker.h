@@ -12,9 +12,9 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <string>
 
+#include "core/common/short_mutex.h"
 #include "core/index/cell/server.h"
 #include "core/index/cell/split_driver.h"
 #include "core/transport/env.h"
@@ -35,7 +35,7 @@ struct SplitWorkerShared {
 
  private:
   // Held only to copy a string, never across a wait.
-  mutable std::mutex mu_;
+  mutable ShortMutex mu_;  // never held across a wait
   std::string first_error_;
 };
 
