@@ -415,7 +415,7 @@ BOOST_AUTO_TEST_CASE(a_node_locked_too_long_is_left_to_the_server) {
   cell::Store& store = d.server(0).store();
   cell::NodeWriter lock(cell::StoreTestPeer::node(store, cell::ptr_offset(store.root())), store.geometry());
   cell::ClientOptions co;
-  co.max_torn_reads = 8;
+  co.torn.max_attempts = 8;
   std::atomic<uint64_t> fallbacks_locked{0}, fallbacks_after{0}, server_steps{0};
   cluster->add_client("client", selector::SelectorKind::kClientOnly, co, [&](cell::CellClient& c, Env&) {
     auto check_all = [&](const char* phase) {

@@ -22,8 +22,8 @@ OffloadClient::~OffloadClient() {
 
 StatusOr<std::unique_ptr<OffloadClient>> OffloadClient::connect(Endpoint& endpoint, const RemoteRegion& region,
                                                                 OffloadOptions options) {
-  if (options.max_torn_reads == 0 || options.max_restarts == 0) {
-    return invalid_argument("catfish client: max_torn_reads and max_restarts must be positive");
+  if (options.torn.max_attempts == 0 || options.max_restarts == 0) {
+    return invalid_argument("catfish client: torn.max_attempts and max_restarts must be positive");
   }
   std::unique_ptr<OffloadClient> c(new OffloadClient(endpoint, region, options));
   const uint32_t send_wr = endpoint.transport().limits().max_send_wr;
@@ -47,26 +47,21 @@ StatusOr<std::unique_ptr<OffloadClient>> OffloadClient::connect(Endpoint& endpoi
   return c;
 }
 
-void OffloadClient::back_off(uint32_t attempt) {
-  const Nanos pause = doubling_backoff(attempt, options_.backoff_base_ns, options_.backoff_max_ns);
-  if (pause > 0) endpoint_.env().clock->sleep_for(pause);
-}
-
 Status OffloadClient::read_header(HeaderInfo* out) {
   WorkRequest wr;
   wr.wr_id = endpoint_.next_wr_id();
   wr.op = Opcode::kRead;
   wr.remote = remote_at(remote_, kHeaderOffset);
   wr.local = {buffer_.data(), kLineBytes, region_.lkey};
-  for (uint32_t attempt = 0; attempt < options_.max_torn_reads; ++attempt) {
+  TornRetry retry(options_.torn, *endpoint_.env().clock);
+  do {
     wr.wr_id = endpoint_.next_wr_id();
     LOCUS_RETURN_IF_ERROR(endpoint_.execute(wr));
     const Status st = decode_header(buffer_.data(), out);
     if (st.code() != StatusCode::kAborted) return st;
     ++stats_.torn_reads;
-    if (attempt + 1 < options_.max_torn_reads) back_off(attempt + 1);
-  }
-  return Status(StatusCode::kAborted, "catfish client: header torn in " + std::to_string(options_.max_torn_reads) +
+  } while (retry.again());
+  return Status(StatusCode::kAborted, "catfish client: header torn in " + std::to_string(retry.torn_in_a_row()) +
                                           " READs in a row (" + kLockedTooLong + ")");
 }
 
@@ -77,7 +72,7 @@ Status OffloadClient::search(const Rect& query, std::vector<Hit>* out) {
     HeaderInfo before, after;
     LOCUS_RETURN_IF_ERROR(read_header(&before));
     if ((before.epoch & 1) != 0) {
-      back_off(++odd_epochs);
+      options_.torn.back_off(*endpoint_.env().clock, ++odd_epochs);
     } else {
       odd_epochs = 0;
       LOCUS_ASSIGN_OR_RETURN(const Pass pass, traverse(query, before, out));
@@ -121,12 +116,14 @@ StatusOr<OffloadClient::Pass> OffloadClient::traverse(const Rect& q, const Heade
       const CopyState state = v.check(lines, capacity);
       if (state == CopyState::kTorn) {
         ++stats_.torn_reads;
-        if (p.torn + 1 >= options_.max_torn_reads) {
+        // Nodes of one batch are torn independently: each keeps its own
+        // count in its Pending, so this uses the policy, not a TornRetry.
+        if (!options_.torn.allows_another(p.torn + 1)) {
           return Status(StatusCode::kAborted, "catfish client: node at offset " + std::to_string(p.off) +
-                                                  " torn in " + std::to_string(options_.max_torn_reads) +
+                                                  " torn in " + std::to_string(p.torn + 1) +
                                                   " READs in a row (" + kLockedTooLong + ")");
         }
-        back_off(p.torn + 1);
+        options_.torn.back_off(*endpoint_.env().clock, p.torn + 1);
         pending_.push_back({p.off, p.level, p.torn + 1});
         continue;
       }

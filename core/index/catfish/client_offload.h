@@ -23,6 +23,7 @@
 
 #include "core/common/aligned_buffer.h"
 #include "core/common/status.h"
+#include "core/common/torn_read.h"
 #include "core/index/catfish/layout.h"
 #include "core/index/catfish/store.h"
 #include "core/transport/endpoint.h"
@@ -36,14 +37,11 @@ constexpr uint32_t kMaxReadsPerBatch = 16;
 static_assert(kMaxReadsPerBatch >= 1 && kMaxReadsPerBatch <= 64, "a batch is a short burst of READs");
 
 struct OffloadOptions {
-  uint32_t max_torn_reads = 64;   // READs of one node that may all be torn before giving up
+  // READs of one node (or the header) that may all be torn before giving
+  // up, and the pauses between them; the pauses also space out header
+  // reads that keep finding the move epoch odd.
+  TornReadPolicy torn;
   uint32_t max_restarts = 4096;   // traversals a search may restart because the tree moved
-  // After the second torn copy of a node (or odd epoch) in a row the client
-  // sleeps, doubling from the base up to the cap: a server thread
-  // descheduled mid-write keeps a node locked for a whole time slice, and
-  // re-reading it at full speed would only burn the retry budget.
-  Nanos backoff_base_ns = 1'000;
-  Nanos backoff_max_ns = 1'000'000;
 };
 
 struct OffloadStats {
@@ -76,7 +74,7 @@ class OffloadClient {
 
   // Every stored entry intersecting `query`, into *out (cleared first).
   // kAborted if the tree kept moving for max_restarts traversals or a node
-  // (or the header) stayed locked for max_torn_reads READs in a row: both
+  // (or the header) stayed locked for torn.max_attempts READs in a row: both
   // are contention the server side resolves, so a caller can ask it
   // instead (CatfishClient does).
   Status search(const Rect& query, std::vector<Hit>* out);
@@ -94,7 +92,6 @@ class OffloadClient {
 
   OffloadClient(Endpoint& endpoint, const RemoteRegion& region, OffloadOptions options);
   Status read_header(HeaderInfo* out);
-  void back_off(uint32_t attempt);
   // One traversal from the root; kMoved if a node was not what its parent said.
   StatusOr<Pass> traverse(const Rect& query, const HeaderInfo& h, std::vector<Hit>* out);
 

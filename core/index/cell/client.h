@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/common/aligned_buffer.h"
+#include "core/common/torn_read.h"
 #include "core/index/cell/node_cache.h"
 #include "core/index/cell/path_cache.h"
 #include "core/index/cell/protocol.h"
@@ -55,11 +56,9 @@ struct ClientOptions {
   uint32_t cache_min_distance = 4;      // cache nodes at least this many levels above the leaves
   uint32_t path_cache_entries = 4096;
   uint32_t max_restarts = 10'000;       // per operation, then kCorruption
-  uint32_t max_torn_reads = 64;         // torn copies of one node in a row, then its meganode is asked of the server
-  // From the second torn copy in a row the client pauses before reading
-  // again, doubling from the base to the cap (doubling_backoff).
-  Nanos torn_backoff_base_ns = 1 * kMicrosecond;
-  Nanos torn_backoff_max_ns = 1 * kMillisecond;
+  // Torn copies of one node (or the superblock) in a row, and the pauses
+  // between them; then that meganode's step is asked of the server.
+  TornReadPolicy torn;
   Nanos busy_backoff_min_ns = 20 * kMicrosecond;
   Nanos busy_backoff_max_ns = 1 * kMillisecond;
   Nanos busy_timeout_ns = 30 * kSecond;  // a write blocked this long fails kUnavailable
@@ -73,7 +72,7 @@ struct ClientStats {
   uint64_t write_rpcs = 0;       // writes sent after a client-side search
   uint64_t node_reads = 0;
   uint64_t torn_reads = 0;       // version mismatch or odd: re-read
-  uint64_t torn_fallbacks = 0;   // meganodes left to the server after max_torn_reads torn copies of a node
+  uint64_t torn_fallbacks = 0;   // meganodes left to the server after torn.max_attempts torn copies of a node
   uint64_t node_cache_hits = 0;
   uint64_t path_cache_hits = 0;
   uint64_t extent_reads = 0;
@@ -135,7 +134,7 @@ class CellClient {
   const PathCache& path_cache() const { return path_cache_; }
 
  private:
-  // kServer: a node (or the superblock) stayed torn for max_torn_reads
+  // kServer: a node (or the superblock) stayed torn for torn.max_attempts
   // READs (its writer descheduled mid-write, or writing it continuously);
   // the server, which sees its own memory consistently, takes the step.
   enum class StepKind { kLeaf, kNext, kRestart, kServer };
@@ -178,7 +177,6 @@ class CellClient {
   StatusOr<Step> traverse_meganode(std::string_view key, uint64_t ptr);
   StatusOr<const std::byte*> fetch(uint64_t ptr, bool* from_cache);
   StatusOr<uint64_t> read_root();
-  void back_off_torn(uint32_t torn_in_a_row);
   // kNotFound absent, kAborted: re-read the leaf.
   Status read_value(std::string_view key, const std::byte* leaf, std::string_view* value);
   Status read_remote(uint64_t ptr, uint32_t bytes, std::byte* into, bool observe);

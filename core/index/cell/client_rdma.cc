@@ -37,13 +37,9 @@ Status CellClient::read_remote(uint64_t ptr, uint32_t bytes, std::byte* into, bo
   return Status();
 }
 
-void CellClient::back_off_torn(uint32_t torn_in_a_row) {
-  const Nanos pause = doubling_backoff(torn_in_a_row, options_.torn_backoff_base_ns, options_.torn_backoff_max_ns);
-  if (pause > 0) endpoint_.env().clock->sleep_for(pause);
-}
-
 StatusOr<uint64_t> CellClient::read_root() {
-  for (uint32_t attempt = 0; attempt < options_.max_torn_reads; ++attempt) {
+  TornRetry retry(options_.torn, *endpoint_.env().clock);
+  do {
     LOCUS_RETURN_IF_ERROR(read_remote(make_ptr(kSuperblockRegion, 0), kSuperblockBytes, superblock_buf_, true));
     Superblock sb;
     std::memcpy(&sb, superblock_buf_, sizeof(sb));
@@ -52,9 +48,8 @@ StatusOr<uint64_t> CellClient::read_root() {
       return sb.root;
     }
     ++stats_.torn_reads;
-    if (attempt + 1 < options_.max_torn_reads) back_off_torn(attempt + 1);
-  }
-  return Status(StatusCode::kAborted, "cell: superblock torn in " + std::to_string(options_.max_torn_reads) +
+  } while (retry.again());
+  return Status(StatusCode::kAborted, "cell: superblock torn in " + std::to_string(retry.torn_in_a_row()) +
                                           " READs in a row");
 }
 
@@ -71,14 +66,14 @@ StatusOr<const std::byte*> CellClient::fetch(uint64_t ptr, bool* from_cache) {
   const Geometry& g = layout_.geometry;
   const uint64_t slot = std::min<uint64_t>(trail_.size(), kMaxTrail);
   std::byte* into = trail_buf_ + slot * g.node_bytes;
-  for (uint32_t attempt = 0; attempt < options_.max_torn_reads; ++attempt) {
+  TornRetry retry(options_.torn, *endpoint_.env().clock);
+  do {
     LOCUS_RETURN_IF_ERROR(read_remote(ptr, g.node_bytes, into, true));
     ++stats_.node_reads;
     if (NodeView(into, g).stable()) return into;
     ++stats_.torn_reads;
-    if (attempt + 1 < options_.max_torn_reads) back_off_torn(attempt + 1);
-  }
-  return Status(StatusCode::kAborted, "cell: node torn in " + std::to_string(options_.max_torn_reads) +
+  } while (retry.again());
+  return Status(StatusCode::kAborted, "cell: node torn in " + std::to_string(retry.torn_in_a_row()) +
                                           " READs in a row");
 }
 

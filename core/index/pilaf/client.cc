@@ -163,18 +163,29 @@ StatusOr<std::string_view> PilafClient::get(std::string_view key) {
   ++stats_.gets;
   if (options_.mode == GetMode::kVerbsOnly) return rpc_get(key);
   KeyHash kh = hash_key(key, layout_.bucket_count - 1);
-  for (uint32_t attempt = 0; attempt < options_.max_attempts; ++attempt) {
+  TornRetry retry(options_.torn, *endpoint_.env().clock);
+  // Layout refreshes share the budget without pausing (the new layout is
+  // read at once), so a server replacing regions faster than this client
+  // can follow them also ends at the server rather than looping.
+  uint32_t refreshes = 0;
+  for (;;) {
     auto r = rdma_get_once(key, kh);
     if (r.is_ok()) return r;
     const StatusCode code = r.status().code();
-    if (code == StatusCode::kAborted) continue;
+    if (code == StatusCode::kAborted) {
+      if (retry.again()) continue;
+      break;
+    }
     if (code != StatusCode::kRemoteAccessError) return r;
     // A region was replaced (or the epoch moved): fetch the layout again.
     LOCUS_RETURN_IF_ERROR(refresh_layout());
     kh = hash_key(key, layout_.bucket_count - 1);
+    if (!options_.torn.allows_another(++refreshes)) break;
   }
-  return corruption("pilaf get: no consistent read after " + std::to_string(options_.max_attempts) +
-                    " attempts");
+  // No consistent copy within the budget: contention, which the server,
+  // reading its own memory, does not see.
+  ++stats_.fallbacks;
+  return rpc_get(key);
 }
 
 StatusOr<bool> PilafClient::contains(std::string_view key) {

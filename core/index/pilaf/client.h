@@ -3,11 +3,14 @@
 // RDMA mode: get and contains read the table entry at each of the key's
 // three slots and then the extent it points to, with one-sided READs;
 // both are verified by CRC64 and re-read when a concurrent server write
-// tore them (each retry is counted). A miss is confirmed against the meta
-// move sequence, so a key in the middle of a cuckoo move is not reported
-// absent. A remote access error means the server replaced a region: the
-// client fetches the layout again and retries. VO mode sends gets to the
-// server as RPCs instead. Put and delete are always RPCs.
+// tore them (each retry is counted, with the shared torn-read policy's
+// pauses between them). A miss is confirmed against the meta move sequence,
+// so a key in the middle of a cuckoo move is not reported absent. A remote
+// access error means the server replaced a region: the client fetches the
+// layout again and retries. A get that finds no consistent copy within the
+// policy's budget is contention (a hot key rewritten continuously), so it
+// is asked of the server as in VO mode (counted in `fallbacks`). VO mode
+// sends every get to the server as an RPC. Put and delete are always RPCs.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <string_view>
 
 #include "core/common/aligned_buffer.h"
+#include "core/common/torn_read.h"
 #include "core/index/pilaf/layout.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
@@ -31,6 +35,7 @@ struct ClientStats {
   uint64_t extent_retries = 0;   // extent CRC mismatch: freed or rewritten meanwhile
   uint64_t miss_rechecks = 0;    // misses re-probed because entries were moving
   uint64_t layout_refreshes = 0;
+  uint64_t fallbacks = 0;        // gets asked of the server after torn.max_attempts inconsistent reads
 
   uint64_t retries() const { return entry_retries + extent_retries + miss_rechecks; }
   ClientStats& operator+=(const ClientStats& o) {
@@ -41,14 +46,17 @@ struct ClientStats {
     extent_retries += o.extent_retries;
     miss_rechecks += o.miss_rechecks;
     layout_refreshes += o.layout_refreshes;
+    fallbacks += o.fallbacks;
     return *this;
   }
 };
-static_assert(sizeof(ClientStats) == 7 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 8 * sizeof(uint64_t), "operator+= must add every counter");
 
 struct ClientOptions {
   GetMode mode = GetMode::kRdma;
-  uint32_t max_attempts = 10'000;  // verification retries before giving up
+  // RDMA attempts of one get that may all fail verification (or all need a
+  // fresh layout), and the pauses between torn ones; then the server answers.
+  TornReadPolicy torn;
 };
 
 class PilafClient {
