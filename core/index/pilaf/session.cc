@@ -41,6 +41,7 @@ void PilafSession::report(metrics::OpStats& stats) const {
                        {"pilaf.entry_retries", sum.entry_retries},
                        {"pilaf.extent_retries", sum.extent_retries},
                        {"pilaf.miss_rechecks", sum.miss_rechecks},
+                       {"pilaf.fallbacks", sum.fallbacks},
                        {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
 }
 
