@@ -2,8 +2,9 @@
 # Runs every shipped scenario (scenarios/**/*.toml) with two locus
 # binaries on the SimGrid backend and compares their JSON results byte for
 # byte: a refactoring must change no simulated figure. Prints one line per
-# scenario (same / DIFFERENT, with the wall time of each run) and exits 1
-# if any differs or fails.
+# scenario (same / DIFFERENT, with the wall time of each run, and for a
+# difference the JSON fields that differ) and exits 1 if any differs or
+# fails.
 #
 #   scripts/compare-scenarios.sh BASE_BINARY NEW_BINARY [--set key=value]...
 #
@@ -39,6 +40,19 @@ one() {
     echo "same      $file (${wall_base} s, ${wall_new} s)"
   else
     echo "DIFFERENT $file (${wall_base} s, ${wall_new} s): diff $OUT/$name.base.json $OUT/$name.new.json"
+    command -v python3 > /dev/null && python3 - "$OUT/$name.base.json" "$OUT/$name.new.json" <<'PY'
+import json, sys
+def flat(o, p=""):
+    if isinstance(o, dict):
+        for k, v in o.items(): yield from flat(v, p + "/" + k)
+    elif isinstance(o, list):
+        for i, v in enumerate(o): yield from flat(v, p + "/" + str(i))
+    else: yield p, o
+a, b = (dict(flat(json.load(open(f)))) for f in sys.argv[1:3])
+diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+for k in diff[:8]: print(f"          {k}: {a.get(k)} -> {b.get(k)}")
+if len(diff) > 8: print(f"          ... {len(diff) - 8} more fields differ")
+PY
     return 1
   fi
 }

@@ -1,8 +1,7 @@
-// The YCSB client loop, written once for every driver: the benchmark
-// drivers (pilaf_bench.cc, cell_bench.cc, catfish_bench.cc: a fixed number
-// of operations) and the scenario runner (scenario_run.cc: a simulated
-// duration with warm-up, phases and a time series) all run their clients'
-// operations through run_ycsb_ops, against the index's ClientSession.
+// The YCSB client loop, written once for every design: the scenario runner
+// (scenario_run.cc: a duration with warm-up, phases and a time series, on
+// any backend) runs its clients' operations through run_ycsb_ops, against
+// the design's ClientSession.
 //
 // Per operation: draw it from the workload, build its key and, for a
 // write, its record (both before the clock starts, so a latency is the

@@ -58,7 +58,7 @@ class SpatialGenerator {
   double hi_pow_;  // power_hi^(1 - exponent)
 };
 
-// YCSB keys as places (the Catfish scenario driver and benchmark): the
+// YCSB keys as places (the Catfish client session): the
 // splitmix64 hash of key number `keynum` picks an anchor in the unit
 // square, and `box`'s extent is moved there (kept inside the square, as
 // the generator places rectangles). So a workload's requestdistribution
