@@ -5,12 +5,17 @@
 #   1. one client's READ rate, `locus bench --backend verbs --micro read`,
 #      against perftest's `ib_read_bw` at the same size and queue depth
 #      (64 and 1024 bytes); goal: ratio >= 0.9;
-#   2. Pilaf gets by RDMA against Pilaf-VO gets (by RPC) on the same server.
-# Both run against `locus serve` processes in the guest, over rdma_cm.
+#   2. Pilaf gets by RDMA against Pilaf-VO gets (by RPC) on the same server:
+#      `locus run --backend verbs` of the verbs tier's Pilaf scenario
+#      (tests/verbs/scenarios/pilaf.toml, 2000 records of workload C, one
+#      client) with --set index.mode=rdma, then vo.
+# Both run against one `locus serve` of that scenario in the guest, over
+# rdma_cm.
 #
 # BUILD_DIR defaults to build/release (configure and build it first).
 # Environment: LOCUS_BENCH_DEPTH (16), LOCUS_BENCH_READS (20000),
-# LOCUS_BENCH_GETS (2000), and those of ci/softroce-vm.sh.
+# LOCUS_BENCH_SECONDS (10: measured seconds per Pilaf mode, after 1 s of
+# warm-up), and those of ci/softroce-vm.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build/release}
@@ -26,7 +31,9 @@ cd "$repo"
 locus=$build/apps/locus/locus
 depth=${LOCUS_BENCH_DEPTH:-16}
 reads=${LOCUS_BENCH_READS:-20000}
-gets=${LOCUS_BENCH_GETS:-2000}
+seconds=${LOCUS_BENCH_SECONDS:-10}
+scenario=tests/verbs/scenarios/pilaf.toml
+records=2000
 address=${LOCUS_VERBS_ADDRESS:?LOCUS_VERBS_ADDRESS names the address of the RDMA device}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
@@ -36,7 +43,7 @@ cat >"$work/serve.toml" <<EOF
 address = "$address"
 port = 0
 EOF
-"$locus" serve --config "$work/serve.toml" --node 0 --records 2000 --workload c --quiet \
+"$locus" serve "$scenario" --config "$work/serve.toml" --set workload.recordcount=$records --quiet \
   --ready-file "$work/ready" >"$work/serve.log" 2>&1 &
 for _ in $(seq 600); do [ -s "$work/ready" ] && break; sleep 0.1; done
 [ -s "$work/ready" ] || { cat "$work/serve.log"; echo "softroce-bench: locus serve did not start" >&2; exit 1; }
@@ -81,11 +88,20 @@ done
 echo "(goal: locus / ib_read_bw >= 0.9)"
 
 echo
-"$locus" bench --backend verbs --config "$work/cluster.toml" --records 2000 --workload c --ops "$gets" \
-  --clients 1 --mode both >"$work/pilaf.log" 2>&1 || { cat "$work/pilaf.log"; exit 1; }
-rdma=$(awk '$1 == "pilaf-rdma-c" && $2 == "READ" {print $4}' "$work/pilaf.log")
-vo=$(awk '$1 == "pilaf-vo-c" && $2 == "READ" {print $4}' "$work/pilaf.log")
-echo "Pilaf gets over Soft-RoCE, workload c, 2000 records, $gets gets, one client:"
+# gets/s of one client in `mode`: the ops/s column of the "READ" row of
+# the results table (metrics::format_table: run, op, count, ops/s, ...).
+pilaf_rate() {
+  local mode=$1
+  "$locus" run "$scenario" --backend verbs --config "$work/cluster.toml" --quiet \
+    --set workload.recordcount=$records --set run.clients=1 --set run.warmup_s=1 \
+    --set run.duration_s=$((seconds + 1)) --set index.mode="$mode" \
+    --json "$work/pilaf-$mode.json" --csv "$work/pilaf-$mode.csv" >"$work/pilaf-$mode.log" 2>&1 ||
+    { cat "$work/pilaf-$mode.log" >&2; return 1; }
+  awk '$2 == "READ" {print $4; exit}' "$work/pilaf-$mode.log"
+}
+rdma=$(pilaf_rate rdma)
+vo=$(pilaf_rate vo)
+echo "Pilaf gets over Soft-RoCE, workload c, $records records, one client, $seconds s measured per mode:"
 printf '%-24s %12s\n' "mode" "gets/s"
 printf '%-24s %12s\n' "Pilaf (RDMA READs)" "$rdma" "Pilaf-VO (RPC)" "$vo"
 echo "ratio Pilaf / Pilaf-VO: $(ratio "$rdma" "$vo")"

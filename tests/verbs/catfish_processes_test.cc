@@ -1,18 +1,18 @@
 // Catfish on verbs with the R-tree server and its clients in separate
-// processes: `locus serve --index catfish` as a child process (connect node
-// 0, two event-driven messaging workers on nodes 1 and 2, so requests and
-// responses wake their receivers with WRITE_WITH_IMM), clients in this
-// process connecting over the connect RPC and checking searches on both
-// paths (fast messaging and offloaded READs) against the rectangles the
-// server loaded for its seed, inserts found by both paths, deletes; two
-// clients of separate runtimes claiming the same node id at once (the
-// server renames one, and its workers must write to it under that name);
-// then `locus bench --index catfish --backend verbs` child processes under
-// the server-only, client-only and back-off selectors, and the server
-// stopping cleanly on SIGTERM. Small operation counts: under Soft-RoCE in
-// an emulated guest a READ takes ~100 us.
-#include <signal.h>
-
+// processes: `locus serve` of tests/verbs/scenarios/catfish.toml as a
+// child process (two event-driven messaging workers on cluster entries 0
+// and 1, so requests and responses wake their receivers with
+// WRITE_WITH_IMM, and the connect RPC on entry 2), clients in this process
+// connecting over the connect RPC and checking searches on both paths
+// (fast messaging and offloaded READs) against the rectangles the server
+// loaded for its seed (catfish::loaded_rectangle, the oracle), inserts
+// found by both paths, deletes; two clients of separate runtimes claiming
+// the same node id at once (the server renames one, and its workers must
+// write to it under that name); then `locus run --backend verbs` child
+// processes of the same scenario under the server-only, client-only and
+// back-off selectors (--set selector.type=...), and the server stopping
+// cleanly on SIGTERM. The same with polling workers and JSQ. Small runs:
+// under Soft-RoCE in an emulated guest a READ takes ~100 us.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,14 +25,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backends/verbs/verbs_runtime.h"
-#include "core/harness/catfish_bench.h"
 #include "core/index/catfish/catfish_client.h"
+#include "core/index/catfish/load.h"
 #include "core/rpc/rpc_client.h"
 #include "core/selector/selector_config.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
 #include "tests/support/rtree_oracle.h"
-#include "tests/verbs/child_process.h"
 #include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
@@ -43,36 +42,53 @@ using catfish::Hit;
 using catfish::Rect;
 using locus::testing::FailureLog;
 using locus::testing::sorted_ids;
-using locus::verbs::testing::ChildProcess;
+using locus::catfish::loaded_rectangle;
+using locus::verbs::testing::figure;
 
 const bool skip_checked = [] {
   locus::verbs::testing::exit_unless_rdma_available("catfish_processes_verbs_test");
   return true;
 }();
 
+// catfish.toml's: index.rectangles, run.seed, platform.cores_per_server.
 constexpr uint64_t kRectangles = 3000;
 constexpr uint64_t kSeed = 11;
-constexpr int kWorkers = 2;
-constexpr size_t kNodes = kWorkers + 1;  // the connect node and the workers
+constexpr uint32_t kWorkers = 2;
+// Entries 0..kWorkers-1 are the messaging workers, then the connect RPC.
+constexpr NodeId kConnectNode = kWorkers;
+constexpr size_t kEndpoints = kWorkers + 1;
+// The server's largest answer (Catfish's driver's: 6,500 hits); a client
+// must take as much.
+constexpr uint32_t kMaxResponseBytes = 256 * 1024;
 
-verbs::testing::ServedIndex start_tree(const std::string& name, const std::string& messaging = "event") {
-  return verbs::testing::start_served_index(
-      name, kNodes,
-      {"--index", "catfish", "--workers", std::to_string(kWorkers), "--messaging", messaging, "--node", "0",
-       "--records", std::to_string(kRectangles), "--seed", std::to_string(kSeed)});
+verbs::testing::ServedIndex start_tree(const std::string& name, const std::string& server_mode = "event") {
+  return verbs::testing::start_served_index(name, verbs::testing::scenario_path("catfish.toml"),
+                                            {"index.server_mode=" + server_mode}, kEndpoints);
 }
 
-// SIGTERM, then the server's own account: a clean stop, every connect
-// accepted, no connection dropped.
-void stop_cleanly(verbs::testing::ServedIndex& t) {
-  BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
-  t.server->kill(SIGTERM);
-  const int server_end = t.server->wait(60'000);  // before the message reads ending()
-  BOOST_TEST(server_end == 0, "locus serve: " << t.server->ending() << ":\n" << t.server->output());
+// SIGTERM, then the server's own account: a clean stop, exactly
+// `connects` connect RPCs (one per client: none refused and retried, none
+// rejected), no connection dropped, the loaded rectangles still there.
+void stop_cleanly(verbs::testing::ServedIndex& t, int connects) {
+  const auto figures = verbs::testing::stop_served_index(t, 60'000);
   const std::string out = t.server->output();
-  BOOST_TEST(out.find("catfish stopping") != std::string::npos, out);
-  BOOST_TEST(out.find("(0 refused)") != std::string::npos, out);
-  BOOST_TEST(out.find(" 0 connections dropped") != std::string::npos, out);
+  BOOST_TEST(figure(figures, "rpc_requests") == connects, out);
+  BOOST_TEST(figure(figures, "rpc_rejected") == 0, out);
+  BOOST_TEST(figure(figures, "catfish.dropped_connections") == 0, out);
+  BOOST_TEST(figure(figures, "catfish.rectangles") >= kRectangles, out);
+  BOOST_TEST(figure(figures, "catfish.server_searches") > 0, out);
+}
+
+// The clients of the scenario in another process under selector `sel`;
+// checks the selector's share of server-side searches where it is fixed.
+void run_selector(const verbs::testing::ServedIndex& t, const std::string& sel) {
+  auto b = verbs::testing::start_run(t, sel, {"selector.type=" + sel});
+  const verbs::testing::RunResults r = verbs::testing::finish_run(t, *b, sel, 400'000);
+  BOOST_TEST(r.index == "catfish");
+  const double share = r.extra_or("server_share", -1);
+  if (sel == "server_only") BOOST_TEST(share == 1.0, sel << ":\n" << b->output());
+  if (sel == "client_only") BOOST_TEST(share == 0.0, sel << ":\n" << b->output());
+  if (sel != "server_only" && sel != "client_only") BOOST_TEST((share >= 0.0 && share <= 1.0), sel << ":\n" << b->output());
 }
 
 bool intersects(const Rect& a, const Rect& b) {
@@ -84,14 +100,14 @@ bool intersects(const Rect& a, const Rect& b) {
 std::vector<uint64_t> loaded_ids_in(const Rect& q) {
   std::vector<uint64_t> ids;
   for (uint64_t id = 0; id < kRectangles; ++id) {
-    if (intersects(harness::loaded_rectangle(kSeed, id), q)) ids.push_back(id);
+    if (intersects(loaded_rectangle(kSeed, id), q)) ids.push_back(id);
   }
   return ids;
 }
 
 
 // A client of a fresh client-only runtime, connected over the connect RPC
-// of node 0, running fn in its actor.
+// (kConnectNode), running fn in its actor.
 using ClientBody = std::function<void(catfish::CatfishClient&, Env&)>;
 void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind, const ClientBody& fn,
                  FailureLog& failures) {
@@ -107,8 +123,9 @@ void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind
     sc.kind = kind;
     auto sel = selector::make_selector(sc, *env.random);
     if (!sel.is_ok()) return failures.fail("selector: " + sel.status().to_string());
-    auto client = catfish::CatfishClient::connect(ep, **rpc, 0, **sel,
-                                                  harness::CatfishBenchConfig::default_client_options());
+    catfish::CatfishClientOptions options;
+    options.messaging.max_response_bytes = kMaxResponseBytes;
+    auto client = catfish::CatfishClient::connect(ep, **rpc, kConnectNode, **sel, options);
     if (!client.is_ok()) return failures.fail("connect: " + client.status().to_string());
     fn(**client, env);
   });
@@ -121,7 +138,7 @@ void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind
 void check_searches(catfish::CatfishClient& c, const std::string& tag, uint64_t first, FailureLog& failures) {
   std::vector<Hit> by_server, by_client;
   for (uint64_t k = 0; k < 8; ++k) {
-    const Rect r = harness::loaded_rectangle(kSeed, (first + k * 373) % kRectangles);
+    const Rect r = loaded_rectangle(kSeed, (first + k * 373) % kRectangles);
     const double pad = k % 2 == 0 ? 0.01 : 0.03;
     const Rect q{r.x_min - pad, r.y_min - pad, r.x_max + pad, r.y_max + pad};
     Status s1 = c.search_by(selector::Path::kServer, q, &by_server);
@@ -173,7 +190,7 @@ BOOST_AUTO_TEST_CASE(searches_inserts_and_deletes_on_both_paths_across_processes
     check_writes(c, "backoff client", 0.5, failures);
     // The selector's own choice (heartbeats arrive from the worker).
     std::vector<Hit> hits;
-    const Rect r = harness::loaded_rectangle(kSeed, 7);
+    const Rect r = loaded_rectangle(kSeed, 7);
     for (int i = 0; i < 4; ++i) {
       if (Status s = c.search(r, &hits); !s.is_ok() || hits.empty()) failures.fail("selected search: " + s.to_string());
     }
@@ -204,16 +221,9 @@ BOOST_AUTO_TEST_CASE(searches_inserts_and_deletes_on_both_paths_across_processes
   BOOST_TEST(t.server->output().find("it claimed") != std::string::npos,
              "no client was renamed:\n" << t.server->output());
 
-  ChildProcess b({LOCUS_BINARY, "bench", "--index", "catfish", "--backend", "verbs", "--config", t.config_path,
-                  "--records", std::to_string(kRectangles), "--ops", "60", "--clients", "2", "--query-scale", "large",
-                  "--selectors", "server_only,client_only,backoff"},
-                 t.dir + "/bench.log");
-  const int bench_end = b.wait(400'000);  // before the message reads ending()
-  BOOST_TEST(bench_end == 0, "locus bench --index catfish: " << b.ending() << ":\n" << b.output());
-  for (const char* run : {"catfish-server_only-large-b", "catfish-client_only-large-b", "catfish-backoff-large-b"}) {
-    BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
-  }
-  stop_cleanly(t);
+  for (const char* sel : {"server_only", "client_only", "backoff"}) run_selector(t, sel);
+  // One in-process client, the two twins, two clients per run.
+  stop_cleanly(t, 1 + 2 + 3 * 2);
 }
 
 // The polling server mode (workers scan their rings instead of sleeping
@@ -225,7 +235,7 @@ BOOST_AUTO_TEST_CASE(polling_workers_and_the_jsq_selector_across_processes) {
     check_searches(c, "jsq client", 5, failures);
     check_writes(c, "jsq client", 0.4, failures);
     std::vector<Hit> hits;
-    const Rect r = harness::loaded_rectangle(kSeed, 11);
+    const Rect r = loaded_rectangle(kSeed, 11);
     for (int i = 0; i < 20; ++i) {
       if (Status s = c.search(r, &hits); !s.is_ok() || hits.empty()) failures.fail("selected search: " + s.to_string());
     }
@@ -233,14 +243,8 @@ BOOST_AUTO_TEST_CASE(polling_workers_and_the_jsq_selector_across_processes) {
   }, failures);
   BOOST_TEST(failures.empty(), failures.first());
 
-  ChildProcess b({LOCUS_BINARY, "bench", "--index", "catfish", "--backend", "verbs", "--config", t.config_path,
-                  "--records", std::to_string(kRectangles), "--ops", "60", "--clients", "2", "--query-scale", "large",
-                  "--selectors", "jsq"},
-                 t.dir + "/bench.log");
-  const int bench_end = b.wait(400'000);  // before the message reads ending()
-  BOOST_TEST(bench_end == 0, "locus bench --index catfish: " << b.ending() << ":\n" << b.output());
-  BOOST_TEST(b.output().find("catfish-jsq-large-b") != std::string::npos, "jsq run missing:\n" << b.output());
-  stop_cleanly(t);
+  run_selector(t, "jsq");
+  stop_cleanly(t, 1 + 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,31 +1,26 @@
 // Cell on verbs with the tree and its clients in separate processes:
-// `locus serve --index cell` as a child process serving a two-server tree
-// (loaded past its first meganode split, so the second server holds part
-// of it and searches cross servers), clients in this process checking
-// gets, puts, deletes and ranges on the server-side path (RPC steps) and
-// the client-side path (RDMA READs of versioned nodes), and `locus bench
-// --index cell --backend verbs` child processes running YCSB with the
-// server-only, client-only and JSQ selectors. Small operation counts:
-// under Soft-RoCE in an emulated guest a READ takes ~100 us.
-#include <signal.h>
-
-#include <chrono>
-#include <fstream>
+// `locus serve` of tests/verbs/scenarios/cell.toml as a child process
+// serving a two-server tree (loaded past its first meganode split, so the
+// second server holds part of it and searches cross servers), clients in
+// this process checking gets, puts, deletes and ranges on the server-side
+// path (RPC steps) and the client-side path (RDMA READs of versioned
+// nodes), and `locus run --backend verbs` child processes of the same
+// scenario running YCSB E with the server-only, client-only and JSQ
+// selectors (--set selector.type=...) while the tree may split further.
+// Small runs: under Soft-RoCE in an emulated guest a READ takes ~100 us.
 #include <functional>
-#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
 
 #include "backends/verbs/verbs_runtime.h"
+#include "core/design/index_driver.h"
 #include "core/index/cell/client.h"
 #include "core/rpc/rpc_client.h"
 #include "core/selector/selector_config.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
-#include "tests/verbs/child_process.h"
 #include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
@@ -33,24 +28,23 @@ namespace {
 
 using namespace locus;
 using locus::testing::FailureLog;
-using locus::verbs::testing::ChildProcess;
 
 const bool skip_checked = [] {
   locus::verbs::testing::exit_unless_rdma_available("cell_processes_verbs_test");
   return true;
 }();
 
-// 2 MB meganodes of 1 KB nodes ask for a split at ~1200 nodes: ~12 K YCSB
-// records. The first split places the new meganode on the other server.
+// cell.toml's: 2 MB meganodes of 1 KB nodes ask for a split at ~1200
+// nodes, ~12 K YCSB records; the first split places the new meganode on
+// the other server. Workload E.
 constexpr uint64_t kRecords = 16'000;
-constexpr int kServers = 2;
-constexpr uint32_t kMaxMessageBytes = 16 * 1024;  // CellBenchConfig's servers'
+constexpr size_t kServers = 2;
+// The servers' RPC message limit: Cell's driver sizes it for records of
+// index.max_kv_bytes (16 KB by default), as the clients of `locus run` do.
+const uint32_t kMaxMessageBytes = design::IndexDriver::rpc_message_bytes_for(16 * 1024);
 
 verbs::testing::ServedIndex start_tree(const std::string& name) {
-  return verbs::testing::start_served_index(
-      name, kServers,
-      {"--index", "cell", "--servers", std::to_string(kServers), "--node", "0", "--records", std::to_string(kRecords),
-       "--workload", "e"});
+  return verbs::testing::start_served_index(name, verbs::testing::scenario_path("cell.toml"), {}, kServers);
 }
 
 std::string loaded_key(uint64_t keynum) { return verbs::testing::loaded_key('e', kRecords, keynum); }
@@ -115,11 +109,6 @@ BOOST_AUTO_TEST_SUITE(cell_processes)
 
 BOOST_AUTO_TEST_CASE(gets_puts_and_ranges_on_both_paths_across_processes) {
   verbs::testing::ServedIndex t = start_tree("cell_e2e");
-  // The load split the first meganode, placing the new one on the other server.
-  const std::string served = t.server->output();
-  const size_t at = served.find("records of workload e loaded, ");
-  BOOST_REQUIRE_MESSAGE(at != std::string::npos, served);
-  BOOST_TEST(std::stoul(served.substr(at + 30)) >= 2u, "the tree did not split:\n" << served);
   FailureLog failures;
   with_client(t.config, selector::SelectorKind::kServerOnly, [&](cell::CellClient& c) {
     exercise(c, "server", failures);
@@ -131,21 +120,28 @@ BOOST_AUTO_TEST_CASE(gets_puts_and_ranges_on_both_paths_across_processes) {
   }, failures);
   BOOST_TEST(failures.empty(), failures.first());
 
-  ChildProcess b({LOCUS_BINARY, "bench", "--index", "cell", "--backend", "verbs", "--config", t.config_path,
-                  "--records", std::to_string(kRecords), "--workload", "e", "--ops", "60", "--clients", "2",
-                  "--servers", std::to_string(kServers)},
-                 t.dir + "/bench.log");
-  const int bench_end = b.wait(400'000);  // before the message reads ending()
-  BOOST_TEST(bench_end == 0, "locus bench --index cell: " << b.ending() << ":\n" << b.output());
-  for (const char* run : {"cell-server_only-e", "cell-client_only-e", "cell-jsq-e"}) {
-    BOOST_TEST(b.output().find(run) != std::string::npos, run << " missing:\n" << b.output());
+  // YCSB E from other processes under each selector, one run at a time;
+  // the selector's share of server-side steps shows it was the one asked.
+  for (const std::string sel : {"server_only", "client_only", "jsq"}) {
+    auto b = verbs::testing::start_run(t, sel, {"selector.type=" + sel});
+    const verbs::testing::RunResults r = verbs::testing::finish_run(t, *b, sel, 400'000);
+    BOOST_TEST(r.index == "cell");
+    BOOST_TEST(r.ops.count("SCAN") == 1u, sel << ": no ranges:\n" << b->output());
+    const double share = r.extra_or("server_share", -1);
+    if (sel == "server_only") BOOST_TEST(share == 1.0, sel << ":\n" << b->output());
+    if (sel == "client_only") BOOST_TEST(share == 0.0, sel << ":\n" << b->output());
+    if (sel == "jsq") BOOST_TEST((share >= 0.0 && share <= 1.0), sel << ":\n" << b->output());
   }
-  BOOST_TEST(t.server->running(), "the server exited:\n" << t.server->output());
-  t.server->kill(SIGTERM);
-  const int server_end = t.server->wait(60'000);  // before the message reads ending()
-  BOOST_TEST(server_end == 0, "locus serve: " << t.server->ending() << ":\n" << t.server->output());
-  BOOST_TEST(t.server->output().find("requests served") != std::string::npos, t.server->output());
-  BOOST_TEST(t.server->output().find(", 0 split failures") != std::string::npos, t.server->output());
+
+  const auto figures = verbs::testing::stop_served_index(t, 60'000);
+  using verbs::testing::figure;
+  // The load split the first meganode, placing the new one on the other server.
+  BOOST_TEST(figure(figures, "cell.meganode_splits_load") >= 1, "the tree did not split:\n" << t.server->output());
+  BOOST_TEST(figure(figures, "cell.meganodes") >= 2, t.server->output());
+  BOOST_TEST(figure(figures, "cell.split_failures") == 0, t.server->output());
+  BOOST_TEST(figure(figures, "rpc_requests") > 0, t.server->output());
+  BOOST_TEST(figure(figures, "rpc_rejected") == 0, t.server->output());
+  BOOST_TEST(figure(figures, "cell.keys") >= kRecords, t.server->output());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

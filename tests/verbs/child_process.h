@@ -1,5 +1,5 @@
 // A child process for the verbs tier's multi-process tests: `locus serve`
-// and `locus bench` run as real processes (so a client can really die), with
+// and `locus run` run as real processes (so a client can really die), with
 // their output captured in files that failing tests print.
 #pragma once
 

@@ -1,11 +1,13 @@
 // Pilaf on verbs with the server and its clients in separate processes:
-// `locus serve` as a child process, clients both in this process (to check
-// values and error codes) and as `locus bench` child processes. Covers the
-// cluster commands end to end, an out-of-bounds READ that must fail with a
-// remote access error while the server keeps serving, a client killed
-// mid-run that must not disturb the others, and the errors a client gets
-// when its server is unreachable or dies. Small operation counts: under
-// Soft-RoCE in an emulated guest a READ takes ~100 us.
+// `locus serve` of tests/verbs/scenarios/pilaf.toml as a child process,
+// clients both in this process (to check values and error codes) and as
+// `locus run --backend verbs` child processes of the same scenario (gets
+// by RDMA READ and, with --set index.mode=vo, by RPC). Covers the cluster
+// commands end to end, an out-of-bounds READ that must fail with a remote
+// access error while the server keeps serving, a client killed mid-run
+// that must not disturb the others, and the errors a client gets when its
+// server is unreachable or dies. Small runs: under Soft-RoCE in an
+// emulated guest a READ takes ~100 us.
 #include <signal.h>
 
 #include <chrono>
@@ -23,6 +25,7 @@
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
 #include "tests/verbs/child_process.h"
+#include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
 namespace {
@@ -30,43 +33,19 @@ namespace {
 using namespace locus;
 using locus::testing::FailureLog;
 using locus::verbs::testing::ChildProcess;
+using locus::verbs::testing::ServedIndex;
 
 const bool skip_checked = [] {
   locus::verbs::testing::exit_unless_rdma_available("pilaf_processes_verbs_test");
   return true;
 }();
 
+// pilaf.toml's: workload C, 200 records.
 constexpr uint64_t kRecords = 200;
 
-// A `locus serve` child on a free port, and the cluster file clients use.
-struct ServedCluster {
-  std::string dir;
-  std::unique_ptr<ChildProcess> server;
-  std::string config_path;
-  verbs::ClusterConfig config;
-};
-
-std::string cluster_toml(const std::string& address, const std::string& port) {
-  return "[[server]]\naddress = \"" + address + "\"\nport = " + port + "\n\n[verbs]\nconnect_timeout_ms = 10000\n";
-}
-
-ServedCluster start_server(const std::string& name) {
-  ServedCluster c;
-  c.dir = verbs::testing::make_temp_dir(name);
-  const std::string address = verbs::testing::local_address();
-  verbs::testing::write_file(c.dir + "/serve.toml", cluster_toml(address, "0"));
-  c.server = std::make_unique<ChildProcess>(
-      std::vector<std::string>{LOCUS_BINARY, "serve", "--config", c.dir + "/serve.toml", "--node", "0", "--records",
-                               std::to_string(kRecords), "--workload", "c", "--ready-file", c.dir + "/ready"},
-      c.dir + "/serve.log");
-  const std::string where = verbs::testing::wait_for_file(c.dir + "/ready", 60'000);
-  BOOST_REQUIRE_MESSAGE(!where.empty(), "locus serve did not start:\n" << c.server->output());
-  c.config_path = c.dir + "/cluster.toml";
-  verbs::testing::write_file(c.config_path, cluster_toml(address, where.substr(where.rfind(':') + 1)));
-  auto config = verbs::load_cluster_config(c.config_path);
-  BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
-  c.config = *config;
-  return c;
+// A `locus serve` of pilaf.toml on a free port.
+ServedIndex start_server(const std::string& name) {
+  return verbs::testing::start_served_index(name, verbs::testing::scenario_path("pilaf.toml"), {}, 1);
 }
 
 std::string loaded_key(uint64_t keynum) { return verbs::testing::loaded_key('c', kRecords, keynum); }
@@ -86,10 +65,12 @@ void run_client(const verbs::ClusterConfig& config, const std::function<void(End
   BOOST_REQUIRE(runtime->run().is_ok());
 }
 
-ChildProcess bench(const ServedCluster& c, const std::string& ops, const std::string& mode, const std::string& log) {
-  return ChildProcess({LOCUS_BINARY, "bench", "--backend", "verbs", "--config", c.config_path, "--records",
-                       std::to_string(kRecords), "--workload", "c", "--ops", ops, "--clients", "2", "--mode", mode},
-                      c.dir + "/" + log);
+// `locus run` of the served scenario with gets by `mode` (rdma or vo) and
+// `extra` overrides.
+std::unique_ptr<ChildProcess> run(const ServedIndex& t, const std::string& tag, const std::string& mode,
+                                  std::vector<std::string> extra = {}) {
+  extra.push_back("index.mode=" + mode);
+  return verbs::testing::start_run(t, tag, extra);
 }
 
 }  // namespace
@@ -97,7 +78,7 @@ ChildProcess bench(const ServedCluster& c, const std::string& ops, const std::st
 BOOST_AUTO_TEST_SUITE(pilaf_processes)
 
 BOOST_AUTO_TEST_CASE(gets_and_puts_across_processes) {
-  ServedCluster c = start_server("pilaf_e2e");
+  ServedIndex c = start_server("pilaf_e2e");
   FailureLog failures;
   run_client(c.config, [&](Endpoint& ep, rpc::RpcClient& rpc) {
     for (pilaf::GetMode mode : {pilaf::GetMode::kRdma, pilaf::GetMode::kVerbsOnly}) {
@@ -130,19 +111,30 @@ BOOST_AUTO_TEST_CASE(gets_and_puts_across_processes) {
   }, failures);
   BOOST_TEST(failures.empty(), failures.first());
 
-  ChildProcess b = bench(c, "200", "both", "bench.log");
-  const int bench_end = b.wait(180'000);  // before the message reads ending()
-  BOOST_TEST(bench_end == 0, "locus bench: " << b.ending() << ":\n" << b.output());
-  BOOST_TEST(b.output().find("gets/s RDMA over VO") != std::string::npos, b.output());
-  BOOST_TEST(c.server->running(), "the server exited:\n" << c.server->output());
-  c.server->kill(SIGTERM);
-  const int server_end = c.server->wait(30'000);  // before the message reads ending()
-  BOOST_TEST(server_end == 0, "locus serve: " << c.server->ending() << ":\n" << c.server->output());
-  BOOST_TEST(c.server->output().find("requests served") != std::string::npos, c.server->output());
+  // The clients of the scenario in other processes, gets by RDMA and by RPC
+  // (Pilaf-VO) in turn: every get succeeds (workload C reads loaded keys).
+  double rates[2] = {0, 0};
+  for (int m = 0; m < 2; ++m) {
+    const std::string mode = m == 0 ? "rdma" : "vo";
+    auto b = run(c, "run-" + mode, mode);
+    const verbs::testing::RunResults r = verbs::testing::finish_run(c, *b, "run-" + mode, 180'000);
+    BOOST_TEST(r.index == "pilaf");
+    BOOST_TEST(r.ops.count("READ") == 1u, "no gets in the " << mode << " run:\n" << b->output());
+    rates[m] = r.op_rates.count("READ") != 0 ? r.op_rates.at("READ") : 0;
+  }
+  BOOST_TEST_MESSAGE("Pilaf gets/s over verbs: RDMA " << rates[0] << ", VO " << rates[1] << ", RDMA over VO "
+                                                      << (rates[1] > 0 ? rates[0] / rates[1] : 0));
+  const auto figures = verbs::testing::stop_served_index(c, 30'000);
+  using verbs::testing::figure;
+  // Layout RPCs, the puts above and Pilaf-VO's gets all went to the server.
+  BOOST_TEST(figure(figures, "rpc_requests") > 1000, c.server->output());
+  BOOST_TEST(figure(figures, "rpc_rejected") == 0, c.server->output());
+  // The loaded records, "locus-key" and the 1000 "grow-" keys.
+  BOOST_TEST(figure(figures, "pilaf.keys") == kRecords + 1001, c.server->output());
 }
 
 BOOST_AUTO_TEST_CASE(out_of_bounds_read_fails_and_server_survives) {
-  ServedCluster c = start_server("pilaf_oob");
+  ServedIndex c = start_server("pilaf_oob");
   FailureLog failures;
   run_client(c.config, [&](Endpoint& ep, rpc::RpcClient& rpc) {
     auto client = pilaf::PilafClient::connect(ep, rpc, 0);
@@ -168,27 +160,28 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_read_fails_and_server_survives) {
   }, failures);
   BOOST_TEST(failures.empty(), failures.first());
   BOOST_TEST(c.server->running(), "the server exited:\n" << c.server->output());
-  ChildProcess b = bench(c, "100", "rdma", "bench.log");
-  const int bench_end = b.wait(120'000);  // before the message reads ending()
-  BOOST_TEST(bench_end == 0, "locus bench after the bad READ: " << b.ending() << ":\n" << b.output());
+  auto b = run(c, "run-after-bad-read", "rdma");
+  verbs::testing::finish_run(c, *b, "run-after-bad-read", 180'000);
 }
 
 BOOST_AUTO_TEST_CASE(killed_client_does_not_disturb_others) {
-  ServedCluster c = start_server("pilaf_kill");
-  ChildProcess victim = bench(c, "100000000", "both", "victim.log");
+  ServedIndex c = start_server("pilaf_kill");
+  // A run that would last an hour.
+  auto victim = run(c, "victim", "rdma", {"run.duration_s=3600"});
   // Let it connect and get going, then kill it mid-run.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (c.server->output().find("accepted") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  BOOST_REQUIRE_MESSAGE(victim.running(), "the victim ended early:\n" << victim.output());
-  victim.kill(SIGKILL);
-  BOOST_TEST(victim.wait(10'000) == 128 + SIGKILL);
+  BOOST_REQUIRE_MESSAGE(victim->running(), "the victim ended early:\n" << victim->output());
+  victim->kill(SIGKILL);
+  BOOST_TEST(victim->wait(10'000) == 128 + SIGKILL);
 
-  ChildProcess survivor = bench(c, "100", "both", "survivor.log");
-  const int survivor_end = survivor.wait(180'000);  // before the message reads ending()
-  BOOST_TEST(survivor_end == 0, "locus bench after a client was killed: " << survivor.ending() << ":\n" << survivor.output());
+  for (const std::string mode : {"rdma", "vo"}) {
+    auto survivor = run(c, "survivor-" + mode, mode);
+    verbs::testing::finish_run(c, *survivor, "survivor-" + mode, 180'000);
+  }
   FailureLog failures;
   run_client(c.config, [&](Endpoint& ep, rpc::RpcClient& rpc) {
     auto client = pilaf::PilafClient::connect(ep, rpc, 0);
@@ -198,12 +191,13 @@ BOOST_AUTO_TEST_CASE(killed_client_does_not_disturb_others) {
     }
   }, failures);
   BOOST_TEST(failures.empty(), failures.first());
-  BOOST_TEST(c.server->running(), "the server exited:\n" << c.server->output());
   BOOST_TEST(c.server->output().find("disconnected") != std::string::npos, c.server->output());
+  const auto figures = verbs::testing::stop_served_index(c, 30'000);
+  BOOST_TEST(verbs::testing::figure(figures, "rpc_rejected") == 0, c.server->output());
 }
 
 BOOST_AUTO_TEST_CASE(unreachable_or_dead_server_is_a_clear_error) {
-  ServedCluster c = start_server("pilaf_dead");
+  ServedIndex c = start_server("pilaf_dead");
   FailureLog failures;
   run_client(c.config, [&](Endpoint& ep, rpc::RpcClient& rpc) {
     auto client = pilaf::PilafClient::connect(ep, rpc, 0);

@@ -1,54 +1,61 @@
-// A `locus serve` child process serving an index over several nodes of a
-// cluster file of its own (every port 0: free ports), and the cluster file
-// its clients use, written with the ports it got from the ready file. For
-// the multi-process tests of indexes served from several nodes of one
-// process (Cell's servers, Catfish's connect node and workers); needs
-// LOCUS_BINARY, the locus executable.
+// A scenario served across processes, as the verbs tier deploys every
+// design: `locus serve SCENARIO` as a child process running all of the
+// scenario's server endpoints on a cluster file of its own (every port 0:
+// free ports), the cluster file its clients use (written with the ports
+// from the ready file), and `locus run SCENARIO --backend verbs` child
+// processes running the scenario's clients against it. Serve and runs get
+// the same --set overrides, so both sides agree on the records and the
+// design's keys; a run may add its own (a selector, a mode). Needs
+// LOCUS_BINARY (the locus executable) and LOCUS_VERBS_SCENARIOS (the
+// directory of tests/verbs/scenarios).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <boost/test/unit_test.hpp>
-
 #include "backends/verbs/cluster_config.h"
 #include "tests/verbs/child_process.h"
-#include "tests/verbs/verbs_test_env.h"
+#include "tests/verbs/run_results.h"
 
 namespace locus::verbs::testing {
 
+// A scenario file of the tier, by its name in tests/verbs/scenarios.
+std::string scenario_path(const std::string& file);
+
 struct ServedIndex {
-  std::string dir;
+  std::string dir;                // the test's files: cluster files, logs, results
+  std::string scenario;           // the scenario file
+  std::vector<std::string> sets;  // its overrides ("key=value"), for serve and runs alike
   std::unique_ptr<ChildProcess> server;
-  std::string config_path;
+  std::string config_path;        // the clients' cluster file: entry k is server endpoint k
   ClusterConfig config;
 };
 
-// Starts `locus serve` with `serve_args` (after "serve"; --config and
-// --ready-file are added) and waits until it listens on all `nodes`.
-inline ServedIndex start_served_index(const std::string& name, size_t nodes,
-                                      const std::vector<std::string>& serve_args) {
-  ServedIndex t;
-  t.dir = make_temp_dir(name);
-  const std::string address = local_address();
-  write_file(t.dir + "/serve.toml", cluster_toml(address, std::vector<std::string>(nodes, "0")));
-  std::vector<std::string> argv{LOCUS_BINARY, "serve"};
-  argv.insert(argv.end(), serve_args.begin(), serve_args.end());
-  for (const char* arg : {"--config", "/serve.toml", "--ready-file", "/ready"}) {
-    argv.push_back(arg[0] == '/' ? t.dir + arg : std::string(arg));
-  }
-  t.server = std::make_unique<ChildProcess>(argv, t.dir + "/serve.log");
-  const std::vector<std::string> where = wait_for_lines(t.dir + "/ready", nodes, 180'000);
-  BOOST_REQUIRE_MESSAGE(where.size() == nodes, "locus serve did not start:\n" << t.server->output());
-  std::vector<std::string> ports;
-  for (const std::string& w : where) ports.push_back(w.substr(w.rfind(':') + 1));
-  t.config_path = t.dir + "/cluster.toml";
-  write_file(t.config_path, cluster_toml(address, ports));
-  auto config = load_cluster_config(t.config_path);
-  BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
-  t.config = *config;
-  return t;
-}
+// Starts `locus serve` of `scenario` with `sets` and waits (Boost.Test
+// REQUIRE) until it listens on all `endpoints` of it.
+ServedIndex start_served_index(const std::string& name, const std::string& scenario,
+                               const std::vector<std::string>& sets, size_t endpoints);
+
+// Starts `locus run SCENARIO --backend verbs` against `t`, with t.sets and
+// then `extra` overrides; its output goes to <dir>/<tag>.log and its
+// results to <dir>/<tag>.json (run_json).
+std::unique_ptr<ChildProcess> start_run(const ServedIndex& t, const std::string& tag,
+                                        const std::vector<std::string>& extra);
+std::string run_json(const ServedIndex& t, const std::string& tag);
+
+// Waits up to timeout_ms for a run of start_run and checks (Boost.Test)
+// that it exited 0 with results of the verbs backend in which operations
+// ran and none failed. Returns the results.
+RunResults finish_run(const ServedIndex& t, ChildProcess& run, const std::string& tag, int timeout_ms);
+
+// Checks the server still runs, stops it with SIGTERM and checks it exits
+// 0 having printed its stopping line; returns that line's figures
+// (rpc_requests, rpc_rejected, the design's counters).
+std::map<std::string, double> stop_served_index(ServedIndex& t, int timeout_ms);
+
+// figures[name], or -1 when the line lacks it (so a check on it fails).
+double figure(const std::map<std::string, double>& figures, const std::string& name);
 
 }  // namespace locus::verbs::testing

@@ -34,8 +34,9 @@ ClusterConfig local_cluster(int servers);
 // lets a server in this host pick a free port), tuned for tests.
 std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports);
 
-// Key `keynum` of the records of YCSB workload `workload` (a-f) that
-// `locus serve --records records --workload W` loads.
+// Key `keynum` of the records a `locus serve` of a Pilaf or Cell scenario
+// loads with workload.standard = `workload` (a-f) and workload.recordcount
+// = `records` (the YCSB keys as the workload builds them).
 std::string loaded_key(char workload, uint64_t records, uint64_t keynum);
 
 }  // namespace locus::verbs::testing
