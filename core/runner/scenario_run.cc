@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/runner/ycsb_loop.h"
 
 namespace locus::runner {
@@ -246,6 +248,15 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     r.stats.merge(o.stats);
     server_choices += o.server_choices;
     client_choices += o.client_choices;
+  }
+  if (placement.clients_here && r.stats.total_ops() == 0) {
+    return Status(StatusCode::kTimeout,
+                  fmt::format("no operation finished between run.warmup_s ({:g} s) and run.duration_s ({:g} s) of {}",
+                              s.run.warmup_s, s.run.duration_s, runtime->backend_name()) +
+                      (runtime->backend_name() == "simgrid"
+                           ? " time"
+                           : " wall time, which includes the clients' connecting: lengthen the run (--set "
+                             "run.duration_s=2 --set run.warmup_s=0.5)"));
   }
   if (server_choices + client_choices > 0) {
     r.extra["server_share"] = static_cast<double>(server_choices) / static_cast<double>(server_choices + client_choices);

@@ -259,6 +259,14 @@ BOOST_AUTO_TEST_CASE(runs_on_loopback) {
   auto report = runner::run_scenario(*s, r, loopback_runtime);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   check_run(*report, "loopback");
+  // A wall-time window too short for any operation is an error that says
+  // so, not an empty table.
+  s = scenario::parse_scenario(kToy, "toy.toml", {"run.duration_s=0.000001", "run.warmup_s=0"}, r);
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+  report = runner::run_scenario(*s, r, loopback_runtime);
+  BOOST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().code() == StatusCode::kTimeout);
+  BOOST_TEST(report.status().message().find("lengthen the run") != std::string::npos, report.status().message());
 }
 
 // As `locus serve` runs it: the servers only, until the stop flag turns;
@@ -319,6 +327,27 @@ BOOST_AUTO_TEST_CASE(builtin_designs_run_through_the_same_path) {
     BOOST_TEST(report->result.stats.total_failed() == 0u);
     BOOST_REQUIRE(report->result.stats.find_op("RPC") != nullptr);
     BOOST_REQUIRE(report->result.stats.find_op("TRAVERSAL") != nullptr);
+  }
+}
+
+// Split across processes (`locus serve` here, `locus run --backend verbs`
+// there), both sides must number the server endpoints alike: a client
+// reaches endpoint k as the cluster file's entry k. For every built-in
+// design and its shipped scenario.
+BOOST_AUTO_TEST_CASE(both_sides_of_a_split_deployment_see_the_same_endpoints) {
+  for (const char* file : {"quickstart.toml", "model/micro-hybrid.toml", "cell/mixed.toml", "catfish/rtree.toml"}) {
+    auto s = designs::load_scenario(std::string(LOCUS_SOURCE_DIR "/scenarios/") + file);
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
+    const design::Design* d = designs::registry().find(s->index.type);
+    BOOST_REQUIRE(d != nullptr);
+    auto servers = d->make_driver(*s, {.servers_here = true, .clients_here = false});
+    auto clients = d->make_driver(*s, {.servers_here = false, .clients_here = true});
+    BOOST_REQUIRE_MESSAGE(servers.is_ok(), servers.status().to_string());
+    BOOST_REQUIRE_MESSAGE(clients.is_ok(), clients.status().to_string());
+    std::vector<std::string> a, b;
+    for (const auto& e : (*servers)->server_endpoints()) a.push_back(e.suffix);
+    for (const auto& e : (*clients)->server_endpoints()) b.push_back(e.suffix);
+    BOOST_TEST(a == b, file);
   }
 }
 

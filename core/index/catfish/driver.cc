@@ -63,13 +63,15 @@ class CatfishDriver final : public design::IndexDriver {
     client_options_.node_ns = us_to_ns(x.client_node_us);
   }
 
-  // A messaging worker per core, each with its own queue pairs; clients in
-  // another process also need the connect RPC, on an endpoint of its own
-  // (the workers take every completion of theirs).
+  // A messaging worker per core, each with its own queue pairs; when the
+  // servers and the clients are in different processes, the connect RPC
+  // too, on an endpoint of its own (the workers take every completion of
+  // theirs). Both sides must count it, or a client's servers().back() is a
+  // worker.
   std::vector<design::EndpointSpec> server_endpoints() const override {
     std::vector<design::EndpointSpec> out;
     for (uint32_t w = 0; w < cores_; ++w) out.push_back({w == 0 ? "" : "." + std::to_string(w), false});
-    if (!placement_.clients_here) out.push_back({".connect", true});
+    if (!placement_.servers_here || !placement_.clients_here) out.push_back({".connect", true});
     return out;
   }
 
@@ -128,6 +130,10 @@ class CatfishDriver final : public design::IndexDriver {
         cs.searches == 0 ? 0.0 : static_cast<double>(cs.hits_returned) / static_cast<double>(cs.searches);
     extra["catfish.heartbeats"] = static_cast<double>(ms.heartbeats);
     extra["catfish.dropped_connections"] = static_cast<double>(ms.dropped_connections + ms.malformed);
+    if (connect_rpc_ != nullptr) {
+      extra["catfish.connects"] = static_cast<double>(cs.connects);
+      extra["catfish.connects_refused"] = static_cast<double>(cs.connects_refused);
+    }
   }
 
  private:
