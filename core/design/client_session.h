@@ -55,42 +55,21 @@ class SelectorSession : public ClientSession {
   std::unique_ptr<selector::Selector> selector_;
 };
 
-// A counter a session keeps only once attached (the sessions'
-// count_into): the benchmark drivers want per-operation details (reads
-// that found nothing, records scanned, hits) that the scenario runner,
-// which counts only after its warm-up, does not.
-class DetailCounter {
- public:
-  void attach(metrics::OpStats& stats, std::string_view name) {
-    stats_ = &stats;
-    id_ = stats.counter(name);
-  }
-  void add(int64_t n = 1) {
-    if (stats_ != nullptr) stats_->add(id_, n);
-  }
-
- private:
-  metrics::OpStats* stats_ = nullptr;
-  metrics::OpStats::CounterId id_ = 0;
-};
-
 // The op switch of a key-value index (Pilaf, Cell), under YCSB's names:
-// reads are gets (NOT_FOUND is an answer, counted in `read_not_found`),
+// reads are gets (NOT_FOUND is an answer, not a failure),
 // updates and inserts puts of the whole record (a key-value store replaces
 // the whole value), read-modify-writes a get then a put, and scans
 // `scan(key, length)`. `store` has get(key) -> StatusOr<...> and
 // put(key, value) -> Status.
 template <typename Store, typename Scan>
 Status execute_key_value(Store& store, const workload::Op& op, std::string_view key, std::string_view value,
-                         std::string_view* measured_as, DetailCounter& read_not_found, const Scan& scan) {
+                         std::string_view* measured_as, const Scan& scan) {
   using workload::OpKind;
   *measured_as = workload::op_kind_name(op.kind);
   switch (op.kind) {
     case OpKind::kRead: {
       Status s = store.get(key).status();
-      if (s.code() != StatusCode::kNotFound) return s;
-      read_not_found.add();
-      return Status();
+      return s.code() == StatusCode::kNotFound ? Status() : s;
     }
     case OpKind::kUpdate:
     case OpKind::kInsert: return store.put(key, value);

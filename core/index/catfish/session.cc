@@ -21,8 +21,6 @@ CatfishSession::CatfishSession(std::unique_ptr<selector::Selector> sel, std::uni
   hits_.reserve(kReservedHits);
 }
 
-void CatfishSession::count_into(metrics::OpStats& stats) { hits_counter_.attach(stats, "hits"); }
-
 Status CatfishSession::execute(const workload::Op& op, std::string_view, std::string_view, std::string_view* as) {
   using workload::OpKind;
   switch (op.kind) {
@@ -41,7 +39,6 @@ Status CatfishSession::execute(const workload::Op& op, std::string_view, std::st
 
 Status CatfishSession::search(uint64_t keynum) {
   Status s = client_->search(at_key(generator_.query(rng_, scale_), keynum), &hits_);
-  hits_counter_.add(static_cast<int64_t>(hits_.size()));
   return s;
 }
 

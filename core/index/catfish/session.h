@@ -30,10 +30,6 @@ class CatfishSession final : public design::SelectorSession {
   CatfishSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<catfish::CatfishClient> client,
                  workload::QueryScale scale, uint64_t first_id, Random& rng);
 
-  // From now on also counts, into `stats`, the hits of every search
-  // ("hits"), whether or not the loop measures the operations.
-  void count_into(metrics::OpStats& stats);
-
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   // The client's counters as "catfish.<name>".
@@ -52,7 +48,6 @@ class CatfishSession final : public design::SelectorSession {
   uint64_t next_id_;
   Random& rng_;
   std::vector<catfish::Hit> hits_;
-  design::DetailCounter hits_counter_;
 };
 
 }  // namespace locus::catfish

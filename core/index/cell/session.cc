@@ -8,21 +8,16 @@ namespace locus::cell {
 CellSession::CellSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<cell::CellClient> client)
     : design::SelectorSession(std::move(sel)), client_(std::move(client)) {}
 
-void CellSession::count_into(metrics::OpStats& stats) {
-  read_not_found_.attach(stats, "read_not_found");
-  scanned_records_.attach(stats, "scanned_records");
-}
 
 Status CellSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                             std::string_view* as) {
-  return design::execute_key_value(*client_, op, key, value, as, read_not_found_,
+  return design::execute_key_value(*client_, op, key, value, as,
                            [this](std::string_view from, uint32_t length) { return scan(from, length); });
 }
 
 Status CellSession::scan(std::string_view from, uint32_t length) {
   sink_.start(from);
   Status s = client_->range(from, std::nullopt, length, sink_).status();
-  scanned_records_.add(static_cast<int64_t>(sink_.records));
   if (!s.is_ok()) return s;
   if (!sink_.ordered) return corruption("cell scan from '" + std::string(from) + "': keys out of order");
   return Status();

@@ -20,11 +20,6 @@ class CellSession final : public design::SelectorSession {
   // `client` asks `sel`.
   CellSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<cell::CellClient> client);
 
-  // From now on also counts, into `stats`, reads that found no record
-  // ("read_not_found") and the records scans returned ("scanned_records"),
-  // whether or not the loop measures the operations.
-  void count_into(metrics::OpStats& stats);
-
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   // The client's counters as "cell.<name>".
@@ -48,8 +43,6 @@ class CellSession final : public design::SelectorSession {
 
   std::unique_ptr<cell::CellClient> client_;
   ScanSink sink_;
-  design::DetailCounter read_not_found_;
-  design::DetailCounter scanned_records_;
 };
 
 }  // namespace locus::cell

@@ -16,8 +16,6 @@ PilafSession::PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clie
 
 PilafSession::PilafSession(size_t servers, Connector connect) : clients_(servers), connect_(std::move(connect)) {}
 
-void PilafSession::count_into(metrics::OpStats& stats) { read_not_found_.attach(stats, "read_not_found"); }
-
 Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                              std::string_view* as) {
   const uint32_t shard = pilaf_shard_of(op.keynum, clients_.size());
@@ -31,7 +29,7 @@ Status PilafSession::execute(const workload::Op& op, std::string_view key, std::
     }
     client = std::move(*connected);
   }
-  return design::execute_key_value(*client, op, key, value, as, read_not_found_,
+  return design::execute_key_value(*client, op, key, value, as,
                            [](std::string_view, uint32_t) { return unimplemented("pilaf has no scans"); });
 }
 

@@ -35,10 +35,6 @@ class PilafSession final : public design::ClientSession {
   // again by the next one for the shard).
   PilafSession(size_t servers, Connector connect);
 
-  // From now on also counts, into `stats`, reads that found no record
-  // ("read_not_found"), whether or not the loop measures them.
-  void count_into(metrics::OpStats& stats);
-
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   // "pilaf.retries" and "pilaf.rdma_reads".
@@ -50,7 +46,6 @@ class PilafSession final : public design::ClientSession {
  private:
   std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;  // null: not connected yet
   Connector connect_;
-  design::DetailCounter read_not_found_;
 };
 
 }  // namespace locus::pilaf
