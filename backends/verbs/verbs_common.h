@@ -41,12 +41,21 @@ static_assert(sizeof(Hello) <= 56 && sizeof(Welcome) <= 56);
 // generation tells a late completion of a slot that was already retired
 // (its connection was torn down) from the slot's current request.
 constexpr uint64_t kRecvBit = 1ULL << 63;
+// The generation bits a wr_id carries. A slot's own counter runs on past
+// 2^31 uses, so it is compared through this mask (wr_id_of_generation):
+// compared whole, every completion of a slot used 2^31 times would look
+// stale and be dropped (requests time out, receives are never reposted).
+constexpr uint32_t kGenerationMask = 0x7fffffffu;
 inline uint64_t encode_wr_id(bool recv, uint32_t generation, uint32_t index) {
-  return (recv ? kRecvBit : 0) | (uint64_t{generation & 0x7fffffffu} << 32) | index;
+  return (recv ? kRecvBit : 0) | (uint64_t{generation & kGenerationMask} << 32) | index;
 }
 inline bool wr_id_is_recv(uint64_t id) { return (id & kRecvBit) != 0; }
-inline uint32_t wr_id_generation(uint64_t id) { return static_cast<uint32_t>(id >> 32) & 0x7fffffffu; }
+inline uint32_t wr_id_generation(uint64_t id) { return static_cast<uint32_t>(id >> 32) & kGenerationMask; }
 inline uint32_t wr_id_index(uint64_t id) { return static_cast<uint32_t>(id); }
+// Whether a completion's wr_id is of the request a slot of `generation` holds now.
+inline bool wr_id_of_generation(uint64_t id, uint32_t generation) {
+  return wr_id_generation(id) == (generation & kGenerationMask);
+}
 
 // Maps a verbs completion status onto the contract's. `is_recv` matters:
 // a receive too small for its message is reported differently by hardware

@@ -16,9 +16,9 @@ namespace locus::verbs {
 
 bool VerbsEndpoint::translate_locked(const ibv_wc& wc, Completion* out) {
   const uint32_t index = wr_id_index(wc.wr_id);
-  const uint32_t generation = wr_id_generation(wc.wr_id);
   if (wr_id_is_recv(wc.wr_id)) {
-    if (index >= recv_slots_.size() || !recv_slots_[index].busy || recv_slots_[index].generation != generation) {
+    if (index >= recv_slots_.size() || !recv_slots_[index].busy ||
+        !wr_id_of_generation(wc.wr_id, recv_slots_[index].generation)) {
       return false;
     }
     RecvSlot& s = recv_slots_[index];
@@ -42,7 +42,8 @@ bool VerbsEndpoint::translate_locked(const ibv_wc& wc, Completion* out) {
     *out = c;
     return true;
   }
-  if (index >= send_slots_.size() || !send_slots_[index].busy || send_slots_[index].generation != generation) {
+  if (index >= send_slots_.size() || !send_slots_[index].busy ||
+      !wr_id_of_generation(wc.wr_id, send_slots_[index].generation)) {
     return false;  // a late flush of a request already retired with its connection
   }
   SendSlot& s = send_slots_[index];
