@@ -1,6 +1,7 @@
 // Endpoint: completion matching; see endpoint.h.
 #include "core/transport/endpoint.h"
 
+#include <algorithm>
 #include <string>
 
 namespace locus {
@@ -12,6 +13,31 @@ Endpoint::Endpoint(Env env, Nanos timeout) : env_(env), timeout_(timeout) {
   const TransportLimits lim = env_.transport->limits();
   parked_.reserve(lim.max_send_wr + lim.max_recv_wr + kScratch);
   scratch_.resize(kScratch);
+  // No more requests than the send queue holds can be outstanding, so no
+  // more can be abandoned and still complete.
+  abandoned_.assign(std::max<size_t>(lim.max_send_wr, 1), 0);
+}
+
+void Endpoint::abandon(uint64_t wr_id) {
+  for (size_t i = 0; i < parked_.size(); ++i) {
+    if (parked_[i].op != Opcode::kRecv && parked_[i].wr_id == wr_id) {
+      parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+  abandoned_[abandoned_next_] = wr_id;
+  abandoned_next_ = (abandoned_next_ + 1) % abandoned_.size();
+}
+
+bool Endpoint::take_abandoned(const Completion& c) {
+  if (c.op == Opcode::kRecv || c.wr_id == 0) return false;
+  for (uint64_t& id : abandoned_) {
+    if (id == c.wr_id) {
+      id = 0;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Endpoint::park(const Completion& c) {
@@ -42,6 +68,8 @@ StatusOr<Completion> Endpoint::await_matching(Match match, Nanos timeout, const 
     for (size_t i = 0; i < n; ++i) {
       if (!found && match(scratch_[i])) {
         found = scratch_[i];
+      } else if (take_abandoned(scratch_[i])) {
+        continue;  // its waiter gave up
       } else if (!park(scratch_[i])) {
         return internal_error("endpoint completion buffer overflow on node " +
                               std::to_string(node_id()));
@@ -52,9 +80,10 @@ StatusOr<Completion> Endpoint::await_matching(Match match, Nanos timeout, const 
 }
 
 StatusOr<Completion> Endpoint::await(uint64_t wr_id) {
-  return await_matching(
-      [wr_id](const Completion& c) { return c.op != Opcode::kRecv && c.wr_id == wr_id; },
-      timeout_, "a work request");
+  auto c = await_matching([wr_id](const Completion& c) { return c.op != Opcode::kRecv && c.wr_id == wr_id; },
+                          timeout_, "a work request");
+  if (!c.is_ok() && c.status().code() == StatusCode::kTimeout) abandon(wr_id);
+  return c;
 }
 
 StatusOr<Completion> Endpoint::await_recv() { return await_recv_for(timeout_); }
@@ -67,9 +96,13 @@ StatusOr<Completion> Endpoint::await_recv_for(Nanos timeout) {
 Status Endpoint::execute(std::span<const WorkRequest> batch) {
   LOCUS_RETURN_IF_ERROR(env_.transport->post(batch));
   Status first_error;
-  for (const WorkRequest& wr : batch) {
-    auto c = await(wr.wr_id);
-    if (!c.is_ok()) return c.status();  // timeout: later completions stay parked
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto c = await(batch[i].wr_id);
+    if (!c.is_ok()) {
+      // Nobody waits for the rest of the batch either.
+      for (size_t j = i + 1; j < batch.size(); ++j) abandon(batch[j].wr_id);
+      return c.status();
+    }
     if (!c->ok() && first_error.is_ok()) first_error = completion_error(*c);
   }
   return first_error;

@@ -4,7 +4,10 @@
 // queue is shared by everything that endpoint does (RPC calls and one-sided
 // READs of an index client, say). Endpoint hands out wr_ids and waits for
 // a particular one, parking completions that belong to someone else in a
-// bounded side buffer so they are not lost. No allocation after creation.
+// bounded side buffer so they are not lost. A request whose wait timed out
+// is abandoned: nobody will ask for its completion, so when it arrives it
+// is dropped instead of parked (else enough timeouts would fill the side
+// buffer and fail every later wait). No allocation after creation.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +37,8 @@ class Endpoint {
   // Posts one request and waits for it.
   Status execute(const WorkRequest& wr) { return execute(std::span<const WorkRequest>(&wr, 1)); }
 
-  // Waits for the completion of wr_id (send side).
+  // Waits for the completion of wr_id (send side). On kTimeout the request
+  // is abandoned: its completion is dropped whenever it comes.
   StatusOr<Completion> await(uint64_t wr_id);
   // Waits for the next receive completion.
   StatusOr<Completion> await_recv();
@@ -46,12 +50,19 @@ class Endpoint {
   template <typename Match>
   StatusOr<Completion> await_matching(Match match, Nanos timeout, const char* what);
   bool park(const Completion& c);
+  // Remembers wr_id as abandoned (oldest forgotten first when more are
+  // than could be outstanding) and drops its completion if already parked.
+  void abandon(uint64_t wr_id);
+  // True (and forgets it) if `c` is of an abandoned request.
+  bool take_abandoned(const Completion& c);
 
   Env env_;
   Nanos timeout_;
   uint64_t last_wr_id_ = 0;
   std::vector<Completion> parked_;  // capacity fixed at construction
   std::vector<Completion> scratch_;
+  std::vector<uint64_t> abandoned_;  // a ring of max_send_wr wr_ids; 0: free
+  size_t abandoned_next_ = 0;
 };
 
 }  // namespace locus

@@ -1,0 +1,84 @@
+// Endpoint (core/transport/endpoint.h) forgets the completions of requests
+// whose waits timed out (issue 16, defect 7): on loopback with every
+// operation delayed past the endpoint's timeout, batch after batch of
+// READs times out, their completions arrive later, and every wait must
+// keep failing with kTimeout, never with the side buffer's overflow; once
+// waits are long enough again, a READ completes normally.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/common/aligned_buffer.h"
+#include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
+
+namespace locus {
+namespace {
+
+BOOST_AUTO_TEST_SUITE(endpoint)
+
+BOOST_AUTO_TEST_CASE(completions_of_timed_out_requests_are_dropped_not_parked) {
+  constexpr Nanos kOpLatency = 20 * kMillisecond;  // every READ served this late
+  constexpr Nanos kShortWait = 2 * kMillisecond;   // well under it: each batch times out
+  constexpr size_t kBatch = 64;
+  loopback::LoopbackOptions lo;
+  lo.op_latency = kOpLatency;
+  auto runtime = loopback::make_loopback_runtime(lo);
+  const NodeId server = *runtime->add_node({"server", true});
+  const NodeId client = *runtime->add_node({"client", false});
+  AlignedBuffer memory(4096);
+  Env server_env = runtime->setup_env(server);
+  auto region = server_env.transport->register_memory(memory.data(), memory.size(), kRemoteRead);
+  BOOST_REQUIRE(region.is_ok());
+  const RemoteRegion remote = region->remote();
+  testing::FailureLog failures;
+  std::atomic<int> timeouts{0};
+  BOOST_REQUIRE(runtime->spawn(client, "client", ActorKind::kWorker, [&](Env& env) {
+    AlignedBuffer local(64);
+    auto reg = env.transport->register_memory(local.data(), local.size(), kLocalOnly);
+    if (!reg.is_ok()) return failures.fail("register: " + reg.status().to_string());
+    const TransportLimits limits = env.transport->limits();
+    // More abandoned completions than the side buffer holds, in all.
+    const size_t batches = (limits.max_send_wr + limits.max_recv_wr) / kBatch + 4;
+    {
+      Endpoint ep(env, kShortWait);
+      std::vector<WorkRequest> batch(kBatch);
+      for (size_t b = 0; b < batches; ++b) {
+        for (WorkRequest& wr : batch) {
+          wr = WorkRequest{};
+          wr.wr_id = ep.next_wr_id();
+          wr.op = Opcode::kRead;
+          wr.remote = remote_at(remote, 0);
+          wr.local = {local.data(), 64, reg->lkey};
+        }
+        Status st = ep.execute(batch);
+        if (st.code() != StatusCode::kTimeout) {
+          return failures.fail("batch " + std::to_string(b) + ": expected a timeout, got " + st.to_string());
+        }
+        ++timeouts;
+        env.clock->sleep_for(2 * kOpLatency);  // the abandoned completions arrive meanwhile
+      }
+    }
+    // A wait long enough for the delay still gets its own completion.
+    Endpoint ep(env, 10 * kOpLatency);
+    WorkRequest wr;
+    wr.wr_id = ep.next_wr_id();
+    wr.op = Opcode::kRead;
+    wr.remote = remote_at(remote, 0);
+    wr.local = {local.data(), 64, reg->lkey};
+    if (Status st = ep.execute(wr); !st.is_ok()) failures.fail("a patient READ: " + st.to_string());
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(runtime->run().is_ok());
+  BOOST_TEST(failures.empty(), failures.first());
+  BOOST_TEST(timeouts.load() > 0);
+  (void)server_env.transport->deregister_memory(*region);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace locus
