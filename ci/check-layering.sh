@@ -32,6 +32,7 @@ fi
 # What each module may include besides itself (core/CMakeLists.txt).
 declare -A allowed=(
   [common]=""
+  [check]="common"
   [metrics]="common"
   [transport]="common metrics"
   [memory]="common"
