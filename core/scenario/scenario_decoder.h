@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -105,8 +106,16 @@ class Decoder {
       if (pair == nullptr || pair->size() != 2) return fail(&p, name, "expected a [bytes, ops_per_s] pair");
       auto bytes = (*pair)[0].value<int64_t>();
       auto rate = (*pair)[1].value<double>();
-      if (!bytes || !rate || *bytes < 0 || *rate <= 0) {
-        return fail(&p, name, "expected a non-negative byte count and a positive rate");
+      if (!bytes || !rate) return fail(&p, name, "expected a [bytes, ops_per_s] pair of numbers");
+      // Sizes are kept in 32 bits; a rate outside [1, 1e12] ops/s (NaN and
+      // infinity included) is no NIC's and would make operations free or
+      // push the simulator's clock past its range.
+      if (*bytes < 0 || *bytes > int64_t{UINT32_MAX}) {
+        return fail(&p, name, "byte count " + std::to_string(*bytes) + " outside [0, " +
+                                  std::to_string(UINT32_MAX) + "]");
+      }
+      if (!(*rate >= kMinRate && *rate <= kMaxRate)) {
+        return fail(&p, name, "rate " + fmt_num(*rate) + " ops/s outside [1, 1e12]");
       }
       if (!c.points.empty() && static_cast<uint32_t>(*bytes) <= c.points.back().bytes) {
         return fail(&p, name, "sizes must increase");
@@ -125,6 +134,8 @@ class Decoder {
   }
 
  private:
+  static constexpr double kMinRate = 1.0;     // ops/s
+  static constexpr double kMaxRate = 1e12;    // ops/s
   static std::string fmt_num(double v) {
     std::string s = std::to_string(v);
     s.erase(s.find_last_not_of('0') + 1);

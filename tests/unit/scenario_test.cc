@@ -235,6 +235,19 @@ BOOST_AUTO_TEST_CASE(cell_mistakes_name_file_line_and_key) {
   BOOST_TEST(contains(e, "output.timeseries_ms: more than"), e);
 }
 
+// NIC rates that are no NIC's (NaN, infinity, vanishingly small) and sizes
+// beyond 32 bits are refused with the key, in the file and through --set
+// (issue 17: they used to abort SimGrid, make READs free, or wrap to 16 B).
+BOOST_AUTO_TEST_CASE(absurd_nic_curves_are_refused) {
+  for (const char* curve : {"[[16, nan]]", "[[16, inf]]", "[[16, -inf]]", "[[16, 1e-300]]", "[[16, 0.5]]",
+                            "[[16, 1e13]]", "[[8589934592, 1.0e6]]", "[[4294967296, 1.0e6]]", "[[-1, 1.0e6]]"}) {
+    const std::string e = error_of(kGood, {std::string("platform.nic.read=") + curve});
+    BOOST_TEST(contains(e, "platform.nic.read"), curve << ": " << e);
+  }
+  auto ok = designs::parse_scenario(kGood, "good.toml", {"platform.nic.read=[[16, 1.0], [4294967295, 1e12]]"});
+  BOOST_TEST(ok.is_ok(), ok.status().to_string());
+}
+
 BOOST_AUTO_TEST_CASE(missing_file_is_reported) {
   auto s = designs::load_scenario("/nonexistent/scenario.toml");
   BOOST_TEST(s.status().code() == StatusCode::kNotFound);
