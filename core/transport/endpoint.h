@@ -63,6 +63,7 @@ class Endpoint {
   std::vector<Completion> scratch_;
   std::vector<uint64_t> abandoned_;  // a ring of max_send_wr wr_ids; 0: free
   size_t abandoned_next_ = 0;
+  size_t abandoned_live_ = 0;  // non-zero entries: none, and parking skips the ring
 };
 
 }  // namespace locus

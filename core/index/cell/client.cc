@@ -128,12 +128,7 @@ void CellClient::learn_meganode(const MeganodeInfo& m) {
 StatusOr<OpResponse> CellClient::server_step(OpKind op, std::string_view key, std::string_view value,
                                              uint64_t start, bool observe) {
   rpc::Writer w(rpc_.payload_buffer());
-  OpRequest q;
-  q.op = op;
-  q.start = start;
-  q.key = key;
-  q.value = value;
-  encode_op_request(q, w);
+  encode_op_request({.op = op, .start = start, .key = key, .value = value}, w);
   if (!w.ok()) return invalid_argument("cell: key and value exceed one message");
   const NodeId server = layout_.server_of(start);
   Clock& clock = *endpoint_.env().clock;

@@ -43,12 +43,7 @@ StatusOr<OpResponse> DirectTree::op(OpKind op, std::string_view key, std::string
   uint64_t start = kNullPtr;
   for (uint32_t attempt = 0; attempt < kMaxAttempts; ++attempt) {
     rpc::Writer w(direct_.payload_buffer());
-    OpRequest q;
-    q.op = op;
-    q.start = start;
-    q.key = key;
-    q.value = value;
-    encode_op_request(q, w);
+    encode_op_request({.op = op, .start = start, .key = key, .value = value}, w);
     if (!w.ok()) return invalid_argument("cell: record exceeds one message");
     LOCUS_ASSIGN_OR_RETURN(auto body, direct_.call(layout_.server_of(start), kOp, w.size()));
     rpc::Reader r(body);
