@@ -117,7 +117,8 @@ std::vector<uint32_t> Linearized::compact() const {
 
 Budget::Budget(const CheckOptions& options)
     : step_limit_(options.step_budget == 0 ? std::numeric_limits<uint64_t>::max() : options.step_budget),
-      deadline_ns_(steady_now_ns() + options.time_budget_ns) {}
+      deadline_ns_(options.time_budget_ns == 0 ? std::numeric_limits<int64_t>::max()
+                                               : steady_now_ns() + options.time_budget_ns) {}
 
 bool Budget::take_step() {
   if (steps_ >= step_limit_) return false;

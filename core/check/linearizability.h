@@ -36,7 +36,9 @@ enum class Verdict : uint8_t { kLinearizable, kNotLinearizable, kUnknown };
 std::string_view to_string(Verdict v);
 
 struct CheckOptions {
-  Nanos time_budget_ns = 60 * kSecond;  // wall clock, whole check
+  // A verdict that must not depend on the machine's speed (a test) sets
+  // the time budget to 0 and bounds the search by steps alone.
+  Nanos time_budget_ns = 60 * kSecond;  // wall clock, whole check (0: no limit)
   uint64_t step_budget = 0;             // model steps, whole check (0: no limit)
 };
 

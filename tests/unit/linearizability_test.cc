@@ -38,6 +38,11 @@ using namespace locus::check;
 
 namespace {
 
+// Verdicts here must not depend on how fast (or how loaded, or how
+// sanitized) the machine is: no wall-clock budget. CI once got kUnknown
+// from the 20k-operation scan history under ThreadSanitizer after 60 s.
+const CheckOptions kUntimed{.time_budget_ns = 0};
+
 Operation op(OpKind kind, std::string key, uint64_t value, Nanos t0_ns, Nanos t1_ns, Outcome outcome,
              uint32_t client = 0) {
   Operation o;
@@ -80,7 +85,7 @@ Operation rect_op(OpKind kind, uint64_t id, Rect r, Nanos t0, Nanos t1, Outcome 
 
 template <class M>
 Verdict verdict(const M& model, const History& h) {
-  CheckResult r = check_history(model, h);
+  CheckResult r = check_history(model, h, kUntimed);
   BOOST_TEST_MESSAGE(r.report(h));
   return r.verdict;
 }
@@ -171,7 +176,7 @@ BOOST_AUTO_TEST_CASE(delete_results) {
 BOOST_AUTO_TEST_CASE(reports_smallest_failing_partition) {
   History h{put("a", 1, 0, 10),        put("a", 2, 20, 30),   get("a", 1, 40, 50),  get("a", 1, 60, 70),
             put("b", 1, 0, 10),        get("b", {}, 20, 30),  put("c", 1, 0, 10),   get("c", 1, 20, 30)};
-  CheckResult r = check_history(KvModel(), h);
+  CheckResult r = check_history(KvModel(), h, kUntimed);
   BOOST_TEST_MESSAGE(r.report(h));
   BOOST_TEST(r.partitions == 3u);
   BOOST_TEST(r.verdict == kNo);
@@ -184,10 +189,10 @@ BOOST_AUTO_TEST_CASE(budget_yields_unknown) {
   History h;
   for (uint64_t i = 0; i < 8; ++i) h.push_back(put("x", i, 0, 100, static_cast<uint32_t>(i)));
   h.push_back(get("x", 3, 200, 300));
-  CheckResult r = check_history(KvModel(), h, {.step_budget = 5});
+  CheckResult r = check_history(KvModel(), h, {.time_budget_ns = 0, .step_budget = 5});
   BOOST_TEST(r.verdict == Verdict::kUnknown);
   BOOST_TEST(r.steps == 5u);
-  BOOST_TEST(check_history(KvModel(), h).verdict == kYes);
+  BOOST_TEST(check_history(KvModel(), h, kUntimed).verdict == kYes);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -223,7 +228,7 @@ BOOST_AUTO_TEST_CASE(scan_must_see_acknowledged_puts) {
 BOOST_AUTO_TEST_CASE(scan_partitions_by_key_range) {
   History h{put("a", 1, 0, 10), put("c", 3, 0, 10), put("z", 1, 0, 10), scan("a", 1, {"a"}, 20, 30),
             scan("x", 0, {"z"}, 20, 30), get("m", {}, 0, 5)};
-  CheckResult r = check_history(SortedMapModel(), h);
+  CheckResult r = check_history(SortedMapModel(), h, kUntimed);
   BOOST_TEST(r.verdict == kYes);
   // {a, scan a..a}, {c}, {m}, {x.., z}
   BOOST_TEST(r.partitions == 4u);
@@ -318,7 +323,7 @@ BOOST_AUTO_TEST_CASE(threads_on_an_atomic_register_record_a_linearizable_history
   }
   BOOST_TEST(pending == size_t{kThreads * kOps / 50});
   const auto start = std::chrono::steady_clock::now();
-  CheckResult r = check_history(KvModel(), h);
+  CheckResult r = check_history(KvModel(), h, kUntimed);
   BOOST_TEST_MESSAGE(fmt::format("{} ops on one key: {} in {:.3f} s", h.size(), r.report(h),
                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   BOOST_TEST(r.verdict == kYes);
@@ -403,7 +408,8 @@ RC_BOOST_PROP(widened_sequential_histories_are_linearizable, (bool with_scans)) 
       o.outcome = Outcome::kUnknown;
     }
   }
-  const CheckResult r = with_scans ? check_history(SortedMapModel(), h) : check_history(KvModel(), h);
+  const CheckResult r =
+      with_scans ? check_history(SortedMapModel(), h, kUntimed) : check_history(KvModel(), h, kUntimed);
   RC_ASSERT(r.verdict == kYes);
 }
 
@@ -426,7 +432,8 @@ RC_BOOST_PROP(a_changed_result_of_a_sequential_history_is_caught, (bool with_sca
       else o.result_keys.erase(o.result_keys.begin() + *rc::gen::inRange<size_t>(0, o.result_keys.size()));
       break;
   }
-  const CheckResult r = with_scans ? check_history(SortedMapModel(), h) : check_history(KvModel(), h);
+  const CheckResult r =
+      with_scans ? check_history(SortedMapModel(), h, kUntimed) : check_history(KvModel(), h, kUntimed);
   RC_ASSERT(r.verdict == kNo);
 }
 
@@ -472,7 +479,7 @@ History concurrent_kv_history(uint64_t keys, int ops = 100'000, bool scans = fal
 template <class M = KvModel>
 double check_seconds(const History& h, CheckResult& r, const M& model = {}) {
   const auto start = std::chrono::steady_clock::now();
-  r = check_history(model, h);
+  r = check_history(model, h, kUntimed);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -492,11 +499,20 @@ BOOST_AUTO_TEST_CASE(kv_history_of_100k_operations) {
   while (h[victim].kind != OpKind::kGet || h[victim].pending()) ++victim;
   h[victim].result_value += 7'000'000;
   h[victim].outcome = Outcome::kOk;
-  const CheckResult bad = check_history(KvModel(), h);
+  const CheckResult bad = check_history(KvModel(), h, kUntimed);
   BOOST_TEST(bad.verdict == kNo);
   BOOST_TEST((std::find(bad.failing_ops.begin(), bad.failing_ops.end(), victim) != bad.failing_ops.end()));
   const std::string report = bad.report(h);
   BOOST_TEST_MESSAGE(report.substr(0, report.find('\n', 400)));
+}
+
+// A wall-clock budget (read every 1024 steps) stops a search that takes
+// longer; without one the same history is decided.
+BOOST_AUTO_TEST_CASE(time_budget_yields_unknown) {
+  const History h = concurrent_kv_history(10);
+  const CheckResult r = check_history(KvModel(), h, {.time_budget_ns = 1});
+  BOOST_TEST(r.verdict == Verdict::kUnknown);
+  BOOST_TEST(r.steps == 1024u);
 }
 
 // Ten hot keys: 10,000 operations a key, often overlapping.
