@@ -35,6 +35,7 @@ declare -A allowed=(
   [check]="common"
   [metrics]="common"
   [transport]="common metrics"
+  [fault]="common metrics transport"
   [memory]="common"
   [rpc]="common metrics transport"
   [selector]="common metrics transport"

@@ -1,0 +1,52 @@
+// What the fault-injecting transport (fault_transport.h) does, as a
+// scenario's [faults] section sets it. Probabilities are per work request
+// (per registration for register_failure); decisions are drawn from a
+// stream per endpoint forked from `seed`, so on the SimGrid backend, whose
+// actors run one at a time in a fixed order, a seed replays exactly.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common/time.h"
+
+namespace locus::fault {
+
+// The order in which a split READ's pieces are copied.
+enum class ReadOrder : uint8_t {
+  kReverse,  // highest address first: the opposite of what a NIC usually does
+  kRandom,   // any order
+};
+
+struct FaultOptions {
+  uint64_t seed = 1;
+  // Completions held back by up to max_delay before they are delivered.
+  // Order towards one peer is kept (the transport's contract promises it);
+  // across peers completions are reordered.
+  double delay = 0;
+  Nanos max_delay_ns = 20 * kMicrosecond;
+  // Requests that complete with kRetryExceeded. A fraction `applied` of
+  // them were carried out at the target before the failure (the reply was
+  // lost: the nastiest case for a client, which cannot know).
+  double retry_exceeded = 0;
+  double applied = 0.5;
+  // One-sided requests refused at the target (kRemoteAccessError), and
+  // SENDs that found no receive (kRnrRetryExceeded); neither is carried out.
+  double remote_access_error = 0;
+  double rnr = 0;
+  // register_memory() calls that fail with kResourceExhausted.
+  double register_failure = 0;
+  // READs split into pieces of `piece_bytes` copied in `read_order`: a
+  // CPU write that lands between two pieces tears the read at a random
+  // offset, and a reader that relies on increasing address order sees the
+  // order reversed.
+  double split_read = 0;
+  uint32_t piece_bytes = 64;
+  ReadOrder read_order = ReadOrder::kReverse;
+
+  bool any() const {
+    return delay > 0 || retry_exceeded > 0 || remote_access_error > 0 || rnr > 0 || register_failure > 0 ||
+           split_read > 0;
+  }
+};
+
+}  // namespace locus::fault
