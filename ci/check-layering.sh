@@ -40,12 +40,12 @@ declare -A allowed=(
   [rpc]="common metrics transport"
   [selector]="common metrics transport"
   [workload]="common"
-  [scenario]="common metrics transport selector workload"
-  [design]="common metrics transport memory rpc selector workload scenario"
-  [designs]="common metrics transport memory rpc selector workload scenario design index"
-  [runner]="common metrics transport memory rpc selector workload scenario design"
+  [scenario]="common metrics transport fault selector workload"
+  [design]="common check metrics transport fault memory rpc selector workload scenario"
+  [designs]="common check metrics transport fault memory rpc selector workload scenario design index"
+  [runner]="common check metrics transport fault memory rpc selector workload scenario design"
 )
-lower="common metrics transport memory rpc selector workload scenario design"
+lower="common check metrics transport fault memory rpc selector workload scenario design"
 for dir in core/*/ core/index/*/; do
   dir=${dir%/}
   case $dir in

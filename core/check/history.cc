@@ -6,7 +6,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/common/crc64.h"
+
 namespace locus::check {
+
+uint64_t value_digest(std::string_view bytes) { return crc64(bytes.data(), bytes.size()); }
+
 namespace {
 
 std::string describe_call(const Operation& op) {

@@ -75,6 +75,11 @@ struct Operation {
 
 using History = std::vector<Operation>;
 
+// The 64-bit digest a recorded value is kept as (CRC-64 of its bytes):
+// histories of large records stay small, and two different values that a
+// get could confuse collide with probability 2^-64.
+uint64_t value_digest(std::string_view bytes);
+
 // "c3 put(k7, 42) -> ok  [100, 250]", for reports.
 std::string describe(const Operation& op);
 

@@ -7,10 +7,13 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/common/status.h"
+#include "core/design/history_recording.h"
 #include "core/metrics/op_stats.h"
 #include "core/selector/selector.h"
 #include "core/workload/workload.h"
@@ -35,6 +38,13 @@ class ClientSession {
     (void)server, (void)client;
     return false;
   }
+  // [check]: sessions that can record their calls (history_recording.h)
+  // say so, and record into `r` from then on.
+  virtual bool can_record() const { return false; }
+  void record_into(const Recording& r) { recording_ = r; }
+
+ protected:
+  Recording recording_;
 };
 
 // A session whose index client asks a per-step selector (Cell, Catfish).
@@ -59,25 +69,41 @@ class SelectorSession : public ClientSession {
 // reads are gets (NOT_FOUND is an answer, not a failure),
 // updates and inserts puts of the whole record (a key-value store replaces
 // the whole value), read-modify-writes a get then a put, and scans
-// `scan(key, length)`. `store` has get(key) -> StatusOr<...> and
-// put(key, value) -> Status.
+// `scan(key, length, keys)` (`keys`: where to put the keys found when
+// recording, else null). `store` has get(key) -> StatusOr<string_view>
+// and put(key, value) -> Status. Each call is recorded when `recording` is on.
 template <typename Store, typename Scan>
 Status execute_key_value(Store& store, const workload::Op& op, std::string_view key, std::string_view value,
-                         std::string_view* measured_as, const Scan& scan) {
+                         std::string_view* measured_as, const Scan& scan, const Recording& recording = {}) {
   using workload::OpKind;
+  KvRecorder rec(recording);
+  auto get = [&]() -> Status {
+    const size_t t = rec.get(key);
+    auto answer = store.get(key);
+    rec.got(t, answer);
+    return answer.status().code() == StatusCode::kNotFound ? Status() : answer.status();
+  };
+  auto put = [&]() -> Status {
+    const size_t t = rec.put(key, value);
+    Status s = store.put(key, value);
+    rec.put_done(t, s);
+    return s;
+  };
   *measured_as = workload::op_kind_name(op.kind);
   switch (op.kind) {
-    case OpKind::kRead: {
-      Status s = store.get(key).status();
-      return s.code() == StatusCode::kNotFound ? Status() : s;
-    }
+    case OpKind::kRead: return get();
     case OpKind::kUpdate:
-    case OpKind::kInsert: return store.put(key, value);
-    case OpKind::kScan: return scan(key, op.scan_length);
+    case OpKind::kInsert: return put();
+    case OpKind::kScan: {
+      const size_t t = rec.scan(key, op.scan_length);
+      std::vector<std::string> keys;
+      Status s = scan(key, op.scan_length, recording.on() ? &keys : nullptr);
+      rec.scanned(t, s, std::move(keys));
+      return s;
+    }
     case OpKind::kReadModifyWrite: {
-      Status s = store.get(key).status();
-      if (!s.is_ok() && s.code() != StatusCode::kNotFound) return s;
-      return store.put(key, value);
+      LOCUS_RETURN_IF_ERROR(get());
+      return put();
     }
   }
   return internal_error("unknown operation");

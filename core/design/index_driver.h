@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/check/history.h"
+#include "core/check/linearizability.h"
 #include "core/design/client_session.h"
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
@@ -86,6 +88,22 @@ class IndexDriver {
   // server posts up to a thousand of them, which a large platform pays
   // for in memory: a design that knows its messages' size says so.
   virtual uint32_t rpc_message_bytes() const { return kDefaultRpcMessageBytes; }
+
+  // [check] (linearizability): the operations that gave the index its
+  // state before the run, i.e. the records load() stored, drawn again from
+  // `rng`, a copy of the Random load() was given, as completed calls
+  // before any client's; and the verdict on a history against the
+  // design's sequential model (check/models.h). A design without them
+  // cannot be checked.
+  virtual Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const {
+    (void)spec, (void)rng, (void)out;
+    return unimplemented("this design cannot record its load for a linearizability check");
+  }
+  virtual StatusOr<check::CheckResult> check_history(const check::History& history,
+                                                     const check::CheckOptions& options) const {
+    (void)history, (void)options;
+    return unimplemented("this design has no sequential model for a linearizability check");
+  }
 
   static constexpr uint32_t kDefaultRpcMessageBytes = 4096;
   // A limit that holds a record of max_kv_bytes with room for a design's

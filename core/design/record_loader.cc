@@ -60,4 +60,18 @@ Status load_records_sharded(const workload::WorkloadSpec& spec, Random& rng, uin
   return Status();
 }
 
+Status loaded_puts(const workload::WorkloadSpec& spec, Random rng, check::History* out) {
+  return load_records(spec, rng, [out](std::string_view key, std::string_view value) {
+    check::Operation op;
+    op.kind = check::OpKind::kPut;
+    op.key.assign(key);
+    op.value = check::value_digest(value);
+    op.outcome = check::Outcome::kOk;
+    op.invoke_ns = -2;  // before the run's clock starts (0 on SimGrid)
+    op.response_ns = -1;
+    out->push_back(std::move(op));
+    return Status();
+  });
+}
+
 }  // namespace locus::design

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string_view>
 
+#include "core/check/history.h"
 #include "core/common/random.h"
 #include "core/common/status.h"
 #include "core/workload/workload_spec.h"
@@ -27,5 +28,9 @@ Status load_records(const workload::WorkloadSpec& spec, Random& rng, const PutRe
 // once.
 Status load_records_sharded(const workload::WorkloadSpec& spec, Random& rng, uint32_t shards,
                             const std::function<uint32_t(uint64_t keynum)>& shard_of, const PutShardRecord& put);
+
+// The records load_records() stores from `rng`, as puts (values as
+// digests) completed before time 0: loaded_history() of a key-value design.
+Status loaded_puts(const workload::WorkloadSpec& spec, Random rng, check::History* out);
 
 }  // namespace locus::design

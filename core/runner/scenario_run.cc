@@ -3,10 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "core/check/history.h"
+#include "core/fault/fault_runtime.h"
 #include "core/runner/ycsb_loop.h"
 
 namespace locus::runner {
@@ -44,11 +49,14 @@ struct Shared {
   Nanos run_start = 0;
   std::atomic<uint64_t> ops{0};
   TimeseriesRecorder timeseries;
+  // [check]: every client's calls, and the Random load() drew the records from.
+  std::optional<check::HistoryRecorder> history;
+  std::optional<Random> load_rng;
 };
 
 void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
-  Endpoint ep(env);
+  Endpoint ep(env, to_ns(s.run.wait_timeout_ms / 1e3));
   rpc::RpcClientOptions ro;
   ro.max_message_bytes = sh.driver->rpc_message_bytes();
   auto rpc = rpc::RpcClient::create(ep, ro);
@@ -68,6 +76,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   }
   const Nanos duration = to_ns(s.run.duration_s);
   design::ClientSession& session = **session_or;
+  if (sh.history) session.record_into({&sh.history->client(index), env.clock});
   metrics::OpStats& st = out->stats;
   const auto failures = st.counter("failed_ops");
   uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
@@ -140,6 +149,7 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
     sh.servers.push_back(node);
   }
   *setup = runtime.setup_env(sh.servers.front());
+  sh.load_rng = *setup->random;
   return driver.load(s.workload, *setup->random);
 }
 
@@ -154,6 +164,49 @@ Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, const Shared
     }
   }
   return Status();
+}
+
+void report_faults(const fault::FaultStats& f, std::map<std::string, double>& extra) {
+  for (const auto& [name, n] : {std::pair{"delayed", &f.delayed}, {"retry_exceeded", &f.retry_exceeded},
+                                {"retry_exceeded_applied", &f.retry_exceeded_applied},
+                                {"remote_access_error", &f.remote_access_error}, {"rnr", &f.rnr},
+                                {"register_failure", &f.register_failure}, {"split_read", &f.split_read}}) {
+    extra[std::string("faults.") + name] = static_cast<double>(n->load());
+  }
+}
+
+// [check]: the load's puts, then every client's calls, judged by the
+// design's model. A history that is not linearizable, or that the search
+// could not decide within its budget, fails the run with the report.
+Status check_run(const scenario::Scenario& s, const design::IndexDriver& driver, Shared& sh,
+                 std::map<std::string, double>& extra) {
+  check::History run = sh.history->merge();
+  if (run.size() > s.check.max_ops) {
+    return resource_exhausted(fmt::format(
+        "check.linearizability: {} operations recorded, more than check.max_ops ({}): shorten run.duration_s or "
+        "use fewer clients (the checker's memory grows with the history)",
+        run.size(), s.check.max_ops));
+  }
+  check::History history;
+  LOCUS_RETURN_IF_ERROR(driver.loaded_history(s.workload, *sh.load_rng, &history));
+  const size_t loaded = history.size();
+  history.insert(history.end(), std::make_move_iterator(run.begin()), std::make_move_iterator(run.end()));
+  size_t pending = 0;
+  for (const check::Operation& op : run) pending += op.pending() ? 1 : 0;
+  check::CheckOptions options;
+  options.time_budget_ns = to_ns(s.check.time_budget_s);
+  LOCUS_ASSIGN_OR_RETURN(const check::CheckResult result, driver.check_history(history, options));
+  extra["check.ops"] = static_cast<double>(run.size());
+  extra["check.loaded"] = static_cast<double>(loaded);
+  extra["check.pending"] = static_cast<double>(pending);
+  extra["check.partitions"] = static_cast<double>(result.partitions);
+  extra["check.violations"] = result.verdict == check::Verdict::kNotLinearizable ? 1 : 0;
+  if (result.verdict == check::Verdict::kLinearizable) return Status();
+  std::string report = result.report(history);
+  if (report.size() > 4000) report = report.substr(0, 4000) + "\n...";
+  return Status(result.verdict == check::Verdict::kUnknown ? StatusCode::kTimeout : StatusCode::kCorruption,
+                fmt::format("check.linearizability: {} operations (faults.seed {}): {}", run.size(), s.faults.seed,
+                            report));
 }
 
 }  // namespace
@@ -171,12 +224,24 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   if (design == nullptr) return invalid_argument("index.type: '" + s.index.type + "' is not a design of this build");
   // The runtime outlives everything registered on it: declared first.
   std::unique_ptr<Runtime> runtime = make_runtime(s);
+  fault::FaultRuntime* faults = nullptr;
+  if (s.faults.any()) {
+    auto wrapped = std::make_unique<fault::FaultRuntime>(std::move(runtime), s.faults);
+    faults = wrapped.get();
+    runtime = std::move(wrapped);
+  }
   LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
   const std::vector<design::EndpointSpec> endpoints = driver->server_endpoints();
   if (endpoints.empty()) return internal_error("design " + s.index.type + " has no server endpoints");
   Shared sh;
   sh.scenario = &s;
   sh.driver = driver.get();
+  if (s.check.linearizability) {
+    if (!placement.servers_here || !placement.clients_here) {
+      return invalid_argument("check.linearizability: needs the servers and the clients in this one run");
+    }
+    sh.history.emplace();
+  }
   std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
   Env setup;  // of the first server, or with the servers elsewhere of the first client
   if (placement.servers_here) {
@@ -205,6 +270,17 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   // Clients read it once they run, after set-up: the clock stands still until then.
   sh.run_start = setup.clock->now();
   if (placement.servers_here) LOCUS_RETURN_IF_ERROR(spawn_daemons(*runtime, *driver, sh));
+  if (faults != nullptr) {
+    // Loading and connecting run clean; faults start with the measured run.
+    const Nanos arm_at = sh.run_start + to_ns(s.run.warmup_s);
+    const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kDaemon, [faults, arm_at](Env& env) {
+      while (!env.stop_requested() && env.clock->now() < arm_at) {
+        env.clock->sleep_for(std::min<Nanos>(arm_at - env.clock->now(), 10 * kMillisecond));
+      }
+      faults->arm();
+    }));
+  }
   if (!placement.clients_here) {
     // Serving until told to stop: one worker actor keeps the run going.
     const std::atomic<bool>* stop = options.stop;
@@ -274,6 +350,8 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (!placement.clients_here) r.extra["rpc_requests"] = static_cast<double>(requests);
   }
   r.resources = runtime->resource_usage();
+  if (faults != nullptr) report_faults(faults->stats(), r.extra);
+  if (sh.history) LOCUS_RETURN_IF_ERROR(check_run(s, *driver, sh, r.extra));
   report.total_ops = sh.ops.load();
   report.timeseries = sh.timeseries.windows(s.run.duration_s, [&s](Nanos t) {
     Nanos unused = 0;

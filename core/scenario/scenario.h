@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/fault/fault_options.h"
 #include "core/scenario/index_config.h"
 #include "core/scenario/platform.h"
 #include "core/selector/selector_config.h"
@@ -36,6 +37,9 @@ struct RunSpec {
   uint32_t clients = 16;
   double duration_s = 0.05;  // simulated, warm-up included
   double warmup_s = 0.01;    // simulated, not measured
+  // How long a client waits for a completion before it gives the request
+  // up (a reply lost to a fault, a dead server); then the call fails.
+  double wait_timeout_ms = 5000;
 };
 
 struct OutputSpec {
@@ -49,6 +53,17 @@ struct OutputSpec {
   std::string timeseries;
 };
 
+// [check]: record every client operation's history and decide after the
+// run whether it is linearizable against the design's sequential model.
+struct CheckSpec {
+  bool linearizability = false;
+  double time_budget_s = 60;  // of the checker's search, wall clock (0: none)
+  // A history longer than this is refused rather than checked: the search
+  // keeps model states, and a model that cannot split by key (Catfish's
+  // rectangles, scans over a sorted map) holds one state per step.
+  uint64_t max_ops = 300000;
+};
+
 struct Scenario {
   std::string source;  // the file it came from
   PlatformSpec platform;
@@ -58,6 +73,10 @@ struct Scenario {
   std::vector<PhaseSpec> phases;
   RunSpec run;
   OutputSpec output;
+  // [faults]: the fault-injecting transport (core/fault) over the backend,
+  // armed at the end of the warm-up; faults.any() says whether it is on.
+  fault::FaultOptions faults;
+  CheckSpec check;
 };
 
 // Loads `path`, applying `overrides` ("section.key=value", TOML values;

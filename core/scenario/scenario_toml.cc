@@ -211,9 +211,30 @@ Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
   return Status();
 }
 
+Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* f) {
+  LOCUS_RETURN_IF_ERROR(d.only(t, "faults", {"seed", "delay", "max_delay_us", "retry_exceeded", "applied",
+                                             "remote_access_error", "rnr", "register_failure", "split_read",
+                                             "piece_bytes", "read_order"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "seed", &f->seed, 0, 9.0e15));
+  for (auto [key, p] : {std::pair{"delay", &f->delay}, {"retry_exceeded", &f->retry_exceeded}, {"applied", &f->applied},
+                        {"remote_access_error", &f->remote_access_error}, {"rnr", &f->rnr},
+                        {"register_failure", &f->register_failure}, {"split_read", &f->split_read}}) {
+    LOCUS_RETURN_IF_ERROR(d.number(t, "faults", key, p, 0.0, 1.0));
+  }
+  double max_delay_us = static_cast<double>(f->max_delay_ns) / 1e3;
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "max_delay_us", &max_delay_us, 0.0, 1e7));
+  f->max_delay_ns = static_cast<Nanos>(max_delay_us * 1e3);
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "piece_bytes", &f->piece_bytes, 8, 1u << 20));
+  std::string order = f->read_order == fault::ReadOrder::kRandom ? "random" : "reverse";
+  LOCUS_RETURN_IF_ERROR(d.text(t, "faults", "read_order", &order, {"reverse", "random"}));
+  f->read_order = order == "random" ? fault::ReadOrder::kRandom : fault::ReadOrder::kReverse;
+  return Status();
+}
+
 Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& types, Scenario* sc) {
-  LOCUS_RETURN_IF_ERROR(d.only(root, "", {"platform", "index", "workload", "selector", "phases", "run", "output"}));
-  for (const char* k : {"platform", "index", "workload", "selector", "run", "output"}) {
+  LOCUS_RETURN_IF_ERROR(
+      d.only(root, "", {"platform", "index", "workload", "selector", "phases", "run", "output", "faults", "check"}));
+  for (const char* k : {"platform", "index", "workload", "selector", "run", "output", "faults", "check"}) {
     LOCUS_RETURN_IF_ERROR(d.require_table(root, "", k));
   }
   if (auto* t = d.sub(root, "platform")) LOCUS_RETURN_IF_ERROR(read_platform(d, *t, &sc->platform));
@@ -229,7 +250,8 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
     }
   }
   if (auto* t = d.sub(root, "run")) {
-    LOCUS_RETURN_IF_ERROR(d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s"}));
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s", "wait_timeout_ms"}));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "wait_timeout_ms", &sc->run.wait_timeout_ms, 0.001, 3.6e6));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "seed", &sc->run.seed, 0, 9.0e15));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "clients", &sc->run.clients, 1, 1000000));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "duration_s", &sc->run.duration_s, 1e-6, 1e6));
@@ -266,6 +288,14 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
       }
       sc->phases.push_back(ph);
     }
+  }
+  sc->faults.seed = sc->run.seed;
+  if (auto* t = d.sub(root, "faults")) LOCUS_RETURN_IF_ERROR(read_faults(d, *t, &sc->faults));
+  if (auto* t = d.sub(root, "check")) {
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "check", {"linearizability", "time_budget_s", "max_ops"}));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "check", "max_ops", &sc->check.max_ops, 1, 1e9));
+    LOCUS_RETURN_IF_ERROR(d.flag(*t, "check", "linearizability", &sc->check.linearizability));
+    LOCUS_RETURN_IF_ERROR(d.number(*t, "check", "time_budget_s", &sc->check.time_budget_s, 0, 1e6));
   }
   if (sc->platform.client_hosts == 0) sc->platform.client_hosts = sc->run.clients;
   if (Status st = sc->workload.validate(); !st.is_ok()) {

@@ -248,6 +248,35 @@ BOOST_AUTO_TEST_CASE(absurd_nic_curves_are_refused) {
   BOOST_TEST(ok.is_ok(), ok.status().to_string());
 }
 
+// [faults] and [check]: read with their defaults, bad values refused with the key.
+BOOST_AUTO_TEST_CASE(faults_and_check_sections) {
+  auto plain = designs::parse_scenario(kGood, "good.toml", {});
+  BOOST_REQUIRE(plain.is_ok());
+  BOOST_TEST(!plain->faults.any());
+  BOOST_TEST(!plain->check.linearizability);
+  auto on = designs::parse_scenario(kGood, "good.toml",
+                                    {"faults.delay=0.25", "faults.max_delay_us=7", "faults.read_order=random",
+                                     "faults.retry_exceeded=0.01", "check.linearizability=true", "check.max_ops=1000",
+                                     "run.wait_timeout_ms=3"});
+  BOOST_TEST_REQUIRE(on.is_ok(), on.status().to_string());
+  BOOST_TEST(on->faults.any());
+  BOOST_TEST(on->faults.delay == 0.25);
+  BOOST_TEST(on->faults.max_delay_ns == 7 * kMicrosecond);
+  BOOST_TEST((on->faults.read_order == fault::ReadOrder::kRandom));
+  BOOST_TEST(on->faults.seed == on->run.seed);  // replays with the run's seed unless told
+  BOOST_TEST(on->check.linearizability);
+  BOOST_TEST(on->check.max_ops == 1000u);
+  BOOST_TEST(on->run.wait_timeout_ms == 3.0);
+  for (const auto& [set, key] : {std::pair{"faults.delay=1.5", "faults.delay"}, {"faults.rnr=-0.1", "faults.rnr"},
+                                 {"faults.read_order=sideways", "faults.read_order"},
+                                 {"faults.bogus=1", "bogus"}, {"faults.piece_bytes=1", "faults.piece_bytes"},
+                                 {"check.linearizability=3", "check.linearizability"},
+                                 {"check.max_ops=0", "check.max_ops"}, {"run.wait_timeout_ms=0", "run.wait_timeout_ms"}}) {
+    const std::string e = error_of(kGood, {set});
+    BOOST_TEST(contains(e, key), set << ": " << e);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(missing_file_is_reported) {
   auto s = designs::load_scenario("/nonexistent/scenario.toml");
   BOOST_TEST(s.status().code() == StatusCode::kNotFound);

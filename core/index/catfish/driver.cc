@@ -23,6 +23,7 @@
 #include <atomic>
 #include <string>
 
+#include "core/check/models.h"
 #include "core/design/index_driver.h"
 #include "core/index/catfish/catfish_client.h"
 #include "core/index/catfish/catfish_server.h"
@@ -92,6 +93,22 @@ class CatfishDriver final : public design::IndexDriver {
     }
     if (connect_rpc_ != nullptr) LOCUS_RETURN_IF_ERROR(server_->serve_connects(*connect_rpc_));
     return Status();
+  }
+
+  // [check]: the loaded rectangles as inserts before the run; a set of
+  // rectangles by id as the model.
+  Status loaded_history(const workload::WorkloadSpec&, Random, check::History* out) const override {
+    for (uint64_t id = 0; id < x_.rectangles; ++id) {
+      out->push_back(rect_operation(check::OpKind::kInsert, loaded_rectangle(seed_, id), id));
+      out->back().outcome = check::Outcome::kOk;
+      out->back().invoke_ns = -2;  // before the run's clock starts
+      out->back().response_ns = -1;
+    }
+    return Status();
+  }
+  StatusOr<check::CheckResult> check_history(const check::History& history,
+                                             const check::CheckOptions& options) const override {
+    return check::check_history(check::RectSetModel(), history, options);
   }
 
   // In this process, straight to the server; else through its connect RPC

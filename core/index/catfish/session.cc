@@ -13,7 +13,17 @@ catfish::Rect at_key(const workload::SpatialBox& box, uint64_t keynum) {
   return {p.x_min, p.y_min, p.x_max, p.y_max};
 }
 
+check::Rect to_check(const catfish::Rect& r) { return {r.x_min, r.y_min, r.x_max, r.y_max}; }
+
 }  // namespace
+
+check::Operation rect_operation(check::OpKind kind, const catfish::Rect& rect, uint64_t id) {
+  check::Operation op;
+  op.kind = kind;
+  op.rect = to_check(rect);
+  op.value = id;
+  return op;
+}
 
 CatfishSession::CatfishSession(std::unique_ptr<selector::Selector> sel, std::unique_ptr<catfish::CatfishClient> client,
                                workload::QueryScale scale, uint64_t first_id, Random& rng)
@@ -37,13 +47,37 @@ Status CatfishSession::execute(const workload::Op& op, std::string_view, std::st
   return internal_error("unknown operation");
 }
 
+// Recorded ([check]) as a search of the query returning the hits' ids, or
+// dropped if it failed (a search changes nothing).
 Status CatfishSession::search(uint64_t keynum) {
-  Status s = client_->search(at_key(generator_.query(rng_, scale_), keynum), &hits_);
+  const catfish::Rect query = at_key(generator_.query(rng_, scale_), keynum);
+  const bool rec = recording_.on();
+  const size_t t = rec ? recording_.history->invoke(rect_operation(check::OpKind::kSearch, query, 0),
+                                                    recording_.clock->now())
+                       : 0;
+  Status s = client_->search(query, &hits_);
+  if (!rec) return s;
+  if (!s.is_ok()) {
+    recording_.history->discard(t);
+    return s;
+  }
+  for (const catfish::Hit& h : hits_) recording_.history->op(t).result_ids.push_back(h.id);
+  recording_.history->respond(t, check::Outcome::kOk, recording_.clock->now());
   return s;
 }
 
+// Recorded as an insert of (id, rectangle); one that failed may have
+// happened, so it stays pending.
 Status CatfishSession::insert(uint64_t keynum) {
-  return client_->insert(at_key(generator_.data(rng_), keynum), next_id_++);
+  const catfish::Rect rect = at_key(generator_.data(rng_), keynum);
+  const uint64_t id = next_id_++;
+  const bool rec = recording_.on();
+  const size_t t = rec ? recording_.history->invoke(rect_operation(check::OpKind::kInsert, rect, id),
+                                                    recording_.clock->now())
+                       : 0;
+  Status s = client_->insert(rect, id);
+  if (rec && s.is_ok()) recording_.history->respond(t, check::Outcome::kOk, recording_.clock->now());
+  return s;
 }
 
 void CatfishSession::report(metrics::OpStats& stats) const {

@@ -22,6 +22,9 @@
 
 namespace locus::catfish {
 
+// A history operation of `kind` (search or insert) on `rect`, id `id`.
+check::Operation rect_operation(check::OpKind kind, const catfish::Rect& rect, uint64_t id);
+
 class CatfishSession final : public design::SelectorSession {
  public:
   // `client` asks `sel`; inserted rectangles get ids first_id, first_id+1,
@@ -34,6 +37,7 @@ class CatfishSession final : public design::SelectorSession {
                  std::string_view* measured_as) override;
   // The client's counters as "catfish.<name>".
   void report(metrics::OpStats& stats) const override;
+  bool can_record() const override { return true; }
 
   const catfish::CatfishClientStats& client_stats() const { return client_->stats(); }
   const catfish::OffloadStats& offload_stats() const { return client_->offload_stats(); }

@@ -13,6 +13,7 @@
 #include <bit>
 #include <string>
 
+#include "core/check/models.h"
 #include "core/design/index_driver.h"
 #include "core/design/load_gate.h"
 #include "core/design/record_loader.h"
@@ -83,6 +84,14 @@ class CellDriver final : public design::IndexDriver {
   bool keep_serving() const override { return shared_.in_flight.load(std::memory_order_seq_cst) > 0; }
 
   uint32_t rpc_message_bytes() const override { return server_options_.max_message_bytes; }
+
+  Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
+    return design::loaded_puts(spec, rng, out);
+  }
+  StatusOr<check::CheckResult> check_history(const check::History& history,
+                                             const check::CheckOptions& options) const override {
+    return check::check_history(check::SortedMapModel(), history, options);
+  }
 
   void report_servers(std::map<std::string, double>& extra) const override {
     StoreStats sum;

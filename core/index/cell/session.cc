@@ -11,19 +11,24 @@ CellSession::CellSession(std::unique_ptr<selector::Selector> sel, std::unique_pt
 
 Status CellSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                             std::string_view* as) {
-  return design::execute_key_value(*client_, op, key, value, as,
-                           [this](std::string_view from, uint32_t length) { return scan(from, length); });
+  return design::execute_key_value(
+      *client_, op, key, value, as,
+      [this](std::string_view from, uint32_t length, std::vector<std::string>* keys) {
+        return scan(from, length, keys);
+      },
+      recording_);
 }
 
-Status CellSession::scan(std::string_view from, uint32_t length) {
-  sink_.start(from);
+Status CellSession::scan(std::string_view from, uint32_t length, std::vector<std::string>* keys) {
+  sink_.start(from, keys);
   Status s = client_->range(from, std::nullopt, length, sink_).status();
   if (!s.is_ok()) return s;
   if (!sink_.ordered) return corruption("cell scan from '" + std::string(from) + "': keys out of order");
   return Status();
 }
 
-void CellSession::ScanSink::start(std::string_view from) {
+void CellSession::ScanSink::start(std::string_view from, std::vector<std::string>* keys_out) {
+  keys = keys_out;
   last.assign(from);
   records = 0;
   ordered = true;
@@ -32,6 +37,7 @@ void CellSession::ScanSink::start(std::string_view from) {
 bool CellSession::ScanSink::accept(std::string_view key, std::string_view) {
   if (key < last || (records > 0 && key == last)) ordered = false;
   last.assign(key);
+  if (keys != nullptr) keys->emplace_back(key);
   ++records;
   return true;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/design/client_session.h"
 #include "core/index/cell/client.h"
@@ -24,6 +25,7 @@ class CellSession final : public design::SelectorSession {
                  std::string_view* measured_as) override;
   // The client's counters as "cell.<name>".
   void report(metrics::OpStats& stats) const override;
+  bool can_record() const override { return true; }
 
   const cell::ClientStats& client_stats() const { return client_->stats(); }
 
@@ -32,14 +34,15 @@ class CellSession final : public design::SelectorSession {
   // keys come in strictly increasing order from the start key. One per
   // session: its key buffer grows to the longest key once.
   struct ScanSink final : cell::RangeSink {
-    void start(std::string_view from);
+    void start(std::string_view from, std::vector<std::string>* keys_out);
     bool accept(std::string_view key, std::string_view) override;
     std::string last;
     uint64_t records = 0;
     bool ordered = true;
+    std::vector<std::string>* keys = nullptr;  // the keys, when recording
   };
 
-  Status scan(std::string_view from, uint32_t length);
+  Status scan(std::string_view from, uint32_t length, std::vector<std::string>* keys);
 
   std::unique_ptr<cell::CellClient> client_;
   ScanSink sink_;

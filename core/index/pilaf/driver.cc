@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check/models.h"
 #include "core/design/index_driver.h"
 #include "core/design/record_loader.h"
 #include "core/index/pilaf/client.h"
@@ -61,6 +62,14 @@ class PilafDriver final : public design::IndexDriver {
   // A put, the largest message, is a key and a value of max_kv_bytes
   // together, each with its length, behind the RPC header.
   uint32_t rpc_message_bytes() const override { return config_.max_kv_bytes + rpc::kHeaderBytes + 64; }
+
+  Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
+    return design::loaded_puts(spec, rng, out);
+  }
+  StatusOr<check::CheckResult> check_history(const check::History& history,
+                                             const check::CheckOptions& options) const override {
+    return check::check_history(check::KvModel(), history, options);
+  }
 
   void report_servers(std::map<std::string, double>& extra) const override {
     double kicks = 0, keys = 0;

@@ -29,8 +29,10 @@ Status PilafSession::execute(const workload::Op& op, std::string_view key, std::
     }
     client = std::move(*connected);
   }
-  return design::execute_key_value(*client, op, key, value, as,
-                           [](std::string_view, uint32_t) { return unimplemented("pilaf has no scans"); });
+  return design::execute_key_value(
+      *client, op, key, value, as,
+      [](std::string_view, uint32_t, std::vector<std::string>*) { return unimplemented("pilaf has no scans"); },
+      recording_);
 }
 
 void PilafSession::report(metrics::OpStats& stats) const {

@@ -39,6 +39,7 @@ class PilafSession final : public design::ClientSession {
                  std::string_view* measured_as) override;
   // "pilaf.retries" and "pilaf.rdma_reads".
   void report(metrics::OpStats& stats) const override;
+  bool can_record() const override { return true; }
 
   // The clients' counters, summed.
   pilaf::ClientStats client_stats() const;
