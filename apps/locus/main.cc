@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/locus/bench_command.h"
+#include "apps/locus/calibrate_command.h"
 #include "apps/locus/model_command.h"
 #include "apps/locus/serve_command.h"
 #include "apps/locus/run_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   locus::cli::add_run_commands(app, exit_code);
   locus::cli::add_model_commands(app, exit_code);
   locus::cli::add_bench_command(app, exit_code);
+  locus::cli::add_calibrate_command(app, exit_code);
   locus::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);

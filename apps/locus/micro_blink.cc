@@ -117,6 +117,14 @@ StatusOr<Rates> measure(const MicroBlinkConfig& config, uint64_t records) {
 
 }  // namespace
 
+StatusOr<LocalSearchRate> cell_local_search_rate(const MicroBlinkConfig& config) {
+  if (config.records == 0 || config.records > UINT32_MAX || config.lookups == 0 || config.rounds == 0) {
+    return invalid_argument("cell_local_search_rate: records in [1, 2^32), lookups and rounds positive");
+  }
+  LOCUS_ASSIGN_OR_RETURN(Rates r, measure(config, config.records));
+  return LocalSearchRate{r.cell_search, r.local_levels};
+}
+
 Status run_micro_blink(const MicroBlinkConfig& config) {
   if (config.records == 0 || config.small_records == 0 || config.lookups == 0 || config.rounds == 0) {
     return invalid_argument("--records, --ops and rounds must be positive");

@@ -30,4 +30,14 @@ struct MicroBlinkConfig {
 
 Status run_micro_blink(const MicroBlinkConfig& config);
 
+// Cell's local search rate on this machine (searches per second, best of
+// config.rounds, over config.records keys) and the tree's levels: what
+// `locus calibrate --testbed cell` sets against the Cell testbed's
+// 379 K searches/s (shared/calibration.md).
+struct LocalSearchRate {
+  double per_s = 0;
+  uint32_t levels = 0;
+};
+StatusOr<LocalSearchRate> cell_local_search_rate(const MicroBlinkConfig& config);
+
 }  // namespace locus::cli

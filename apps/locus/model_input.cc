@@ -9,9 +9,9 @@
 namespace locus::cli {
 namespace {
 
-double cost_us(const scenario::CpuSpec& cpu, const std::string& handler) {
+double cost_us(const scenario::CpuSpec& cpu, const std::string& handler, uint64_t bytes) {
   auto it = cpu.handler_cost_us.find(handler);
-  return it != cpu.handler_cost_us.end() ? it->second : cpu.default_handler_us;
+  return it != cpu.handler_cost_us.end() ? it->second.us_at(bytes) : cpu.default_handler_us;
 }
 
 // One way over host link and PCIe at each end: propagation plus
@@ -43,16 +43,16 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s)
   uint32_t read_bytes = 0;
   double rpc_request_bytes = 0, rpc_response_bytes = 0;
   if (const auto* micro = s.index.get<micro::MicroConfig>()) {
-    in.platform.server_op_service_time_us = cost_us(p.cpu, "micro.op");
+    in.platform.server_op_service_time_us = cost_us(p.cpu, "micro.op", micro->rpc_request_bytes + micro->rpc_response_bytes);
     in.workload.reads_per_client_op = micro->reads_per_op;
     read_bytes = micro->read_bytes;
     rpc_request_bytes = micro->rpc_request_bytes;
     rpc_response_bytes = micro->rpc_response_bytes;
   } else if (s.index.get<pilaf::PilafConfig>() != nullptr) {
     // Client side: an entry READ and an extent READ; server side: a VO get.
-    in.platform.server_op_service_time_us = cost_us(p.cpu, "pilaf.get");
-    in.workload.reads_per_client_op = 2;
     read_bytes = s.workload.fieldcount * s.workload.fieldlength + 32;
+    in.platform.server_op_service_time_us = cost_us(p.cpu, "pilaf.get", 64 + read_bytes);
+    in.workload.reads_per_client_op = 2;
     rpc_request_bytes = 64;
     rpc_response_bytes = read_bytes;
   } else {

@@ -28,7 +28,7 @@ class SteadyClock final : public Clock {
 class NoopCpu final : public Cpu {
  public:
   void charge(Nanos) override {}
-  void charge_work(std::string_view, Nanos) override {}
+  void charge_work(std::string_view, Nanos, uint64_t) override {}
 };
 
 class StdMutex final : public Mutex {

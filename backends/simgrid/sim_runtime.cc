@@ -162,11 +162,11 @@ class SimCpu final : public Cpu {
     NativeActivity exec(&world_, world_.host_uncontended(node_) ? engine_clock_s() + s : 0.0);
     sg4::this_actor::execute(static_cast<double>(d));
   }
-  void charge_work(std::string_view name, Nanos native_ns) override {
+  void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
     if (name == "client.op") return charge(us_to_ns(spec_.client_op_us));
     if (spec_.measured) return charge(static_cast<Nanos>(static_cast<double>(native_ns) * spec_.measured_factor));
     auto it = spec_.handler_cost_us.find(std::string(name));
-    charge(us_to_ns(it != spec_.handler_cost_us.end() ? it->second : spec_.default_handler_us));
+    charge(us_to_ns(it != spec_.handler_cost_us.end() ? it->second.us_at(bytes) : spec_.default_handler_us));
   }
 
  private:

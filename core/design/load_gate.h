@@ -25,8 +25,8 @@ class LoadGate final : public Cpu, public SyncFactory {
   void charge(Nanos d) override {
     if (open_) node_.cpu->charge(d);
   }
-  void charge_work(std::string_view name, Nanos native_ns) override {
-    if (open_) node_.cpu->charge_work(name, native_ns);
+  void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
+    if (open_) node_.cpu->charge_work(name, native_ns, bytes);
   }
   std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<GatedMutex>(open_, node_.sync->new_mutex()); }
   std::unique_ptr<CondVar> new_condvar() override {

@@ -93,6 +93,7 @@ class Reader {
   }
   bool ok() const { return !failed_; }
   bool at_end() const { return pos_ == in_.size(); }
+  size_t size() const { return in_.size(); }  // of the whole message
 
  private:
   bool fail() {

@@ -165,8 +165,9 @@ void RpcServer::on_request(const Completion& c) {
   Writer writer(std::span<std::byte>(out + kHeaderBytes, options_.max_message_bytes - kHeaderBytes));
   const Nanos started = env_.clock->now();
   Status st = handlers_[ctx.type].handler(ctx, reader, writer);
-  // Handlers run in zero simulated time; their cost is charged here.
-  env_.cpu->charge_work(handlers_[ctx.type].name, env_.clock->now() - started);
+  // Handlers run in zero simulated time; their cost is charged here, by
+  // the bytes they took in and gave out.
+  env_.cpu->charge_work(handlers_[ctx.type].name, env_.clock->now() - started, reader.size() + writer.size());
   (void)post_recv_buffer(index);  // after the handler: it read the request in place
   if (st.is_ok() && !writer.ok()) {
     st = internal_error(handlers_[ctx.type].name + ": response exceeds the message limit");

@@ -79,7 +79,7 @@ YcsbRun run_ycsb_ops(Env& env, workload::Workload& workload, design::ClientSessi
     if (writes_record(op.kind)) {
       v = std::string_view(value.data(), workload.build_record(rng, op.keynum, value.data(), value.size()));
     }
-    env.cpu->charge_work("client.op", 0);
+    env.cpu->charge_work("client.op", 0, 0);
     const Nanos t0 = env.clock->now();
     std::string_view measured_as;
     const Status status = session.execute(op, k, v, &measured_as);

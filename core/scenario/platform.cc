@@ -23,4 +23,15 @@ Nanos RateCurve::service_ns(uint32_t bytes) const {
       std::llround(ns_of(last) * static_cast<double>(bytes) / static_cast<double>(std::max<uint32_t>(last.bytes, 1))));
 }
 
+double CostCurve::us_at(uint64_t bytes) const {
+  if (points.empty()) return 0;
+  if (points.size() == 1 || bytes <= points.front().first) return points.front().second;
+  size_t i = 1;
+  while (i + 1 < points.size() && bytes > points[i].first) ++i;
+  const auto& [b0, c0] = points[i - 1];
+  const auto& [b1, c1] = points[i];
+  const double f = (static_cast<double>(bytes) - static_cast<double>(b0)) / static_cast<double>(b1 - b0);
+  return std::max(0.0, c0 + f * (c1 - c0));
+}
+
 }  // namespace locus::scenario

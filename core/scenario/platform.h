@@ -52,10 +52,20 @@ struct LinkSpec {
 
 enum class Topology { kStar, kTwoLevel };
 
+// A handler's CPU cost in us as a function of the bytes its request and
+// response carried (Cpu::charge_work's `bytes`): points (bytes, us) sorted
+// by bytes; the first point's cost below it, linear between points and on
+// along the last two beyond them (a copy or a checksum grows with the
+// bytes); one point is a constant.
+struct CostCurve {
+  std::vector<std::pair<uint64_t, double>> points;
+  double us_at(uint64_t bytes) const;
+};
+
 struct CpuSpec {
-  // Server handler costs in microseconds by handler name (e.g.
-  // "pilaf.put"); handlers not listed cost default_handler_us.
-  std::map<std::string, double> handler_cost_us;
+  // Server handler costs by handler name (e.g. "pilaf.put"); handlers not
+  // listed cost default_handler_us. Measured by `locus calibrate`.
+  std::map<std::string, CostCurve> handler_cost_us;
   double default_handler_us = 2.0;
   // "measured": charge the handler's native time times measured_factor
   // instead (not deterministic: native times vary run to run).

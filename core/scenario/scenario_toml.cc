@@ -1,7 +1,9 @@
 // Scenario loading from TOML (toml++): one reader per section, each of
 // which knows its keys, then cross-section checks. --set overrides are
 // applied to the parsed document before any of it is read.
+#include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <fstream>
 #include <sstream>
@@ -88,9 +90,31 @@ Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {
   LOCUS_RETURN_IF_ERROR(d.require_table(t, s, "handler_cost_us"));
   if (const toml::table* costs = d.sub(t, "handler_cost_us")) {
     for (auto&& [k, v] : *costs) {
-      double us = 0;
-      LOCUS_RETURN_IF_ERROR(d.number(*costs, s + ".handler_cost_us", k.str(), &us, 0, 1e6));
-      cpu->handler_cost_us[std::string(k.str())] = us;
+      const std::string key = s + ".handler_cost_us." + std::string(k.str());
+      CostCurve curve;
+      if (const toml::array* a = v.as_array()) {
+        // [[bytes, us], ...]: bytes increasing.
+        for (const toml::node& e : *a) {
+          const toml::array* pt = e.as_array();
+          std::optional<double> bytes, us;
+          if (pt != nullptr && pt->size() == 2) bytes = (*pt)[0].value<double>(), us = (*pt)[1].value<double>();
+          if (!bytes || !us) return d.fail(&e, key, "expected [bytes, us] pairs");
+          if (!(*bytes >= 0 && *bytes <= 4294967295.0) || *bytes != std::floor(*bytes)) {
+            return d.fail(&e, key, "bytes must be an integer in [0, 2^32)");
+          }
+          if (!(*us >= 0 && *us <= 1e6)) return d.fail(&e, key, "us must be in [0, 1e6]");
+          if (!curve.points.empty() && *bytes <= static_cast<double>(curve.points.back().first)) {
+            return d.fail(&e, key, "bytes must increase along the curve");
+          }
+          curve.points.emplace_back(static_cast<uint64_t>(*bytes), *us);
+        }
+        if (curve.points.empty()) return d.fail(&v, key, "an empty cost curve");
+      } else {
+        double us = 0;
+        LOCUS_RETURN_IF_ERROR(d.number(*costs, s + ".handler_cost_us", k.str(), &us, 0, 1e6));
+        curve.points.emplace_back(0, us);
+      }
+      cpu->handler_cost_us[std::string(k.str())] = std::move(curve);
     }
   }
   return Status();

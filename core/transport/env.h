@@ -28,9 +28,10 @@ class Cpu {
   virtual ~Cpu() = default;
   virtual void charge(Nanos duration) = 0;
   // Charges a named piece of work (an RPC handler, say) that took
-  // `native_ns` on this machine. A simulator charges the cost its model
-  // gives that name; real backends do nothing.
-  virtual void charge_work(std::string_view name, Nanos native_ns) = 0;
+  // `native_ns` on this machine and moved `bytes` (request and response).
+  // A simulator charges the cost its model gives that name at that size;
+  // real backends do nothing; `locus calibrate` records native times.
+  virtual void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) = 0;
 };
 
 class Mutex {

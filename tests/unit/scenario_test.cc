@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_complete_file_loads) {
   BOOST_TEST(s->platform.nic.read.points.size() == 2u);
   BOOST_TEST(s->platform.nic.read.service_ns(16) == 500);
   BOOST_TEST(s->platform.nic.read.service_ns(8192) == 4000);  // past the last point: its bandwidth
-  BOOST_TEST(s->platform.cpu.handler_cost_us.at("pilaf.put") == 2.5);
+  BOOST_TEST(s->platform.cpu.handler_cost_us.at("pilaf.put").us_at(1000) == 2.5);
   BOOST_TEST(s->index.get<pilaf::PilafConfig>()->mode == "vo");
   BOOST_TEST(s->workload.readproportion == 0.5);  // from workload a
   BOOST_TEST(s->workload.recordcount == 500u);
@@ -246,6 +246,25 @@ BOOST_AUTO_TEST_CASE(absurd_nic_curves_are_refused) {
   }
   auto ok = designs::parse_scenario(kGood, "good.toml", {"platform.nic.read=[[16, 1.0], [4294967295, 1e12]]"});
   BOOST_TEST(ok.is_ok(), ok.status().to_string());
+}
+
+// Handler costs as curves of the bytes a call moved: linear between points,
+// the first point's cost below it, on along the last two beyond them.
+BOOST_AUTO_TEST_CASE(handler_cost_curves) {
+  auto s = designs::parse_scenario(kGood, "good.toml",
+                                   {"platform.cpu.handler_cost_us.x=[[100, 1.0], [1100, 2.0]]",
+                                    "platform.cpu.handler_cost_us.y=0.25"});
+  BOOST_TEST_REQUIRE(s.is_ok(), s.status().to_string());
+  const scenario::CostCurve& x = s->platform.cpu.handler_cost_us.at("x");
+  BOOST_TEST(x.us_at(0) == 1.0);
+  BOOST_TEST(x.us_at(600) == 1.5);
+  BOOST_TEST(x.us_at(2100) == 3.0);
+  BOOST_TEST(s->platform.cpu.handler_cost_us.at("y").us_at(1 << 20) == 0.25);
+  for (const char* bad : {"[[100, 1.0], [100, 2.0]]", "[[100, -1.0]]", "[[1.5, 1.0]]", "[]", "[[100]]",
+                          "[[100, nan]]", "[[-5, 1.0]]", "\"fast\""}) {
+    const std::string e = error_of(kGood, {std::string("platform.cpu.handler_cost_us.x=") + bad});
+    BOOST_TEST(contains(e, "platform.cpu.handler_cost_us.x"), bad << ": " << e);
+  }
 }
 
 // [faults] and [check]: read with their defaults, bad values refused with the key.

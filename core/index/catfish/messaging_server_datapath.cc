@@ -236,7 +236,7 @@ void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader:
   Status st = slot.handler(ctx, reader, writer);
   // Handlers run in zero simulated time; their cost is charged here, and
   // the busy time (which on SimGrid is the charge) feeds the heartbeats.
-  w.env.cpu->charge_work(slot.name, w.env.clock->now() - started);
+  w.env.cpu->charge_work(slot.name, w.env.clock->now() - started, v.payload.size() + writer.size());
   busy_.add(w.env.clock->now() - started);
   c.reader.consume(v);  // after the handler: it read the request in place
   if (st.is_ok() && !writer.ok()) {

@@ -1,0 +1,177 @@
+// `locus calibrate`: see calibrate_command.h.
+#include "apps/locus/calibrate_command.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/locus/micro_blink.h"
+#include "backends/loopback/loopback_runtime.h"
+#include "core/designs/designs.h"
+#include "core/runner/scenario_run.h"
+#include "core/runner/work_profile.h"
+
+namespace locus::cli {
+namespace {
+
+// The Cell testbed's local B-link search rate (shared/calibration.md:
+// "Local in-memory B-link search on one core: 379 K searches/s").
+constexpr double kCellTestbedSearchesPerS = 379e3;
+
+struct CalibrateOptions {
+  std::string scenario_path;
+  std::vector<std::string> sets;
+  std::vector<uint32_t> sizes;  // workload.fieldlength per run; empty: the scenario's own
+  double factor = 0;            // 0: from --testbed, else 1
+  std::string testbed;          // "cell"
+  double duration_s = 2.0;
+  std::string out_path;
+};
+
+std::string machine_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "this machine";
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+Status calibrate(const CalibrateOptions& o) {
+  std::string how_factor = "1 (this machine's own times)";
+  double factor = o.factor > 0 ? o.factor : 1.0;
+  if (o.factor > 0) how_factor = fmt::format("{:.3f} (given with --factor)", o.factor);
+  if (o.testbed == "cell") {
+    MicroBlinkConfig mb;
+    LOCUS_ASSIGN_OR_RETURN(LocalSearchRate here, cell_local_search_rate(mb));
+    factor = here.per_s / kCellTestbedSearchesPerS;
+    how_factor = fmt::format("{:.3f} = Cell local B-link search here ({:.0f}/s, {} levels, {} keys) / the Cell "
+                             "testbed's 379 K/s (calibration.md)",
+                             factor, here.per_s, here.levels, mb.records);
+  }
+  std::vector<std::string> size_sets;
+  if (o.sizes.empty()) size_sets.emplace_back();
+  for (uint32_t size : o.sizes) size_sets.push_back(fmt::format("workload.fieldlength={}", size));
+
+  // name -> points (bytes, us, calls), one per size.
+  struct Point {
+    uint64_t bytes;
+    double us;
+    uint64_t calls;
+    double p90_us;
+  };
+  std::map<std::string, std::vector<Point>> curves;
+  std::string index_type;
+  for (const std::string& size_set : size_sets) {
+    std::vector<std::string> sets = o.sets;
+    sets.push_back(fmt::format("run.duration_s={}", o.duration_s));
+    sets.push_back(fmt::format("run.warmup_s={}", o.duration_s / 5));
+    if (!size_set.empty()) sets.push_back(size_set);
+    LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, sets));
+    index_type = s.index.type;
+    s.output.json.clear();
+    s.output.csv.clear();
+    runner::WorkProfile profile;
+    auto factory = [&profile](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
+      loopback::LoopbackOptions lo;
+      lo.seed = sc.run.seed;
+      return std::make_unique<runner::ProfilingRuntime>(loopback::make_loopback_runtime(lo), &profile);
+    };
+    fmt::print(stderr, "calibrate: {} {}on loopback for {} s\n", o.scenario_path,
+               size_set.empty() ? "" : "with " + size_set + " ", o.duration_s);
+    LOCUS_ASSIGN_OR_RETURN(runner::ScenarioReport report, runner::run_scenario(s, designs::registry(), factory));
+    (void)report;
+    for (const runner::WorkProfile::Row& r : profile.rows()) {
+      curves[r.name].push_back({r.median_bytes, r.median_us * factor, r.calls, r.p90_us * factor});
+    }
+  }
+  if (curves.empty()) return not_found("calibrate: the run charged no named work (no RPC or messaging handler ran)");
+
+  std::string command = "locus calibrate " + o.scenario_path;
+  for (const std::string& set : o.sets) command += " --set " + set;
+  if (!o.sizes.empty()) command += " --sizes";
+  for (uint32_t size : o.sizes) command += fmt::format(" {}", size);
+  if (o.factor > 0) command += fmt::format(" --factor {}", o.factor);
+  if (!o.testbed.empty()) command += " --testbed " + o.testbed;
+  std::string toml = fmt::format(
+      "# Measured with `{}`\n# on {} ({}), index {}: the median native time per call on the\n"
+      "# loopback backend at the bytes each call moved (request and response), times\n"
+      "# the machine factor {}.\n[platform.cpu.handler_cost_us]\n",
+      command, machine_name(), today(), index_type, how_factor);
+  fmt::print("{:<24} {:>10} {:>10} {:>10} {:>10}\n", "work", "bytes", "calls", "median us", "p90 us");
+  for (auto& [name, points] : curves) {
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
+    // A point per distinct size (work whose bytes do not change with the
+    // value size, a layout request, keeps its first): a curve if the cost
+    // depends on the size, else a constant.
+    std::vector<Point> distinct;
+    uint64_t calls = 0;
+    for (const Point& p : points) {
+      fmt::print("{:<24} {:>10} {:>10} {:>10.3f} {:>10.3f}\n", name, p.bytes, p.calls, p.us, p.p90_us);
+      if (distinct.empty() || p.bytes != distinct.back().bytes) distinct.push_back(p);
+      calls += p.calls;
+    }
+    std::string value = fmt::format("{:.3f}", distinct.front().us);
+    if (distinct.size() > 1) {
+      value.clear();
+      for (const Point& p : distinct) value += fmt::format("{}[{}, {:.3f}]", value.empty() ? "" : ", ", p.bytes, p.us);
+      value = "[" + value + "]";
+    }
+    toml += fmt::format("\"{}\" = {}  # {} calls\n", name, value, calls);
+  }
+  fmt::print("\n{}", toml);
+  if (!o.out_path.empty()) {
+    std::ofstream out(o.out_path);
+    out << toml;
+    if (!out) return invalid_argument("--out: cannot write " + o.out_path);
+    fmt::print("written to {}\n", o.out_path);
+  }
+  return Status();
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Measure the native cost of every named handler of a scenario (on loopback) and print it as "
+                   "the scenario's [platform.cpu.handler_cost_us], by value size");
+  cmd->add_option("scenario", o->scenario_path, "Scenario file (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--set", o->sets, "Override a scenario key (repeatable)");
+  cmd->add_option("--sizes", o->sizes, "Value sizes to measure at (workload.fieldlength), e.g. --sizes 16 1024 4096")
+      ->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--factor", o->factor, "Machine factor: testbed time = native time here x factor")
+      ->check(CLI::Range(1e-3, 1e3));
+  cmd->add_option("--testbed", o->testbed, "Measure the factor against a testbed's calibration figure")
+      ->check(CLI::IsMember({"cell"}));
+  cmd->add_option("--duration", o->duration_s, "Seconds of wall time per run (run.duration_s)")
+      ->check(CLI::Range(0.1, 600.0))
+      ->capture_default_str();
+  cmd->add_option("--out", o->out_path, "Also write the TOML table to FILE");
+  cmd->callback([o, &exit_code] {
+    if (o->factor > 0 && !o->testbed.empty()) {
+      fmt::print(stderr, "locus calibrate: --factor and --testbed: give one\n");
+      exit_code = 1;
+      return;
+    }
+    Status st = calibrate(*o);
+    if (!st.is_ok()) {
+      fmt::print(stderr, "locus calibrate: {}\n", st.to_string());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace locus::cli
