@@ -28,6 +28,7 @@ struct CalibrateOptions {
   std::string scenario_path;
   std::vector<std::string> sets;
   std::vector<uint32_t> sizes;  // workload.fieldlength per run; empty: the scenario's own
+  std::string vary;             // KEY=V1,V2,...: one run per value instead
   double factor = 0;            // 0: from --testbed, else 1
   std::string testbed;          // "cell"
   double duration_s = 2.0;
@@ -62,15 +63,28 @@ Status calibrate(const CalibrateOptions& o) {
                              factor, here.per_s, here.levels, mb.records);
   }
   std::vector<std::string> size_sets;
-  if (o.sizes.empty()) size_sets.emplace_back();
   for (uint32_t size : o.sizes) size_sets.push_back(fmt::format("workload.fieldlength={}", size));
+  if (!o.vary.empty()) {
+    const size_t eq = o.vary.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.vary.size()) {
+      return invalid_argument("--vary: expected KEY=V1,V2,... (e.g. index.query_scale=1e-5,1e-2)");
+    }
+    std::string_view values(o.vary);
+    values.remove_prefix(eq + 1);
+    while (!values.empty()) {
+      const size_t comma = values.find(',');
+      size_sets.push_back(o.vary.substr(0, eq + 1) + std::string(values.substr(0, comma)));
+      values.remove_prefix(comma == std::string_view::npos ? values.size() : comma + 1);
+    }
+  }
+  if (size_sets.empty()) size_sets.emplace_back();
 
   // name -> points (bytes, us, calls), one per size.
   struct Point {
     uint64_t bytes;
     double us;
     uint64_t calls;
-    double p90_us;
+    double median_us;
   };
   std::map<std::string, std::vector<Point>> curves;
   std::string index_type;
@@ -94,23 +108,25 @@ Status calibrate(const CalibrateOptions& o) {
     LOCUS_ASSIGN_OR_RETURN(runner::ScenarioReport report, runner::run_scenario(s, designs::registry(), factory));
     (void)report;
     for (const runner::WorkProfile::Row& r : profile.rows()) {
-      curves[r.name].push_back({r.median_bytes, r.median_us * factor, r.calls, r.p90_us * factor});
+      curves[r.name].push_back({r.median_bytes, r.trimmed_mean_us * factor, r.calls, r.median_us * factor});
     }
   }
   if (curves.empty()) return not_found("calibrate: the run charged no named work (no RPC or messaging handler ran)");
 
   std::string command = "locus calibrate " + o.scenario_path;
   for (const std::string& set : o.sets) command += " --set " + set;
+  if (!o.vary.empty()) command += " --vary " + o.vary;
   if (!o.sizes.empty()) command += " --sizes";
   for (uint32_t size : o.sizes) command += fmt::format(" {}", size);
   if (o.factor > 0) command += fmt::format(" --factor {}", o.factor);
   if (!o.testbed.empty()) command += " --testbed " + o.testbed;
   std::string toml = fmt::format(
-      "# Measured with `{}`\n# on {} ({}), index {}: the median native time per call on the\n"
-      "# loopback backend at the bytes each call moved (request and response), times\n"
-      "# the machine factor {}.\n[platform.cpu.handler_cost_us]\n",
+      "# Measured with `{}`\n# on {} ({}), index {}: the mean native time per call (calls\n"
+      "# over 10x the median, preempted by the OS, left out) on the loopback backend at\n"
+      "# the bytes each call moved (request and response), times the machine factor\n# {}.\n"
+      "[platform.cpu.handler_cost_us]\n",
       command, machine_name(), today(), index_type, how_factor);
-  fmt::print("{:<24} {:>10} {:>10} {:>10} {:>10}\n", "work", "bytes", "calls", "median us", "p90 us");
+  fmt::print("{:<24} {:>10} {:>10} {:>10} {:>10}\n", "work", "bytes", "calls", "mean us", "median us");
   for (auto& [name, points] : curves) {
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
     // A point per distinct size (work whose bytes do not change with the
@@ -119,7 +135,7 @@ Status calibrate(const CalibrateOptions& o) {
     std::vector<Point> distinct;
     uint64_t calls = 0;
     for (const Point& p : points) {
-      fmt::print("{:<24} {:>10} {:>10} {:>10.3f} {:>10.3f}\n", name, p.bytes, p.calls, p.us, p.p90_us);
+      fmt::print("{:<24} {:>10} {:>10} {:>10.3f} {:>10.3f}\n", name, p.bytes, p.calls, p.us, p.median_us);
       if (distinct.empty() || p.bytes != distinct.back().bytes) distinct.push_back(p);
       calls += p.calls;
     }
@@ -152,6 +168,10 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", o->sets, "Override a scenario key (repeatable)");
   cmd->add_option("--sizes", o->sizes, "Value sizes to measure at (workload.fieldlength), e.g. --sizes 16 1024 4096")
       ->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--vary", o->vary,
+                  "Instead of --sizes: one run per value of a scenario key, e.g. --vary index.query_scale=1e-5,1e-2 "
+                  "(each handler gets a point per distinct bytes moved)")
+      ->excludes("--sizes");
   cmd->add_option("--factor", o->factor, "Machine factor: testbed time = native time here x factor")
       ->check(CLI::Range(1e-3, 1e3));
   cmd->add_option("--testbed", o->testbed, "Measure the factor against a testbed's calibration figure")

@@ -3,9 +3,10 @@
 // Cpu::charge_work) by running the scenario on the loopback backend under
 // a profiling Cpu (core/runner/work_profile.h), at one or more value sizes
 // (--sizes sets workload.fieldlength), and prints them as the scenario's
-// [platform.cpu.handler_cost_us] table: one [bytes, us] point per size, the
-// median native time per call times a machine-speed factor, with a comment
-// saying how, where and when it was measured. The factor converts this
+// [platform.cpu.handler_cost_us] table: one [bytes, us] point per size,
+// the mean native time per call (calls over 10x the median left out) times a
+// machine-speed factor, with a comment saying how, where and when it was
+// measured. The factor converts this
 // machine's times into the testbed's: --factor F given, or --testbed cell
 // measures Cell's local B-link search rate here against the Cell
 // testbed's 379 K searches/s (shared/calibration.md); without either it

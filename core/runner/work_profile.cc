@@ -51,6 +51,13 @@ std::vector<WorkProfile::Row> WorkProfile::rows() const {
     r.p90_us = static_cast<double>(quantile(s.native_ns, 0.9)) / 1e3;
     r.mean_us = static_cast<double>(std::accumulate(s.native_ns.begin(), s.native_ns.end(), Nanos{0})) / 1e3 /
                 static_cast<double>(r.calls);
+    const Nanos cut = 10 * quantile(s.native_ns, 0.5);
+    Nanos kept_ns = 0;
+    uint64_t kept = 0;
+    for (Nanos ns : s.native_ns) {
+      if (ns <= cut) kept_ns += ns, ++kept;
+    }
+    r.trimmed_mean_us = static_cast<double>(kept_ns) / 1e3 / static_cast<double>(kept);
     rows.push_back(std::move(r));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.name < b.name; });

@@ -27,6 +27,11 @@ class WorkProfile {
     uint64_t calls = 0;
     uint64_t median_bytes = 0;
     double median_us = 0, p90_us = 0, mean_us = 0;
+    // The mean of the calls no slower than 10x the median: what a handler
+    // costs on average (work that is sometimes longer, a node split,
+    // counts) without the calls the OS preempted for a time slice (on a
+    // shared 2-core machine, 100x the median and more).
+    double trimmed_mean_us = 0;
   };
   // One row per name, by name; names never charged with a native time
   // (the client's per-operation charge) are left out.
