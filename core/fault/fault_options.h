@@ -43,9 +43,13 @@ struct FaultOptions {
   uint32_t piece_bytes = 64;
   ReadOrder read_order = ReadOrder::kReverse;
 
+  // Clients whose host dies (Runtime::crash_node) at a random time after
+  // the warm-up: the servers must go on serving the others.
+  uint32_t crash_clients = 0;
+
   bool any() const {
     return delay > 0 || retry_exceeded > 0 || remote_access_error > 0 || rnr > 0 || register_failure > 0 ||
-           split_read > 0;
+           split_read > 0 || crash_clients > 0;
   }
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -52,6 +53,9 @@ struct Shared {
   // [check]: every client's calls, and the Random load() drew the records from.
   std::optional<check::HistoryRecorder> history;
   std::optional<Random> load_rng;
+  // faults.crash_clients: set before the client's node is crashed; the
+  // client then idles to the end instead of failing call after call.
+  std::unique_ptr<std::atomic<bool>[]> crashed;
 };
 
 void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
@@ -84,6 +88,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   // [[phases]]: a client beyond the active count idles until that changes.
   hooks.idle_for = [&](Nanos now) -> Nanos {
     const Nanos t = now - sh.run_start;
+    if (sh.crashed[index].load(std::memory_order_relaxed)) return std::max<Nanos>(duration - t, 1);
     Nanos next_change = duration;
     return index >= active_clients(s, t, &next_change) ? next_change - t : 0;
   };
@@ -166,6 +171,35 @@ Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, const Shared
   return Status();
 }
 
+// faults.crash_clients: distinct clients drawn from faults.seed, each
+// crashed at a time drawn uniformly between the end of the warm-up and the
+// end of the run, in time order.
+Status spawn_client_crashes(const scenario::Scenario& s, Runtime& runtime, NodeId at, Nanos from_ns, Shared& sh,
+                            const std::vector<NodeId>& clients) {
+  Random rng = Random(s.faults.seed).fork(0xC7A5);
+  std::vector<uint32_t> order(clients.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  const uint32_t n = std::min<uint32_t>(s.faults.crash_clients, static_cast<uint32_t>(order.size()));
+  const Nanos until_ns = sh.run_start + to_ns(s.run.duration_s);
+  std::vector<std::pair<Nanos, uint32_t>> plan;
+  for (uint32_t k = 0; k < n; ++k) {
+    std::swap(order[k], order[k + rng.uniform(order.size() - k)]);
+    plan.emplace_back(from_ns + static_cast<Nanos>(rng.uniform(static_cast<uint64_t>(std::max<Nanos>(until_ns - from_ns, 1)))),
+                      order[k]);
+  }
+  std::sort(plan.begin(), plan.end());
+  return runtime.spawn(at, "faults.crash", ActorKind::kDaemon, [&runtime, &sh, plan, clients](Env& env) {
+    for (const auto& [when_ns, client] : plan) {
+      while (!env.stop_requested() && env.clock->now() < when_ns) {
+        env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
+      }
+      if (env.stop_requested()) return;
+      sh.crashed[client].store(true, std::memory_order_relaxed);
+      (void)runtime.crash_node(clients[client]);
+    }
+  });
+}
+
 void report_faults(const fault::FaultStats& f, std::map<std::string, double>& extra) {
   for (const auto& [name, n] : {std::pair{"delayed", &f.delayed}, {"retry_exceeded", &f.retry_exceeded},
                                 {"retry_exceeded_applied", &f.retry_exceeded_applied},
@@ -202,7 +236,13 @@ Status check_run(const scenario::Scenario& s, const design::IndexDriver& driver,
   extra["check.partitions"] = static_cast<double>(result.partitions);
   extra["check.violations"] = result.verdict == check::Verdict::kNotLinearizable ? 1 : 0;
   if (result.verdict == check::Verdict::kLinearizable) return Status();
-  std::string report = result.report(history);
+  std::string written;
+  if (!s.check.history_file.empty()) {
+    std::ofstream out(s.check.history_file);
+    for (size_t i = 0; i < history.size(); ++i) out << '#' << i << ' ' << check::describe(history[i]) << '\n';
+    written = out ? "; the history is in " + s.check.history_file : "; could not write " + s.check.history_file;
+  }
+  std::string report = result.report(history) + written;
   if (report.size() > 4000) report = report.substr(0, 4000) + "\n...";
   return Status(result.verdict == check::Verdict::kUnknown ? StatusCode::kTimeout : StatusCode::kCorruption,
                 fmt::format("check.linearizability: {} operations (faults.seed {}): {}", run.size(), s.faults.seed,
@@ -256,10 +296,13 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
 
   const uint32_t clients = placement.clients_here ? s.run.clients : 0;
   std::vector<ClientOutcome> outcomes(clients);
+  sh.crashed = std::make_unique<std::atomic<bool>[]>(clients);
   NodeId first_client = kInvalidNode;
+  std::vector<NodeId> client_nodes;
   for (uint32_t c = 0; c < clients; ++c) {
     const std::string name = "client" + std::to_string(c);
     LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false}));
+    client_nodes.push_back(node);
     if (c == 0) first_client = node;
     ClientOutcome* out = &outcomes[c];
     Shared* shp = &sh;
@@ -280,6 +323,9 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       }
       faults->arm();
     }));
+    if (s.faults.crash_clients > 0) {
+      LOCUS_RETURN_IF_ERROR(spawn_client_crashes(s, *runtime, at, arm_at, sh, client_nodes));
+    }
   }
   if (!placement.clients_here) {
     // Serving until told to stop: one worker actor keeps the run going.
@@ -317,8 +363,9 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   r.seed = s.run.seed;
   r.duration_ns = to_ns(s.run.duration_s - s.run.warmup_s);
   uint64_t server_choices = 0, client_choices = 0;
-  for (const ClientOutcome& o : outcomes) {
-    if (!o.error.is_ok() && o.stats.total_ops() == 0) {
+  for (uint32_t c = 0; c < outcomes.size(); ++c) {
+    const ClientOutcome& o = outcomes[c];
+    if (!o.error.is_ok() && o.stats.total_ops() == 0 && !sh.crashed[c].load()) {
       return Status(o.error.code(), "a client could not run: " + o.error.message());
     }
     r.stats.merge(o.stats);
@@ -350,7 +397,12 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (!placement.clients_here) r.extra["rpc_requests"] = static_cast<double>(requests);
   }
   r.resources = runtime->resource_usage();
-  if (faults != nullptr) report_faults(faults->stats(), r.extra);
+  if (faults != nullptr) {
+    report_faults(faults->stats(), r.extra);
+    uint32_t crashed = 0;
+    for (uint32_t c = 0; c < clients; ++c) crashed += sh.crashed[c].load() ? 1 : 0;
+    r.extra["faults.crashed_clients"] = crashed;
+  }
   if (sh.history) LOCUS_RETURN_IF_ERROR(check_run(s, *driver, sh, r.extra));
   report.total_ops = sh.ops.load();
   report.timeseries = sh.timeseries.windows(s.run.duration_s, [&s](Nanos t) {

@@ -62,6 +62,9 @@ struct CheckSpec {
   // keeps model states, and a model that cannot split by key (Catfish's
   // rectangles, scans over a sorted map) holds one state per step.
   uint64_t max_ops = 300000;
+  // Where to write the whole history, one call a line, when it is not
+  // linearizable (empty: nowhere).
+  std::string history_file;
 };
 
 struct Scenario {

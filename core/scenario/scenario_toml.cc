@@ -238,7 +238,8 @@ Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
 Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* f) {
   LOCUS_RETURN_IF_ERROR(d.only(t, "faults", {"seed", "delay", "max_delay_us", "retry_exceeded", "applied",
                                              "remote_access_error", "rnr", "register_failure", "split_read",
-                                             "piece_bytes", "read_order"}));
+                                             "piece_bytes", "read_order", "crash_clients"}));
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_clients", &f->crash_clients, 0, 1000000));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "seed", &f->seed, 0, 9.0e15));
   for (auto [key, p] : {std::pair{"delay", &f->delay}, {"retry_exceeded", &f->retry_exceeded}, {"applied", &f->applied},
                         {"remote_access_error", &f->remote_access_error}, {"rnr", &f->rnr},
@@ -316,7 +317,8 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
   sc->faults.seed = sc->run.seed;
   if (auto* t = d.sub(root, "faults")) LOCUS_RETURN_IF_ERROR(read_faults(d, *t, &sc->faults));
   if (auto* t = d.sub(root, "check")) {
-    LOCUS_RETURN_IF_ERROR(d.only(*t, "check", {"linearizability", "time_budget_s", "max_ops"}));
+    LOCUS_RETURN_IF_ERROR(d.only(*t, "check", {"linearizability", "time_budget_s", "max_ops", "history_file"}));
+    LOCUS_RETURN_IF_ERROR(d.text(*t, "check", "history_file", &sc->check.history_file));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "check", "max_ops", &sc->check.max_ops, 1, 1e9));
     LOCUS_RETURN_IF_ERROR(d.flag(*t, "check", "linearizability", &sc->check.linearizability));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "check", "time_budget_s", &sc->check.time_budget_s, 0, 1e6));

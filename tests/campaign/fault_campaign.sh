@@ -32,11 +32,12 @@ trap 'rm -rf "$out"' EXIT
 # The mixes: faults the transport's contract allows (held completions,
 # READs copied in pieces out of order), then failures (lost replies, with
 # or without the request carried out; refused requests; missing receives),
-# then everything at once.
+# then everything at once, then clients whose hosts die mid-run.
 mixes=(
   "faults.delay=0.3 faults.split_read=0.5 faults.read_order=random"
   "faults.retry_exceeded=0.003 faults.applied=0.5 faults.remote_access_error=0.003 faults.rnr=0.003"
   "faults.delay=0.2 faults.split_read=0.3 faults.retry_exceeded=0.002 faults.remote_access_error=0.002 faults.rnr=0.002"
+  "faults.crash_clients=3 faults.delay=0.1"
 )
 # Loopback runs in wall time on a shared machine: waits and runs longer.
 if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=100 --set run.duration_s=1.0 --set run.warmup_s=0.2)

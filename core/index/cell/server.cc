@@ -127,8 +127,11 @@ Status CellServer::on_op(rpc::Reader& r, rpc::Writer& w) {
     case OpKind::kInsertChild: res = store_->insert_child(q.key, q.child, q.level, q.start); break;
   }
   if (!res.is_ok()) return res.status();
-  charge(res->nodes_visited);
+  // The value is a view into the store: copy it out before the charge,
+  // which may let another worker of this server run (simulated cores),
+  // free the extent and reuse it for another key (issue 16, defect 4).
   encode_op_response(*res, w);
+  charge(res->nodes_visited);
   return Status();
 }
 
