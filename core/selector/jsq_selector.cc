@@ -31,6 +31,17 @@ JsqSelector::Estimate JsqSelector::estimate_of(const ServerState& s) const {
   // evaluated; the default is server-side, and exploration measures l_r.
   if (e.server_samples == 0 || e.rdma_samples == 0) return e;
   e.complete = true;
+  if (config_.rule == JsqRule::kExpectedLatency) {
+    // Ties go to the server, as in (1).
+    e.preferred = e.server_latency_ns <= meganode_height() * e.rdma_latency_ns ? Path::kServer : Path::kClient;
+    return e;
+  }
+  if (config_.rule == JsqRule::kMarginalLatency) {
+    const double server_cost = e.server_latency_ns * e.server_latency_ns / s.min_server_ns;
+    const double client_cost = meganode_height() * e.rdma_latency_ns * e.rdma_latency_ns / s.min_rdma_ns;
+    e.preferred = server_cost <= client_cost ? Path::kServer : Path::kClient;
+    return e;
+  }
   const double server_base =
       config_.rtt_baseline == RttBaseline::kLowestRdma ? s.min_rdma_ns : s.min_server_ns;
   const double server_queue_ns = e.server_latency_ns - server_base;

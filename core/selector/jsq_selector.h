@@ -2,11 +2,31 @@
 // modelled as two independent queues, Q_s (server CPU, server-side steps)
 // and Q_r (NIC, RDMA READs); with fixed job sizes the optimal policy is to
 // join the shortest queue, normalised by service rate. A client-side step
-// costs m READs, so it picks server-side when
+// costs m READs. The paper's rule picks server-side when
 //     (l_s - RTT) < m * (l_r - RTT)                                   (1)
 // with l_s the mean server-side step latency, l_r the mean RDMA READ
 // latency, RTT the lowest measured RDMA latency to that server and m the
-// measured meganode height in READs (observe_client_step_cost). Refinements, all configurable:
+// measured meganode height in READs (observe_client_step_cost).
+//
+// The default rule (JsqRule::kMarginalLatency) compares what one more
+// step on each path costs all clients: server-side when
+//     l_s * (l_s / l_s,min) < m * l_r * (l_r / l_r,min)
+// (an M/M/1 queue's marginal delay is T^2 / S). Why not (1): it subtracts
+// one RTT from each side, but a server-side step's floor is an RPC
+// (messaging plus ~6 us of server CPU on the Cell testbed), far above one
+// READ's RTT, so on an idle server (1) sees server "queueing" against none
+// on the READs and sends searches client-side, 21 us, where the server
+// answers in 13 us; the Cell paper says server-side is preferable at low
+// load. At low load the marginal rule is expected latency (l_s < m l_r,
+// JsqRule::kExpectedLatency, also available); under load it moves work
+// off the congested path before the latencies meet, towards the split
+// that is best for all clients. Measured on the Cell sweeps
+// (docs/results.md): on one meganode within 1% of the best fixed split or
+// above it at every client count (the paper's rule: 64% at 1-2 clients);
+// on four servers 87-93% at 1 and 4-8 cores, where every rule tried
+// falls short (the NICs' message rates, unevenly loaded, bound those
+// points). jsq.rule = "paper" keeps (1).
+// Refinements, all configurable:
 //  * means over the last n samples per server and path;
 //  * a sample with |s - mean| >= K * stddev is discarded as an outlier;
 //    when a moving period (n samples seen) discards more than it keeps,

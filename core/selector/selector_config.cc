@@ -118,6 +118,18 @@ Status set_selector_property(SelectorConfig& c, std::string_view name, std::stri
   if (name == "jsq.initial_meganode_height") return parse_number(name, value, &c.jsq.initial_meganode_height);
   if (name == "jsq.adapt_meganode_height") return parse_bool(name, value, &c.jsq.adapt_meganode_height);
   if (name == "jsq.height_samples") return parse_number(name, value, &c.jsq.height_samples);
+  if (name == "jsq.rule") {
+    if (value == "expected_latency") {
+      c.jsq.rule = JsqRule::kExpectedLatency;
+    } else if (value == "marginal_latency") {
+      c.jsq.rule = JsqRule::kMarginalLatency;
+    } else if (value == "paper") {
+      c.jsq.rule = JsqRule::kPaperQueueing;
+    } else {
+      return bad(name, value, "expected expected_latency, marginal_latency or paper");
+    }
+    return Status();
+  }
   if (name == "jsq.rtt_baseline") {
     if (value == "lowest_rdma") {
       c.jsq.rtt_baseline = RttBaseline::kLowestRdma;

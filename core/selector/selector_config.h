@@ -25,7 +25,28 @@ enum class RttBaseline : uint8_t {
   kPerPathMinimum, // each path's own lowest latency (pure queueing delays); an experiment
 };
 
+// Which inequality JsqSelector decides by (jsq_selector.h says why the
+// default is not the paper's).
+enum class JsqRule : uint8_t {
+  // Expected latency of each path: server-side when l_s < m * l_r, the
+  // step's mean latency on each path (shortest expected delay). At low
+  // load it takes the faster path, and under load it moves work until the
+  // two latencies meet.
+  kExpectedLatency,
+  // Marginal latency: each path's latency times its inflation over its
+  // floor (l / l_min), the delay one more step adds to everyone's on an
+  // M/M/1 queue (T^2 / S); routes towards the split that minimises the
+  // mean latency of all clients rather than each step's own.
+  kMarginalLatency,
+  // The paper's inequality (1), (l_s - RTT) < m * (l_r - RTT): queueing
+  // delays only. It counts the server's service time (CPU and messaging)
+  // as queueing and the READs' not, so at low load it sends work
+  // client-side even where that path is slower.
+  kPaperQueueing,
+};
+
 struct JsqConfig {
+  JsqRule rule = JsqRule::kMarginalLatency;
   uint32_t history_samples = 100;        // n: moving-average window per connection and path
   double outlier_k = 3.0;                // K: discard |s - mean| >= K * stddev
   uint32_t min_samples_for_outliers = 10;  // no rejection until the window has this many
@@ -68,7 +89,7 @@ struct SelectorConfig {
 // Sets one property by its scenario name: kind, client_fraction,
 // jsq.history_samples, jsq.outlier_k, jsq.min_samples_for_outliers,
 // jsq.explore_probability, jsq.idle_reset_ms, jsq.initial_meganode_height,
-// jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline
+// jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline, jsq.rule
 // (lowest_rdma | per_path_minimum), window.window_ms, window.max_samples,
 // window.explore_probability, window.initial_meganode_height,
 // window.height_samples, backoff.n, backoff.threshold, backoff.interval_ms.

@@ -228,7 +228,9 @@ BOOST_AUTO_TEST_CASE(idle_connection_loses_its_history) {
 // report it without knowing the selector's kind.
 BOOST_AUTO_TEST_CASE(meganode_height_is_measured) {
   Random rng(9);
-  JsqSelector s(quiet_jsq(), rng);
+  JsqConfig cfg = quiet_jsq();
+  cfg.rule = JsqRule::kPaperQueueing;  // the inequality below
+  JsqSelector s(cfg, rng);
   Selector& generic = s;
   Nanos now = 0;
   BOOST_TEST(s.meganode_height() == 5.0);
@@ -239,6 +241,53 @@ BOOST_AUTO_TEST_CASE(meganode_height_is_measured) {
   BOOST_TEST(s.meganode_height() == 10.0);
   BOOST_TEST(s.estimate(kServer).preferred == Path::kServer);  // m = 10: 8 < 10
   BOOST_TEST(generic.choose(kServer, now) == Path::kServer);
+}
+
+// One meganode on an idle Cell server: a server-side step answers in
+// 13.5 us (an RPC and ~6 us of CPU), a client-side one in 5 READs of
+// 4.26 us (21.3 us). The default rule takes the faster server; the
+// paper's inequality (1), which counts the RPC's floor as queueing,
+// does not.
+BOOST_AUTO_TEST_CASE(idle_server_faster_than_reads_is_taken_unless_the_paper_rule_is_asked_for) {
+  auto preferred = [](JsqRule rule) {
+    Random rng(12);
+    JsqConfig cfg = quiet_jsq();
+    cfg.adapt_meganode_height = false;  // m = 5
+    cfg.rule = rule;
+    JsqSelector s(cfg, rng);
+    for (int i = 0; i < 50; ++i) {
+      s.observe(kServer, Path::kServer, 13'500, 0);
+      s.observe(kServer, Path::kClient, 4'260, 0);
+    }
+    return s.estimate(kServer).preferred;
+  };
+  BOOST_TEST(preferred(JsqConfig{}.rule) == Path::kServer);
+  BOOST_TEST(preferred(JsqRule::kExpectedLatency) == Path::kServer);
+  BOOST_TEST(preferred(JsqRule::kMarginalLatency) == Path::kServer);
+  BOOST_TEST(preferred(JsqRule::kPaperQueueing) == Path::kClient);
+}
+
+// Under load the marginal rule leaves the congested server earlier than
+// expected latency: a server at 2.07x its floor (28 us, marginal 58 us)
+// against READs at 1.41x theirs (6 us, m = 5: 30 us, marginal 42 us).
+BOOST_AUTO_TEST_CASE(marginal_rule_moves_off_a_congested_server_before_latencies_meet) {
+  auto preferred = [](JsqRule rule) {
+    Random rng(14);
+    JsqConfig cfg = quiet_jsq();
+    cfg.adapt_meganode_height = false;
+    cfg.rule = rule;
+    cfg.min_samples_for_outliers = 1000;  // the floors below are not outliers
+    JsqSelector s(cfg, rng);
+    s.observe(kServer, Path::kServer, 13'500, 0);  // the floors
+    s.observe(kServer, Path::kClient, 4'260, 0);
+    for (int i = 0; i < 200; ++i) {
+      s.observe(kServer, Path::kServer, 28'000, 0);
+      s.observe(kServer, Path::kClient, 6'000, 0);
+    }
+    return s.estimate(kServer).preferred;
+  };
+  BOOST_TEST(preferred(JsqRule::kMarginalLatency) == Path::kClient);
+  BOOST_TEST(preferred(JsqRule::kExpectedLatency) == Path::kServer);
 }
 
 BOOST_AUTO_TEST_CASE(per_path_baseline_prefers_server_when_nothing_queues) {
@@ -317,6 +366,9 @@ BOOST_AUTO_TEST_CASE(properties_and_factory) {
   BOOST_TEST(set_selector_property(c, "jsq.idle_reset_ms", "1500").is_ok());
   BOOST_TEST(set_selector_property(c, "jsq.adapt_meganode_height", "false").is_ok());
   BOOST_TEST(set_selector_property(c, "jsq.rtt_baseline", "per_path_minimum").is_ok());
+  BOOST_TEST(set_selector_property(c, "jsq.rule", "paper").is_ok());
+  BOOST_TEST((c.jsq.rule == JsqRule::kPaperQueueing));
+  BOOST_TEST(!set_selector_property(c, "jsq.rule", "fastest").is_ok());
   BOOST_TEST(set_selector_property(c, "window.window_ms", "5").is_ok());
   BOOST_TEST(c.kind == SelectorKind::kFixedRatio);
   BOOST_TEST(c.client_fraction == 0.25);
