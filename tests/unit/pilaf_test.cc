@@ -283,6 +283,46 @@ void check_server_answers_inconsistent_key(const std::function<void(pilaf::Entry
   BOOST_TEST(cluster->rpc->stats().rejected() == 0u);
 }
 
+// Issue 16, defect 8: an absent key whose tag matches another key's intact
+// entry in one of its candidate slots is a clean miss: no recheck, no
+// retry, no server fallback (it used to be rechecked until the torn-read
+// budget ran out, then asked of the server).
+BOOST_AUTO_TEST_CASE(a_tag_collision_is_a_clean_miss) {
+  auto cluster = testing::PilafCluster::create(tiny_store());
+  pilaf::Store& store = cluster->pilaf->store();
+  const std::string stored = key_of(1);
+  BOOST_REQUIRE(store.put(stored, make_value(stored, 1, 20)).is_ok());
+  const int64_t slot = slot_of(store, stored);
+  BOOST_REQUIRE(slot >= 0);
+  // An absent key with that slot among its candidates...
+  std::string absent;
+  pilaf::KeyHash kh{};
+  for (uint64_t i = 1000; absent.empty(); ++i) {
+    kh = pilaf::hash_key(key_of(i), store.bucket_count() - 1);
+    for (int w = 0; w < pilaf::kWays; ++w) {
+      if (static_cast<int64_t>(kh.slot[w]) == slot) absent = key_of(i);
+    }
+  }
+  // ... and the stored key's entry carrying its tag (resealed: intact).
+  rewrite_entry(store, slot, [&](pilaf::Entry& e) {
+    e.key_tag = kh.tag;
+    e = pilaf::seal(e);
+  });
+  pilaf::ClientStats before, after;
+  cluster->add_client("client0", {}, [&](pilaf::PilafClient& c, Env&) {
+    before = c.stats();
+    auto got = c.get(absent);
+    after = c.stats();
+    if (got.status().code() != StatusCode::kNotFound) cluster->fail("get " + absent + ": " + got.status().to_string());
+  });
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
+  BOOST_TEST(after.miss_rechecks - before.miss_rechecks == 0u);
+  BOOST_TEST(after.retries() - before.retries() == 0u);
+  BOOST_TEST(after.fallbacks - before.fallbacks == 0u);
+  BOOST_TEST(after.extent_reads - before.extent_reads == 1u);  // the colliding key's extent, read once
+}
+
 // A hot extent rewritten all the time: the entry is intact, the extent never
 // matches the CRC it carries.
 BOOST_AUTO_TEST_CASE(a_get_whose_extent_stays_stale_is_asked_of_the_server) {

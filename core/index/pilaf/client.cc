@@ -86,10 +86,12 @@ Status PilafClient::read_entry(uint64_t slot, Entry* out) {
 }
 
 StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, const KeyHash& kh) {
+  Entry seen[kWays];
+  const Entry* other_keys[kWays] = {nullptr, nullptr, nullptr};
   for (int w = 0; w < kWays; ++w) {
     const uint64_t slot = kh.slot[w];
     if ((w >= 1 && slot == kh.slot[0]) || (w == 2 && slot == kh.slot[1])) continue;
-    Entry e;
+    Entry& e = seen[w];
     LOCUS_RETURN_IF_ERROR(read_entry(slot, &e));
     if (e.empty() || e.key_tag != kh.tag) continue;
     if (e.kv_length > layout_.max_kv_bytes) return retry_status();
@@ -107,8 +109,15 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
                         std::to_string(e.kv_offset));
     }
     if (k == key) return v;
+    other_keys[w] = &e;  // an intact entry of another key with our tag
   }
-  LOCUS_ASSIGN_OR_RETURN(bool absent, confirm_miss(kh));
+  // Ways that share a slot share what was found there.
+  for (int w = 1; w < kWays; ++w) {
+    for (int v = 0; v < w; ++v) {
+      if (kh.slot[w] == kh.slot[v] && other_keys[w] == nullptr) other_keys[w] = other_keys[v];
+    }
+  }
+  LOCUS_ASSIGN_OR_RETURN(bool absent, confirm_miss(kh, other_keys));
   if (!absent) {
     ++stats_.miss_rechecks;
     return retry_status();
@@ -116,7 +125,7 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
   return not_found("pilaf get: no such key");
 }
 
-StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh) {
+StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* other_keys) {
   // One batch, executed in order at the server: meta, the three slots,
   // meta again. An unchanged, even move sequence means no kick chain ran
   // while the slots were read, so a key absent from all three is absent.
@@ -141,7 +150,14 @@ StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh) {
   for (int w = 0; w < kWays; ++w) {
     Entry e;
     std::memcpy(&e, buf + kProbeAt + w * kEntryBytes, kEntryBytes);
-    if (!entry_intact(e) || (!e.empty() && e.key_tag == kh.tag)) return false;
+    if (!entry_intact(e)) return false;
+    if (e.empty() || e.key_tag != kh.tag) continue;
+    // Our tag: doubtful unless it is the very entry the first pass read
+    // and found to hold another key (its CRC covers the extent's, so the
+    // same entry still names that key). Issue 16, defect 8: a collision
+    // used to be rechecked until the retry budget ran out, then asked of
+    // the server.
+    if (other_keys[w] == nullptr || std::memcmp(&e, other_keys[w], kEntryBytes) != 0) return false;
   }
   return true;
 }

@@ -83,7 +83,10 @@ class PilafClient {
   // One verified attempt; kAborted means "retry", kRemoteAccessError "refresh".
   StatusOr<std::string_view> rdma_get_once(std::string_view key, const KeyHash& kh);
   Status read_entry(uint64_t slot, Entry* out);
-  StatusOr<bool> confirm_miss(const KeyHash& kh);
+  // `other_keys[w]`: the entry of way w when the first pass found it holds
+  // another key with the same tag (a tag collision), else null. Such an
+  // entry, unchanged, does not make the miss doubtful.
+  StatusOr<bool> confirm_miss(const KeyHash& kh, const Entry* const* other_keys);
   StatusOr<std::string_view> rpc_get(std::string_view key);
   WorkRequest read_request(const RemoteAddr& from, void* into, uint32_t bytes);
 
