@@ -78,7 +78,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     wait_turn(from, conn, &Connection::serving, batch.tickets[i]);
     if (status[i] == WcStatus::kSuccess) {
       SimNode& target = *node(wr.remote.node);
-      const Nanos ns = service_ns(wr);
+      const Nanos ns = service_ns(wr, target);
       service[i] = ns;
       const double now = engine_clock_s();
       if (nic.model == scenario::NicModel::kFcfs) {

@@ -139,7 +139,7 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
     from.bytes_out += bytes;
     target.bytes_in += bytes;
     const double arrival = packet_leg(from, target, bytes, sent);
-    const double service = static_cast<double>(service_ns(wr)) * 1e-9;
+    const double service = static_cast<double>(service_ns(wr, target)) * 1e-9;
     const NicQueues::Slot slot = target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
     f.start_s = slot.start_s;
     f.effect_s = slot.finish_s;

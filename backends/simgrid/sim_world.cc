@@ -52,11 +52,16 @@ uint64_t World::response_bytes(const WorkRequest& wr, bool success) const {
   return options_.header_bytes + (wr.op == Opcode::kCas || wr.op == Opcode::kFaa ? 8 : 0);
 }
 
-Nanos World::service_ns(const WorkRequest& wr) const {
+Nanos World::service_ns(const WorkRequest& wr, const SimNode& target) const {
   const scenario::NicSpec& nic = platform_.nic;
   const uint32_t len = op_bytes(wr);
   switch (wr.op) {
-    case Opcode::kRead: return nic.read.service_ns(len);
+    case Opcode::kRead: {
+      const Nanos curve_ns = nic.read.service_ns(len);
+      if (nic.atc_reach_bytes == 0) return curve_ns;
+      const double ns = static_cast<double>(curve_ns) + nic.atc_extra_ns(target.nic->readable_bytes);
+      return std::max<Nanos>(1, static_cast<Nanos>(std::llround(ns)));
+    }
     case Opcode::kWrite: return nic.write.service_ns(len);
     case Opcode::kCas:
     case Opcode::kFaa: return nic.atomic.service_ns(len);
@@ -182,12 +187,14 @@ Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access
   slot.owner = &node;
   slot.region = {addr, length, access, make_rkey(id)};
   regions_.push_back(slot);
+  if ((access & kRemoteRead) != 0) node.nic->readable_bytes += length;
   return Region{node.id, id, id, slot.region.rkey, addr, length, access};
 }
 
 bool World::remove_region(const SimNode& node, RegionId id) {
   if (id >= regions_.size() || regions_[id].owner != &node) return false;
   regions_[id].owner = nullptr;
+  if ((regions_[id].region.access & kRemoteRead) != 0) node.nic->readable_bytes -= regions_[id].region.length;
   ++deregistrations_;
   return true;
 }

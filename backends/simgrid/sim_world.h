@@ -63,6 +63,10 @@ class NicQueues {
   double busy_s(Budget b) const { return busy_s_[b]; }
   void reset_busy() { busy_s_[0] = busy_s_[1] = busy_s_[2] = 0; }
 
+  // Bytes registered for remote READs on this NIC's host: what its
+  // address-translation cache must cover (NicSpec::atc_extra_ns).
+  uint64_t readable_bytes = 0;
+
  private:
   double free_s_[3] = {0, 0, 0};
   double busy_s_[3] = {0, 0, 0};
@@ -355,7 +359,8 @@ class World {
   uint64_t request_bytes(const WorkRequest& wr) const;
   uint64_t response_bytes(const WorkRequest& wr, bool success) const;
   // The target NIC's service time for the request.
-  Nanos service_ns(const WorkRequest& wr) const;
+  // The target NIC's service time for `wr`.
+  Nanos service_ns(const WorkRequest& wr, const SimNode& target) const;
   void reset_usage();
   // Runtime actors on nodes: the CPU of an actor alone on its node, on a
   // host with a core for each such actor, is charged as debt (ActorState).

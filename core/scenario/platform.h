@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/status.h"
+
 #include "core/common/time.h"
 
 namespace locus::scenario {
@@ -43,6 +45,27 @@ struct NicSpec {
   // peak each keeps while the other runs at its peak (1.0 = independent).
   double rdma_share_with_verbs = 0.80;
   double verbs_share_with_rdma = 0.95;
+  // The address-translation cache: a READ whose page translation is not
+  // in the NIC's cache costs a fetch of it over PCIe. With the cache
+  // reaching atc_reach_bytes of registered memory and READs spread over
+  // the S bytes a NIC has registered for remote reads, a READ misses with
+  // probability max(0, 1 - reach / S) and then costs atc_miss_ns more.
+  // atc_miss_ns is fitted to read_by_region, READ rates of one size
+  // measured over regions of different sizes (the Cell testbed's 1 KB
+  // READs: 1.44 M/s over 64 MB, 1.04 M/s over 1 GB), and the `read` curve
+  // holds at read_region_bytes of registered memory. atc_reach_bytes = 0
+  // leaves the cache out (READ rates whatever the registered size).
+  uint64_t atc_reach_bytes = 0;
+  std::vector<std::pair<uint64_t, double>> read_by_region;  // (registered bytes, ops/s)
+  uint64_t read_region_bytes = 0;
+  double atc_miss_ns = 0;  // fitted (fit_atc)
+
+  double atc_miss_fraction(uint64_t registered_bytes) const;
+  // What a READ costs over `registered_bytes` beyond the `read` curve (at
+  // read_region_bytes); negative below it (fewer misses), in ns.
+  double atc_extra_ns(uint64_t registered_bytes) const;
+  // Fits atc_miss_ns; an error says why the points do not fit.
+  Status fit_atc();
 };
 
 struct LinkSpec {

@@ -67,7 +67,8 @@ Status read_link(const Decoder& d, const toml::table& t, const std::string& name
 Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   const std::string s = "platform.nic";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"model", "read", "write", "atomic", "send", "recv",
-                                      "rdma_share_with_verbs", "verbs_share_with_rdma"}));
+                                      "rdma_share_with_verbs", "verbs_share_with_rdma", "atc_reach_bytes",
+                                      "read_by_region", "read_region_bytes"}));
   std::string model = nic->model == NicModel::kFcfs ? "fcfs" : "ps";
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "model", &model, {"fcfs", "ps"}));
   nic->model = model == "fcfs" ? NicModel::kFcfs : NicModel::kProcessorSharing;
@@ -77,7 +78,30 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   LOCUS_RETURN_IF_ERROR(d.curve(t, s, "send", &nic->send));
   LOCUS_RETURN_IF_ERROR(d.curve(t, s, "recv", &nic->recv));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "rdma_share_with_verbs", &nic->rdma_share_with_verbs, 0.01, 1.0));
-  return d.number(t, s, "verbs_share_with_rdma", &nic->verbs_share_with_rdma, 0.01, 1.0);
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "verbs_share_with_rdma", &nic->verbs_share_with_rdma, 0.01, 1.0));
+  // The address-translation cache (NicSpec::atc_*).
+  constexpr double kMaxRegistered = 1ull << 50;  // a petabyte: beyond any NIC
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "atc_reach_bytes", &nic->atc_reach_bytes, 0, kMaxRegistered));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "read_region_bytes", &nic->read_region_bytes, 0, kMaxRegistered));
+  if (const toml::node* n = t.get("read_by_region")) {
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return d.fail(n, s + ".read_by_region", "expected [[registered_bytes, ops_per_s], ...]");
+    nic->read_by_region.clear();
+    for (const toml::node& e : *a) {
+      const toml::array* pt = e.as_array();
+      std::optional<double> bytes, rate;
+      if (pt != nullptr && pt->size() == 2) bytes = (*pt)[0].value<double>(), rate = (*pt)[1].value<double>();
+      if (!bytes || !rate) return d.fail(&e, s + ".read_by_region", "expected [registered_bytes, ops_per_s] pairs");
+      if (!(*bytes >= 1 && *bytes <= kMaxRegistered) || !(*rate >= 1 && *rate <= 1e12)) {
+        return d.fail(&e, s + ".read_by_region", "bytes must be in [1, 2^50] and ops_per_s in [1, 1e12]");
+      }
+      nic->read_by_region.emplace_back(static_cast<uint64_t>(*bytes), *rate);
+    }
+  }
+  if (Status st = nic->fit_atc(); !st.is_ok()) {
+    return d.fail(t.get("atc_reach_bytes"), s + ".atc_reach_bytes", st.message());
+  }
+  return Status();
 }
 
 Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {

@@ -58,6 +58,42 @@ BOOST_AUTO_TEST_CASE(one_nic_saturates_on_read_rate) {
   expect_within(rate_of(r, "TRAVERSAL"), 1.44e6 / 5, 0.02, "5-READ traversals on one NIC");
 }
 
+// The NIC's address-translation cache (NicSpec::atc_*), fitted to the
+// Cell testbed's two 1 KB READ rates (shared/calibration.md: 1.44 M/s over
+// a 64 MB region, 1.04 M/s over 1 GB): the simulated saturation rate
+// follows the registered size, and reproduces both points.
+BOOST_AUTO_TEST_CASE(read_rate_follows_the_registered_size) {
+  const std::vector<std::string> atc = {
+      "platform.nic.read=[[1024, 1.04e6]]", "platform.nic.read_region_bytes=1073741824",
+      "platform.nic.atc_reach_bytes=67108864",
+      "platform.nic.read_by_region=[[67108864, 1.44e6], [1073741824, 1.04e6]]", "index.rpc_fraction=0.0"};
+  auto at = [&](uint64_t registered) {
+    std::vector<std::string> sets = atc;
+    sets.push_back("index.region_bytes=" + std::to_string(registered));
+    return rate_of(simulate(sets), "TRAVERSAL") * 5;  // READs per second
+  };
+  expect_within(at(64ull << 20), 1.44e6, 0.02, "1 KB READs over 64 MB");
+  expect_within(at(1ull << 30), 1.04e6, 0.02, "1 KB READs over 1 GB");
+  const double mid = at(256ull << 20);  // 75% of READs miss: between the two
+  BOOST_TEST(mid < 1.40e6);
+  BOOST_TEST(mid > 1.08e6);
+  expect_within(at(16ull << 20), 1.44e6, 0.02, "1 KB READs over 16 MB (all in the cache)");
+}
+
+BOOST_AUTO_TEST_CASE(address_translation_settings_are_checked) {
+  for (const auto& [set, why] :
+       {std::pair{"platform.nic.atc_reach_bytes=67108864", "read_by_region"},
+        {"platform.nic.read_by_region=[[67108864, 1.0e6], [1073741824, 1.5e6]]", "not be faster"},
+        {"platform.nic.read_by_region=[[1024, 1.0e6], [2048, 1.5e6]]", "differ"}}) {
+    std::vector<std::string> sets = {set};
+    if (std::string(set).find("read_by_region") != std::string::npos) sets.push_back("platform.nic.atc_reach_bytes=67108864");
+    auto s = designs::parse_scenario(testing::kMicroPlatform, "atc.toml", sets);
+    BOOST_TEST(!s.is_ok(), set);
+    BOOST_TEST(s.status().message().find("platform.nic.atc_reach_bytes") != std::string::npos, s.status().message());
+    BOOST_TEST(s.status().message().find(why) != std::string::npos, s.status().message());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(fixed_split_uses_both_resources) {
   const auto r = simulate({"index.rpc_fraction=0.355", "run.clients=160"});
   expect_within(rate_of(r, "RPC") + rate_of(r, "TRAVERSAL"), 446.7e3, 0.03, "35.5% RPC / 64.5% traversal");

@@ -15,6 +15,11 @@ struct MicroConfig final : scenario::IndexConfig {
   uint32_t read_bytes = 1024;
   uint32_t rpc_request_bytes = 64;
   uint32_t rpc_response_bytes = 64;
+  // Bytes the server registers for READs. READs land in its first MiB;
+  // what the size changes is what a NIC's address-translation cache must
+  // cover (the simulator's [platform.nic] atc_*). Untouched pages cost no
+  // memory.
+  uint64_t region_bytes = 1 << 20;
 };
 
 }  // namespace locus::micro

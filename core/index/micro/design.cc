@@ -16,6 +16,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("rpc_fraction", &c->rpc_fraction, 0, 1));
   LOCUS_RETURN_IF_ERROR(keys.number("reads_per_op", &c->reads_per_op, 0, 1000));
   LOCUS_RETURN_IF_ERROR(keys.number("read_bytes", &c->read_bytes, 1, 1 << 24));
+  LOCUS_RETURN_IF_ERROR(keys.number("region_bytes", &c->region_bytes, 1 << 20, 1ull << 40));
   LOCUS_RETURN_IF_ERROR(keys.number("rpc_request_bytes", &c->rpc_request_bytes, 0, 1 << 20));
   LOCUS_RETURN_IF_ERROR(keys.number("rpc_response_bytes", &c->rpc_response_bytes, 0, 1 << 20));
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));

@@ -83,9 +83,12 @@ class MicroDriver final : public design::IndexDriver {
 
   Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
     auto server = std::make_unique<MicroServer>();
-    server->memory = AlignedBuffer(kRegionBytes);
-    LOCUS_ASSIGN_OR_RETURN(server->region,
-                           env.transport->register_memory(server->memory.data(), kRegionBytes, kRemoteRead));
+    server->memory = AlignedBuffer(spec_.region_bytes);
+    if (server->memory.size() < spec_.region_bytes) {
+      return resource_exhausted("micro: cannot reserve index.region_bytes = " + std::to_string(spec_.region_bytes));
+    }
+    LOCUS_ASSIGN_OR_RETURN(server->region, env.transport->register_memory(server->memory.data(), spec_.region_bytes,
+                                                                          kRemoteRead));
     const RemoteRegion rr = server->region.remote();
     const uint32_t response_bytes = spec_.rpc_response_bytes;
     LOCUS_RETURN_IF_ERROR(rpc.handle(kOp, "micro.op", [response_bytes](const rpc::RequestContext&, rpc::Reader&,
