@@ -22,10 +22,10 @@
 // off the congested path before the latencies meet, towards the split
 // that is best for all clients. Measured on the Cell sweeps
 // (docs/results.md): on one meganode within 1% of the best fixed split or
-// above it at every client count (the paper's rule: 64% at 1-2 clients);
-// on four servers 87-93% at 1 and 4-8 cores, where every rule tried
-// falls short (the NICs' message rates, unevenly loaded, bound those
-// points). jsq.rule = "paper" keeps (1).
+// above it at every client count (the paper's rule: 66% at 1-2 clients);
+// on four servers 74-93% at 1 and 4-8 cores, where every rule tried
+// falls short (server CPUs at one core, the NICs' message rates, unevenly
+// loaded, at 5-8). jsq.rule = "paper" keeps (1).
 // Refinements, all configurable:
 //  * means over the last n samples per server and path;
 //  * a sample with |s - mean| >= K * stddev is discarded as an outlier;
