@@ -309,6 +309,9 @@ BOOST_AUTO_TEST_CASE(rejects_bad_input) {
     rpc::Reader r(std::span<const std::byte>(garbage, sizeof garbage));
     rpc::Writer w(out);
     BOOST_TEST(!server.handle(type, r, w).is_ok());
+    rpc::Reader r2(std::span<const std::byte>(garbage, sizeof garbage));
+    rpc::Writer w2(out);
+    BOOST_TEST(!server.handle_internal(type, r2, w2).is_ok());
   }
   cell::ServerOptions bad = tiny_options();
   bad.store.split_fill_fraction = 0.95;
@@ -318,6 +321,56 @@ BOOST_AUTO_TEST_CASE(rejects_bad_input) {
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(cell_end_to_end)
+
+// Issue 16, defect 3: the split protocol's requests (types 10-19, and
+// kOp's insert_child) reshape and free the tree; a client that sends them
+// is refused with a clear error, the server keeps serving, the tree stays
+// intact. Only kInternal requests with the tree's key reach them.
+BOOST_AUTO_TEST_CASE(split_requests_from_a_client_are_refused) {
+  cell::ServerOptions options = tiny_options();
+  options.tree_key = 0x5EC12E7C0FFEEull;
+  auto cluster = CellCluster::create(1, options);
+  cell::Deployment& d = *cluster->deployment;
+  for (uint64_t i = 0; i < 200; ++i) BOOST_REQUIRE(d.direct_op(OpKind::kPut, key_of(i), make_value(key_of(i), 0, 8)).is_ok());
+  const uint64_t root = d.server(0).store().root();
+  std::vector<Status> answers;
+  auto node = cluster->runtime->add_node({"intruder", false});
+  BOOST_REQUIRE(node.is_ok());
+  BOOST_REQUIRE(cluster->runtime->spawn(*node, "intruder", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    auto rpc = rpc::RpcClient::create(ep, d.client_rpc_options());
+    if (!rpc.is_ok()) return cluster->failures.fail(rpc.status().to_string());
+    const NodeId server = d.bootstrap();
+    auto send = [&](uint16_t type, const std::function<void(rpc::Writer&)>& body) {
+      rpc::Writer w((*rpc)->payload_buffer());
+      body(w);
+      answers.push_back((*rpc)->call(server, type, w.size()).status());
+    };
+    send(cell::kMeganodeAbandon, [&](rpc::Writer& w) { w.put(root); });  // no longer a client type
+    send(cell::kSetRoot, [&](rpc::Writer& w) { w.put(root), w.put(uint64_t{0}), w.put(uint32_t{0}); });
+    send(cell::kInternal, [&](rpc::Writer& w) {  // a guessed key
+      w.put(uint64_t{0});
+      w.put(uint16_t{cell::kMeganodeAbandon});
+      w.put(root);
+    });
+    send(cell::kOp, [&](rpc::Writer& w) {
+      cell::encode_op_request({.op = OpKind::kInsertChild, .level = 1, .start = root, .key = "k", .child = root}, w);
+    });
+  }).is_ok());
+  cluster->add_client("client", selector::SelectorKind::kServerOnly, {}, [&](cell::CellClient& c, Env&) {
+    for (uint64_t i = 0; i < 200; ++i) {
+      auto got = c.get(key_of(i));
+      if (!got.is_ok() || !value_was_written_for(key_of(i), *got)) return cluster->failures.fail("get " + key_of(i));
+    }
+  });
+  cluster->run();
+  BOOST_TEST_REQUIRE(answers.size() == 4u);
+  for (const Status& a : answers) BOOST_TEST(!a.is_ok(), a.to_string());
+  BOOST_TEST(answers[2].message().find("tree's key") != std::string::npos, answers[2].to_string());
+  BOOST_TEST(answers[3].message().find("insert_child") != std::string::npos, answers[3].to_string());
+  BOOST_TEST(d.server(0).refused_internal() == 2u);
+  BOOST_TEST(d.server(0).store().root() == root);
+}
 
 // One client against std::map over the loopback backend, all operations,
 // the path of every step chosen by `kind`; meganode splits run meanwhile

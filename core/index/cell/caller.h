@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/index/cell/protocol.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/types.h"
 
@@ -26,16 +27,17 @@ class Caller {
   virtual StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes) = 0;
 };
 
+// Over RPC, as a server of the tree: every request goes as kInternal with
+// the tree's key (protocol.h).
 class RpcCaller final : public Caller {
  public:
-  explicit RpcCaller(rpc::RpcClient& rpc) : rpc_(rpc) {}
-  std::span<std::byte> payload_buffer() override { return rpc_.payload_buffer(); }
-  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes) override {
-    return rpc_.call(server, type, payload_bytes);
-  }
+  RpcCaller(rpc::RpcClient& rpc, uint64_t tree_key) : rpc_(rpc), tree_key_(tree_key) {}
+  std::span<std::byte> payload_buffer() override { return rpc_.payload_buffer().subspan(kInternalHeaderBytes); }
+  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes) override;
 
  private:
   rpc::RpcClient& rpc_;
+  uint64_t tree_key_;
 };
 
 // Not thread-safe, and only for when no actor is serving the same servers.

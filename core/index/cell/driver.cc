@@ -11,6 +11,7 @@
 // paper's constants; any other type is used as configured.
 #include <algorithm>
 #include <bit>
+#include <random>
 #include <string>
 
 #include "core/check/models.h"
@@ -95,7 +96,9 @@ class CellDriver final : public design::IndexDriver {
 
   void report_servers(std::map<std::string, double>& extra) const override {
     StoreStats sum;
+    uint64_t refused = 0;
     for (const auto& s : servers_) {
+      refused += s->refused_internal();
       const StoreStats st = s->store().stats();
       sum.keys += st.keys;
       sum.node_splits += st.node_splits;
@@ -103,6 +106,7 @@ class CellDriver final : public design::IndexDriver {
       sum.busy_replies += st.busy_replies;
     }
     extra["cell.keys"] = static_cast<double>(sum.keys);
+    extra["cell.refused_internal"] = static_cast<double>(refused);
     extra["cell.meganodes"] = static_cast<double>(sum.meganodes_in_use);
     extra["cell.node_splits"] = static_cast<double>(sum.node_splits);
     extra["cell.busy_replies"] = static_cast<double>(sum.busy_replies);
@@ -164,6 +168,9 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
     st.extents_bytes =
         std::bit_ceil(std::max<uint64_t>(block * records * 2 / s.platform.servers, uint64_t{16} << 20));
   }
+  // A fresh key per deployment: it decides nothing simulated, so runs stay
+  // reproducible; clients never receive it (server.h, protocol.h).
+  server.tree_key = (uint64_t{std::random_device()()} << 32) | std::random_device()();
   server.costs.request_ns = us_to_ns(x.server_request_us);
   server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
   server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);

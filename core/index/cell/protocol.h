@@ -31,7 +31,13 @@ enum RequestType : uint16_t {
   kMeganodeAbandon = 17, // u64 root
   kSetRoot = 18,         // u64 expected, u64 new root, u32 level -> u8 installed
   kMeganodeCount = 19,   // -> u32 in use, u32 capacity
+  // The tree's own servers (split workers) wrap every request in this:
+  // u64 tree key, u16 inner type, then the inner request. Types 10-19 and
+  // kOp's kInsertChild are served only this way: a client, which never
+  // learns the key, cannot reshape or free the tree (issue 16, defect 3).
+  kInternal = 20,
 };
+constexpr size_t kInternalHeaderBytes = sizeof(uint64_t) + sizeof(uint16_t);
 
 enum class OpKind : uint8_t { kContains = 0, kGet = 1, kPut = 2, kDelete = 3, kInsertChild = 4 };
 bool is_write(OpKind op);

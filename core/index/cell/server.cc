@@ -86,23 +86,43 @@ bool CellServer::take_split(Nanos timeout, uint32_t* meganode) {
 }
 
 Status CellServer::attach(rpc::RpcServer& rpc) {
-  for (uint16_t type : {kGetLayout, kOp, kRange, kGetRoot, kSplitBegin, kSplitScan, kSplitFinish,
-                        kSplitAbort, kMeganodeCreate, kMeganodeAppend, kMeganodeSeal, kMeganodeAbandon,
-                        kSetRoot, kMeganodeCount}) {
+  for (uint16_t type : {kGetLayout, kOp, kRange, kGetRoot}) {
     LOCUS_RETURN_IF_ERROR(rpc.handle(type, "cell." + std::to_string(type),
                                      [this, type](const rpc::RequestContext&, rpc::Reader& r,
                                                   rpc::Writer& w) { return handle(type, r, w); }));
   }
-  return Status();
+  return rpc.handle(kInternal, "cell.internal", [this](const rpc::RequestContext& ctx, rpc::Reader& r,
+                                                       rpc::Writer& w) {
+    uint64_t key = 0;
+    uint16_t type = 0;
+    if (!(r.get(&key) && r.get(&type))) return invalid_argument("cell internal: malformed request");
+    if (key != options_.tree_key) {
+      ++refused_internal_;
+      return Status(StatusCode::kPermissionDenied,
+                    "cell: request type " + std::to_string(type) + " from node " + std::to_string(ctx.client) +
+                        " is for the tree's own servers and lacks the tree's key: refused");
+    }
+    return handle_internal(type, r, w);
+  });
 }
 
 Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
+  switch (type) {
+    case kOp: return on_op(r, w, false);
+    case kGetLayout:
+    case kRange:
+    case kGetRoot: return handle_internal(type, r, w);
+    default: return invalid_argument("cell: unknown request type " + std::to_string(type));
+  }
+}
+
+Status CellServer::handle_internal(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   switch (type) {
     case kGetLayout:
       if (!r.at_end()) return invalid_argument("cell layout: unexpected payload");
       encode_layout(layout_, w);
       return Status();
-    case kOp: return on_op(r, w);
+    case kOp: return on_op(r, w, true);
     case kRange: return on_range(r, w);
     case kGetRoot:
       if (!r.at_end()) return invalid_argument("cell get_root: unexpected payload");
@@ -115,9 +135,13 @@ Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   }
 }
 
-Status CellServer::on_op(rpc::Reader& r, rpc::Writer& w) {
+Status CellServer::on_op(rpc::Reader& r, rpc::Writer& w, bool internal) {
   OpRequest q;
   if (!decode_op_request(r, &q)) return invalid_argument("cell op: malformed request");
+  if (q.op == OpKind::kInsertChild && !internal) {
+    ++refused_internal_;
+    return Status(StatusCode::kPermissionDenied, "cell: insert_child is for the tree's own servers: refused");
+  }
   StatusOr<OpResult> res = OpResult{};
   switch (q.op) {
     case OpKind::kContains: res = store_->contains(q.key, q.start); break;

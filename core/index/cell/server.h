@@ -19,6 +19,7 @@
 // for a 5-level local search).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct ServerOptions {
   StoreOptions store;
   ServerCosts costs;
   uint32_t max_message_bytes = 16 * 1024;  // must match the RPC server's and clients'
+  // Shared by the tree's servers and their split workers, never sent to a
+  // client: what kInternal requests must carry (protocol.h).
+  uint64_t tree_key = 0;
 
   Status validate() const;
 };
@@ -57,11 +61,15 @@ class CellServer final : public SplitScheduler {
   const Layout& layout() const { return layout_; }
   const ServerOptions& options() const { return options_; }
 
-  // Registers every Cell request type with `rpc`.
+  // Registers the Cell request types with `rpc`: the clients' ones, and
+  // kInternal for the tree's own servers.
   Status attach(rpc::RpcServer& rpc);
-  // Serves one request: what attach() registers, and what in-process
-  // callers (set-up loading, single-threaded tests) use directly.
+  // Serves one client request (types 1-4; kOp without kInsertChild).
   Status handle(uint16_t type, rpc::Reader& request, rpc::Writer& response);
+  // Serves one request of the tree's own (any type): what a kInternal
+  // request with the tree's key carries, and what in-process callers
+  // (set-up loading, single-threaded tests) use directly.
+  Status handle_internal(uint16_t type, rpc::Reader& request, rpc::Writer& response);
 
   Store& store() { return *store_; }
 
@@ -72,10 +80,14 @@ class CellServer final : public SplitScheduler {
   bool take_split(Nanos timeout, uint32_t* meganode);
   bool try_take_split(uint32_t* meganode);
 
+  // Requests refused because only the tree's own servers may send them.
+  uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
+
  private:
+  std::atomic<uint64_t> refused_internal_{0};
   CellServer(Env env, const ServerOptions& options, std::unique_ptr<Store> store);
   Status register_regions();
-  Status on_op(rpc::Reader& r, rpc::Writer& w);
+  Status on_op(rpc::Reader& r, rpc::Writer& w, bool internal);
   Status on_range(rpc::Reader& r, rpc::Writer& w);
   Status on_split_scan(rpc::Reader& r, rpc::Writer& w);
   Status on_split_step(uint16_t type, rpc::Reader& r, rpc::Writer& w);

@@ -41,7 +41,7 @@ void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& op
     shared.fail(rpc.status());
     return;
   }
-  RpcCaller caller(**rpc);
+  RpcCaller caller(**rpc, server.options().tree_key);
   // While a split waits for a busy parent, the parent's own split may be
   // the next one in this worker's queue: run queued splits meanwhile
   // (nested, bounded by the tree's height) instead of just sleeping.
