@@ -29,6 +29,7 @@ class FaultRuntime final : public Runtime {
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
 
   void arm() { armed_.store(true, std::memory_order_relaxed); }
+  void disarm() { armed_.store(false, std::memory_order_relaxed); }
   const FaultStats& stats() const { return stats_; }
   const FaultOptions& options() const { return options_; }
 

@@ -7,9 +7,15 @@ namespace locus::testing {
 
 std::unique_ptr<PilafCluster> PilafCluster::create(const pilaf::StoreOptions& store,
                                                    const loopback::LoopbackOptions& lo,
-                                                   std::function<void()> between_requests) {
+                                                   std::function<void()> between_requests,
+                                                   const fault::FaultOptions* faults) {
   auto c = std::make_unique<PilafCluster>();
   c->runtime = loopback::make_loopback_runtime(lo);
+  if (faults != nullptr) {
+    auto wrapped = std::make_unique<fault::FaultRuntime>(std::move(c->runtime), *faults);
+    c->faults = wrapped.get();
+    c->runtime = std::move(wrapped);
+  }
   auto node = c->runtime->add_node({"server0", true});
   BOOST_REQUIRE(node.is_ok());
   c->server_node = *node;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/loopback/loopback_runtime.h"
+#include "core/fault/fault_runtime.h"
 #include "core/index/pilaf/client.h"
 #include "core/index/pilaf/server.h"
 #include "core/rpc/rpc_client.h"
@@ -22,6 +23,7 @@ namespace locus::testing {
 
 struct PilafCluster {
   std::unique_ptr<Runtime> runtime;
+  fault::FaultRuntime* faults = nullptr;  // `runtime`, when create() was given fault options
   NodeId server_node = kInvalidNode;
   std::unique_ptr<rpc::RpcServer> rpc;
   std::unique_ptr<pilaf::PilafServer> pilaf;
@@ -32,9 +34,11 @@ struct PilafCluster {
   // Builds the runtime and server; the daemon starts at runtime->run().
   // `between_requests`, if set, runs on the server thread after each
   // serve_once (e.g. local puts racing with RDMA readers).
+  // With `faults`, the runtime is a FaultRuntime over loopback, not armed.
   static std::unique_ptr<PilafCluster> create(const pilaf::StoreOptions& store,
                                               const loopback::LoopbackOptions& lo = {},
-                                              std::function<void()> between_requests = {});
+                                              std::function<void()> between_requests = {},
+                                              const fault::FaultOptions* faults = nullptr);
   // Adds a client actor that is handed a connected PilafClient.
   void add_client(const std::string& name, pilaf::ClientOptions options,
                   std::function<void(pilaf::PilafClient&, Env&)> body);

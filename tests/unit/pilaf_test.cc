@@ -283,6 +283,55 @@ void check_server_answers_inconsistent_key(const std::function<void(pilaf::Entry
   BOOST_TEST(cluster->rpc->stats().rejected() == 0u);
 }
 
+// Issue 16, defect 5: growth whose registration fails (injected by the
+// fault transport) changes nothing: the put fails with a clear error, no
+// extent leaks, the table and extents stay where clients read them, and
+// once registration works again the store grows and serves.
+BOOST_AUTO_TEST_CASE(a_growth_that_cannot_register_changes_nothing) {
+  fault::FaultOptions f;
+  f.register_failure = 1;
+  auto cluster = testing::PilafCluster::create(tiny_store(), {}, {}, &f);
+  pilaf::Store& store = cluster->pilaf->store();
+  std::unordered_map<std::string, std::string> ref;
+  // 16 buckets grow beyond 13 keys (load factor 0.85).
+  for (uint64_t i = 0; i < 13; ++i) {
+    const std::string key = key_of(i), value = make_value(key, i, 20);
+    BOOST_REQUIRE(store.put(key, value).is_ok());
+    ref[key] = value;
+  }
+  cluster->faults->arm();
+  const pilaf::StoreStats before = store.stats();
+  const std::string grower = key_of(13);
+  Status st = store.put(grower, make_value(grower, 13, 20));
+  BOOST_TEST(st.code() == StatusCode::kResourceExhausted, st.to_string());
+  BOOST_TEST(st.message().find("cannot publish a table") != std::string::npos, st.to_string());
+  // Extents: 4096 bytes; a value that needs more must grow them, and fails.
+  Status big = store.put(key_of(99), make_value(key_of(99), 0, 3000));
+  BOOST_TEST(big.code() == StatusCode::kResourceExhausted, big.to_string());
+  BOOST_TEST(big.message().find("cannot publish extents") != std::string::npos, big.to_string());
+  const pilaf::StoreStats after = store.stats();
+  BOOST_TEST(after.extent_bytes_in_use == before.extent_bytes_in_use);  // nothing leaked
+  BOOST_TEST(after.bucket_count == before.bucket_count);
+  BOOST_TEST(after.keys == before.keys);
+  BOOST_TEST(after.table_grows == before.table_grows);
+  BOOST_TEST(after.extent_grows == before.extent_grows);
+  BOOST_TEST(cluster->faults->stats().register_failure.load() == 2u);
+  cluster->faults->disarm();
+  cluster->add_client("client0", {}, [&](pilaf::PilafClient& c, Env&) {
+    for (const auto& [key, value] : ref) {  // by RDMA, through the layout as published
+      auto got = c.get(key);
+      if (!got.is_ok() || *got != value) return cluster->fail("get " + key + ": " + got.status().to_string());
+    }
+    const std::string value = make_value(grower, 14, 20);
+    if (Status put = c.put(grower, value); !put.is_ok()) return cluster->fail("put after: " + put.to_string());
+    auto got = c.get(grower);
+    if (!got.is_ok() || *got != value) cluster->fail("get " + grower + " after growth: " + got.status().to_string());
+  });
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
+  BOOST_TEST(store.stats().table_grows == before.table_grows + 1);
+}
+
 // Issue 16, defect 8: an absent key whose tag matches another key's intact
 // entry in one of its candidate slots is a clean miss: no recheck, no
 // retry, no server fallback (it used to be rechecked until the torn-read

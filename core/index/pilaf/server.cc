@@ -1,6 +1,8 @@
 // PilafServer: see server.h.
 #include "core/index/pilaf/server.h"
 
+#include <utility>
+
 #include "core/index/pilaf/protocol.h"
 
 namespace locus::pilaf {
@@ -41,21 +43,30 @@ Status PilafServer::register_all() {
   return Status();
 }
 
+Status PilafServer::region_moving(RegionKind kind, void* mem, uint64_t bytes) {
+  LOCUS_ASSIGN_OR_RETURN(Region fresh, env_.transport->register_memory(mem, bytes, kRemoteRead));
+  (kind == RegionKind::kTable ? moving_table_ : moving_extents_) = fresh;
+  return Status();
+}
+
+void PilafServer::region_move_abandoned(RegionKind kind) {
+  Region& moving = kind == RegionKind::kTable ? moving_table_ : moving_extents_;
+  (void)env_.transport->deregister_memory(moving);
+  moving = Region{};
+}
+
 Status PilafServer::region_replaced(RegionKind kind) {
-  Transport& t = *env_.transport;
   Region& old = kind == RegionKind::kTable ? table_region_ : extents_region_;
-  void* mem = kind == RegionKind::kTable ? static_cast<void*>(store_->table_memory())
-                                        : static_cast<void*>(store_->extents_memory());
-  const uint64_t bytes = kind == RegionKind::kTable ? store_->table_bytes() : store_->extents_bytes();
-  LOCUS_ASSIGN_OR_RETURN(Region fresh, t.register_memory(mem, bytes, kRemoteRead));
-  // The old registration goes before the old memory is freed; reads of it
-  // from now on fail with a remote access error.
-  LOCUS_RETURN_IF_ERROR(t.deregister_memory(old));
-  old = fresh;
+  Region& fresh = kind == RegionKind::kTable ? moving_table_ : moving_extents_;
+  const Region previous = old;
+  old = std::exchange(fresh, Region{});
   layout_.epoch = store_->epoch();
   layout_.bucket_count = store_->bucket_count();
-  (kind == RegionKind::kTable ? layout_.table : layout_.extents) = fresh.remote();
-  return Status();
+  (kind == RegionKind::kTable ? layout_.table : layout_.extents) = old.remote();
+  // The old registration goes before the old memory is freed; reads of it
+  // from now on fail with a remote access error, and clients fetch the
+  // layout again. A failure here leaves the new region published.
+  return env_.transport->deregister_memory(previous);
 }
 
 Status PilafServer::attach(rpc::RpcServer& rpc) {

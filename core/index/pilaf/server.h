@@ -25,6 +25,8 @@ class PilafServer final : public RegionPublisher {
 
   Store& store() { return *store_; }
   Layout layout() const { return layout_; }
+  Status region_moving(RegionKind kind, void* mem, uint64_t bytes) override;
+  void region_move_abandoned(RegionKind kind) override;
   Status region_replaced(RegionKind kind) override;
 
  private:
@@ -34,6 +36,7 @@ class PilafServer final : public RegionPublisher {
   Env env_;
   std::unique_ptr<Store> store_;
   Region table_region_, extents_region_, meta_region_;
+  Region moving_table_, moving_extents_;  // registered by region_moving, not yet published
   Layout layout_;
 };
 

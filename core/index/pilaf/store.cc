@@ -124,19 +124,21 @@ Status Store::put(std::string_view key, std::string_view value) {
     publish(static_cast<uint64_t>(existing), e);
     return allocator_.free(old_offset);
   }
+  // A failed growth must not leak the extent this put took (defect 5).
+  auto fail = [&](Status st) {
+    (void)allocator_.free(offset);
+    return st;
+  };
   if (static_cast<double>(keys_ + 1) > options_.max_load_factor * static_cast<double>(bucket_count_)) {
-    LOCUS_RETURN_IF_ERROR(grow_table());
+    if (Status st = grow_table(); !st.is_ok()) return fail(st);
   }
   while (true) {
     Entry placed = e;
     placed.key_tag = slots_of(h, bucket_count_ - 1).tag;
     Status st = cuckoo_insert(seal(placed), h);
     if (st.is_ok()) break;
-    if (st.code() != StatusCode::kAborted) {
-      (void)allocator_.free(offset);
-      return st;
-    }
-    LOCUS_RETURN_IF_ERROR(grow_table());
+    if (st.code() != StatusCode::kAborted) return fail(st);
+    if (Status grown = grow_table(); !grown.is_ok()) return fail(grown);
   }
   ++keys_;
   return Status();
@@ -161,9 +163,18 @@ Status Store::grow_extents(uint64_t needed_bytes) {
   if (!bigger.valid()) {
     return resource_exhausted("pilaf: cannot grow extents to " + std::to_string(new_bytes) + " bytes");
   }
-  LOCUS_RETURN_IF_ERROR(allocator_.grow(new_bytes));
   // Offsets stay valid: the old bytes are copied to the same offsets.
   std::memcpy(bigger.data(), extents_.data(), old_bytes);
+  if (publisher_ != nullptr) {
+    if (Status st = publisher_->region_moving(RegionKind::kExtents, bigger.data(), new_bytes); !st.is_ok()) {
+      return Status(st.code(), "pilaf: cannot publish extents of " + std::to_string(new_bytes) + " bytes: " +
+                                   st.message());
+    }
+  }
+  if (Status st = allocator_.grow(new_bytes); !st.is_ok()) {
+    if (publisher_ != nullptr) publisher_->region_move_abandoned(RegionKind::kExtents);
+    return st;
+  }
   AlignedBuffer old = std::exchange(extents_, std::move(bigger));
   ++extent_grows_;
   bump_epoch();

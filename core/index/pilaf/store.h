@@ -6,8 +6,12 @@
 // slots and never in none (see put()).
 //
 // When a region must be replaced (the table or the extents are full), the
-// Store builds the new one, then asks its RegionPublisher to register it,
-// bump the epoch and deregister the old one before the old memory is freed.
+// Store builds the new one and asks its RegionPublisher to register it
+// (region_moving); only if that succeeds does it switch to it, bump the
+// epoch and let the publisher publish it and deregister the old one
+// (region_replaced) before the old memory is freed. A growth that fails
+// anywhere leaves the store, its registrations and what clients read as
+// they were, and the put that needed it fails with a clear error.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +40,15 @@ enum class RegionKind { kTable, kExtents };
 class RegionPublisher {
  public:
   virtual ~RegionPublisher() = default;
-  // The store's `kind` region now lives at new memory; make clients use it
-  // and make the old memory unreachable before this returns.
+  // The store's `kind` region is about to move to [mem, mem + bytes):
+  // register it. On failure the store stays where it is.
+  virtual Status region_moving(RegionKind kind, void* mem, uint64_t bytes) = 0;
+  // The move is off (the store could not complete it): forget what
+  // region_moving registered.
+  virtual void region_move_abandoned(RegionKind kind) = 0;
+  // The store's `kind` region now lives at the memory of region_moving;
+  // make clients use it and make the old memory unreachable before this
+  // returns.
   virtual Status region_replaced(RegionKind kind) = 0;
 };
 

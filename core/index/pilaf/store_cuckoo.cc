@@ -105,6 +105,16 @@ Status Store::grow_table() {
     if (ok) break;
     new_count *= 2;
   }
+  // Clients must be able to read the new table before it is the table.
+  if (publisher_ != nullptr) {
+    if (Status st = publisher_->region_moving(RegionKind::kTable, table_.data(), table_bytes()); !st.is_ok()) {
+      table_ = std::move(old_table);
+      slot_hash_ = std::move(old_hash);
+      bucket_count_ = old_count;
+      return Status(st.code(), "pilaf: cannot publish a table of " + std::to_string(new_count) +
+                                   " buckets: " + st.message());
+    }
+  }
   ++table_grows_;
   bump_epoch();
   if (publisher_ != nullptr) LOCUS_RETURN_IF_ERROR(publisher_->region_replaced(RegionKind::kTable));
