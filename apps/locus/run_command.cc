@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <fstream>
+#include <cinttypes>
 #include <string>
 #include <vector>
 
@@ -171,6 +173,7 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   ProgressReporter progress(o.quiet);
   runner::RunOptions ro;
   ro.placement = placement;
+  ro.max_memory_bytes = o.max_memory_bytes < 0 ? memory_available_bytes() : static_cast<uint64_t>(o.max_memory_bytes);
   ro.on_progress = [&](const runner::Progress& p) { progress.update(p); };
   auto report = runner::run_scenario(s, designs::registry(), factory, ro);
   progress.finish();
@@ -217,7 +220,20 @@ Status run(const RunOptionsCli& o, std::string_view command) {
 
 }  // namespace
 
+uint64_t memory_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);) {
+    uint64_t kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %" SCNu64 " kB", &kib) == 1) return kib * 1024;
+  }
+  return 0;
+}
+
 void add_scenario_options(CLI::App& cmd, RunOptionsCli& o) {
+  cmd.add_option("--max-memory", o.max_memory_bytes,
+                 "Refuse a run estimated to need more than this many bytes (0: no check; default: the memory "
+                 "available now)")
+      ->check(CLI::Range(0.0, 1e18));
   cmd.add_option("--set", o.sets, "Override a scenario key, e.g. --set run.clients=64 (repeatable)");
   cmd.add_option("--json", o.json_path, "Write the results as JSON to FILE (overrides output.json)");
   cmd.add_option("--csv", o.csv_path, "Write the results as CSV to FILE (overrides output.csv)");

@@ -27,7 +27,13 @@ struct RunOptionsCli {
   std::string json_path;
   std::string csv_path;
   bool quiet = false;
+  // Refuse runs estimated to need more (bytes; 0: no check). Default: the
+  // memory available now (MemAvailable of /proc/meminfo).
+  double max_memory_bytes = -1;
 };
+
+// MemAvailable of /proc/meminfo in bytes, or 0 if it cannot be read.
+uint64_t memory_available_bytes();
 
 void add_run_commands(CLI::App& app, int& exit_code);
 // --set, --json, --csv, --config and --quiet on `cmd`, into `o`.

@@ -56,6 +56,13 @@ struct DaemonSpec {
   std::function<void(Env&)> body;  // must return soon after env.stop_requested()
 };
 
+// What part of a run takes in memory, and the settings that drive it (for
+// a refusal that names them).
+struct MemoryEstimate {
+  uint64_t bytes = 0;
+  std::string driven_by;
+};
+
 class IndexDriver {
  public:
   virtual ~IndexDriver() = default;
@@ -88,6 +95,13 @@ class IndexDriver {
   // server posts up to a thousand of them, which a large platform pays
   // for in memory: a design that knows its messages' size says so.
   virtual uint32_t rpc_message_bytes() const { return kDefaultRpcMessageBytes; }
+
+  // Memory, estimated before anything is allocated from the design's own
+  // sizes: every server's state (where the servers run here), and one
+  // client's. The runner refuses a run whose total exceeds what the
+  // machine has (RunOptions::max_memory_bytes). 0: not estimated.
+  virtual MemoryEstimate server_memory() const { return {}; }
+  virtual MemoryEstimate client_memory() const { return {}; }
 
   // [check] (linearizability): the operations that gave the index its
   // state before the run, i.e. the records load() stored, drawn again from

@@ -200,6 +200,28 @@ Status spawn_client_crashes(const scenario::Scenario& s, Runtime& runtime, NodeI
   });
 }
 
+// RunOptions::max_memory_bytes: the design's estimate of its servers and
+// clients against what the machine has, before anything is allocated.
+Status check_memory(const scenario::Scenario& s, const design::IndexDriver& driver, const design::Placement& placement,
+                    uint64_t max_bytes) {
+  if (max_bytes == 0) return Status();
+  const design::MemoryEstimate servers = placement.servers_here ? driver.server_memory() : design::MemoryEstimate{};
+  const design::MemoryEstimate client = placement.clients_here ? driver.client_memory() : design::MemoryEstimate{};
+  const uint64_t clients = placement.clients_here ? s.run.clients : 0;
+  const long double total = static_cast<long double>(servers.bytes) + static_cast<long double>(client.bytes) * clients;
+  if (total <= static_cast<long double>(max_bytes)) return Status();
+  auto gib = [](long double b) { return static_cast<double>(b / (1024.0L * 1024 * 1024)); };
+  std::string why;
+  if (servers.bytes > 0) why += fmt::format("servers {:.1f} GiB ({})", gib(servers.bytes), servers.driven_by);
+  if (client.bytes > 0) {
+    why += fmt::format("{}{} clients x {:.2f} GiB ({})", why.empty() ? "" : ", ", clients, gib(client.bytes),
+                       client.driven_by);
+  }
+  return resource_exhausted(fmt::format("this run needs about {:.1f} GiB: {}; more than the {:.1f} GiB available "
+                                        "(--max-memory): reduce those settings",
+                                        gib(total), why, gib(max_bytes)));
+}
+
 void report_faults(const fault::FaultStats& f, std::map<std::string, double>& extra) {
   for (const auto& [name, n] : {std::pair{"delayed", &f.delayed}, {"retry_exceeded", &f.retry_exceeded},
                                 {"retry_exceeded_applied", &f.retry_exceeded_applied},
@@ -271,6 +293,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     runtime = std::move(wrapped);
   }
   LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
+  LOCUS_RETURN_IF_ERROR(check_memory(s, *driver, placement, options.max_memory_bytes));
   const std::vector<design::EndpointSpec> endpoints = driver->server_endpoints();
   if (endpoints.empty()) return internal_error("design " + s.index.type + " has no server endpoints");
   Shared sh;

@@ -54,6 +54,9 @@ struct RunOptions {
   // listen and writes its ready file).
   std::function<Status(Runtime&, std::span<const NodeId>)> on_servers_ready;
   std::function<void(const Progress&)> on_progress;
+  // Refuse, before allocating, a run the designs estimate needs more than
+  // this (0: no limit). The command line passes the memory available.
+  uint64_t max_memory_bytes = 0;
 };
 
 StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,

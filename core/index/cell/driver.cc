@@ -37,6 +37,7 @@ class CellDriver final : public design::IndexDriver {
   CellDriver(const scenario::Scenario& s, const ServerOptions& server, const ClientOptions& client,
              const SplitDriverOptions& split)
       : server_options_(server),
+        server_count_(s.platform.servers),
         client_options_(client),
         split_(split),
         direct_(layout_, split, server.max_message_bytes) {
@@ -86,6 +87,21 @@ class CellDriver final : public design::IndexDriver {
 
   uint32_t rpc_message_bytes() const override { return server_options_.max_message_bytes; }
 
+  // Every server's meganodes and extents, as the Store allocates them; a
+  // client's node cache, which holds at most the tree.
+  design::MemoryEstimate server_memory() const override {
+    const Geometry& g = server_options_.store.geometry;
+    const uint64_t meganodes = uint64_t{g.meganodes_per_server} * g.meganode_nodes * g.node_bytes;
+    return {server_count_ * (meganodes + server_options_.store.extents_bytes),
+            "index.meganodes_per_server x index.meganode_bytes and the extents (index.extents_bytes, or "
+            "workload.recordcount + workload.operationcount records) over platform.servers"};
+  }
+  design::MemoryEstimate client_memory() const override {
+    // The cache's nodes, and its index: about 40 bytes a slot (node_cache.cc).
+    const uint64_t bytes = client_options_.node_cache_bytes;
+    return {bytes + bytes / server_options_.store.geometry.node_bytes * 40, "index.node_cache_bytes"};
+  }
+
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
     return design::loaded_puts(spec, rng, out);
   }
@@ -118,6 +134,7 @@ class CellDriver final : public design::IndexDriver {
 
  private:
   ServerOptions server_options_;
+  uint64_t server_count_;
   ClientOptions client_options_;
   SplitDriverOptions split_;
   selector::SelectorConfig selector_;
@@ -176,7 +193,11 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);
   ClientOptions client;
   client.cache_min_distance = x.cache_min_distance;
-  client.node_cache_bytes = x.node_cache_bytes;
+  // A cache cannot use more room than the whole tree's nodes: reserving
+  // index.node_cache_bytes beyond that (1 TiB, say) only exhausted memory
+  // (issue 17).
+  const uint64_t tree_bytes = uint64_t{s.platform.servers} * x.meganodes_per_server * x.meganode_bytes;
+  client.node_cache_bytes = std::min<uint64_t>(x.node_cache_bytes, tree_bytes);
   client.cpu_node_ns = us_to_ns(x.client_node_us);
   if (Status v = check_workload(s.workload, st); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
   if (Status v = server.validate(); !v.is_ok()) return invalid_argument("index (cell): " + v.message());

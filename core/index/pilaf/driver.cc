@@ -5,6 +5,7 @@
 // on one shared endpoint, each connected (a layout RPC) when the client
 // first uses a key of that server.
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,18 @@ class PilafDriver final : public design::IndexDriver {
   // A put, the largest message, is a key and a value of max_kv_bytes
   // together, each with its length, behind the RPC header.
   uint32_t rpc_message_bytes() const override { return config_.max_kv_bytes + rpc::kHeaderBytes + 64; }
+
+  // As setup_server sizes them: a table of at least 2 buckets a record
+  // and extents of twice the records' bytes, both powers of two, per server.
+  design::MemoryEstimate server_memory() const override {
+    const uint64_t servers = scenario_.platform.servers;
+    const uint64_t per_server = scenario_.workload.recordcount / servers + 1;
+    const uint64_t buckets = std::bit_ceil(std::max<uint64_t>(config_.initial_buckets, 2 * per_server));
+    const uint64_t record_bytes = uint64_t{scenario_.workload.fieldcount} * scenario_.workload.fieldlength + 64;
+    const uint64_t extents = std::bit_ceil(std::max<uint64_t>(1 << 20, 2 * per_server * record_bytes));
+    return {servers * (buckets * kEntryBytes + extents),
+            "workload.recordcount x workload.fieldcount x workload.fieldlength over platform.servers"};
+  }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
     return design::loaded_puts(spec, rng, out);
