@@ -2,6 +2,8 @@
 #include "apps/locus/model_command.h"
 
 #include <fstream>
+#include <charconv>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -91,14 +93,31 @@ Status run_model(const ModelOptions& o) {
   return Status();
 }
 
-Status parse_range(const std::string& option, const std::string& text, models::IntRange* out) {
-  int a = 0, b = 0, step = 1;
-  char c1 = 0, c2 = 0;
-  const int n = std::sscanf(text.c_str(), "%d%c%d%c%d", &a, &c1, &b, &c2, &step);
-  if (!((n == 3 && c1 == ':') || (n == 5 && c1 == ':' && c2 == ':')) || a < 1 || b < a || step < 1) {
-    return invalid_argument(option + ": expected MIN:MAX or MIN:MAX:STEP with 1 <= MIN <= MAX, got '" + text + "'");
+// MIN:MAX[:STEP], each a whole number in [1, limit]: read in 64 bits and
+// checked before anything narrows, so 4294967298 is refused rather than
+// wrapped to 2, and a bound near INT_MAX cannot overflow the planner's loop.
+Status parse_range(const std::string& option, const std::string& text, int64_t limit, models::IntRange* out) {
+  int64_t v[3] = {0, 0, 1};
+  size_t parts = 0;
+  std::string_view rest(text);
+  while (parts < 3) {
+    const size_t colon = rest.find(':');
+    const std::string_view field = rest.substr(0, colon);
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v[parts]);
+    if (ec != std::errc() || end != field.data() + field.size() || field.empty()) break;
+    ++parts;
+    if (colon == std::string_view::npos) {
+      rest = {};
+      break;
+    }
+    rest.remove_prefix(colon + 1);
   }
-  *out = {a, b, step};
+  if (parts < 2 || !rest.empty() || v[0] < 1 || v[1] < v[0] || v[1] > limit || v[2] < 1 || v[2] > limit) {
+    return invalid_argument(fmt::format("{}: expected MIN:MAX or MIN:MAX:STEP with 1 <= MIN <= MAX <= {} and STEP "
+                                        ">= 1, got '{}'",
+                                        option, limit, text));
+  }
+  *out = {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2])};
   return Status();
 }
 
@@ -106,9 +125,19 @@ Status run_plan(const PlanCli& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
   models::PlanSpace space;
-  LOCUS_RETURN_IF_ERROR(parse_range("--servers", o.servers, &space.servers));
-  LOCUS_RETURN_IF_ERROR(parse_range("--cores", o.cores, &space.cores_per_server));
-  LOCUS_RETURN_IF_ERROR(parse_range("--clients", o.clients, &space.clients));
+  // Bounds that can be planned for: beyond them the space is not a
+  // cluster anyone buys, and a search over it would not end.
+  LOCUS_RETURN_IF_ERROR(parse_range("--servers", o.servers, 100'000, &space.servers));
+  LOCUS_RETURN_IF_ERROR(parse_range("--cores", o.cores, 4096, &space.cores_per_server));
+  LOCUS_RETURN_IF_ERROR(parse_range("--clients", o.clients, 10'000'000, &space.clients));
+  constexpr long double kMaxConfigurations = 1e7;
+  const long double configurations = static_cast<long double>(space.servers.count()) *
+                                     space.cores_per_server.count() * space.clients.count();
+  if (configurations > kMaxConfigurations) {
+    return invalid_argument(fmt::format("--servers x --cores x --clients: {:.3g} configurations, more than {:.0g} "
+                                        "a plan can evaluate; narrow the ranges or give them a STEP",
+                                        static_cast<double>(configurations), static_cast<double>(kMaxConfigurations)));
+  }
   LOCUS_ASSIGN_OR_RETURN(models::PlanResult r,
                          models::plan_capacity(in, space, {o.target_ops, o.p99_us}, o.costs));
   fmt::print("locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms\n",
