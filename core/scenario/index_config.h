@@ -59,6 +59,10 @@ struct IndexType {
   // design's own choice): designs with a per-step choice of path.
   bool takes_selector = false;
   std::function<StatusOr<std::shared_ptr<const IndexConfig>>(IndexKeys&)> read_keys;
+  // The names its handlers charge their work under (Cpu::charge_work),
+  // which [platform.cpu.handler_cost_us] may cost: another name there is a
+  // misspelling, refused. Empty: not checked.
+  std::vector<std::string> work_names = {};
 };
 
 // The designs a scenario may name (core/design's Registry).

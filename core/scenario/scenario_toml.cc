@@ -1,6 +1,7 @@
 // Scenario loading from TOML (toml++): one reader per section, each of
 // which knows its keys, then cross-section checks. --set overrides are
 // applied to the parsed document before any of it is read.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -280,6 +281,23 @@ Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* 
   return Status();
 }
 
+// A handler cost the design never charges is a misspelling ("pilaf.putt"),
+// which would otherwise cost nothing, silently.
+Status check_work_names(const Decoder& d, const toml::table& root, const IndexType& type, const CpuSpec& cpu) {
+  if (type.work_names.empty()) return Status();
+  for (const auto& [name, curve] : cpu.handler_cost_us) {
+    if (std::find(type.work_names.begin(), type.work_names.end(), name) != type.work_names.end()) continue;
+    const toml::node* at = root.at_path("platform.cpu.handler_cost_us").as_table() != nullptr
+                               ? root.at_path("platform.cpu.handler_cost_us").as_table()->get(name)
+                               : nullptr;
+    std::string known;
+    for (const std::string& n : type.work_names) known += (known.empty() ? "" : ", ") + n;
+    return d.fail(at, "platform.cpu.handler_cost_us." + name,
+                  "index type " + type.name + " charges no work of that name (it charges " + known + ")");
+  }
+  return Status();
+}
+
 Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& types, Scenario* sc) {
   LOCUS_RETURN_IF_ERROR(
       d.only(root, "", {"platform", "index", "workload", "selector", "phases", "run", "output", "faults", "check"}));
@@ -290,6 +308,7 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
   static const toml::table kNoIndexKeys;
   const toml::table* index = d.sub(root, "index");
   LOCUS_RETURN_IF_ERROR(read_index(d, index != nullptr ? *index : kNoIndexKeys, types, &sc->index));
+  LOCUS_RETURN_IF_ERROR(check_work_names(d, root, *types.find_type(sc->index.type), sc->platform.cpu));
   if (auto* t = d.sub(root, "workload")) LOCUS_RETURN_IF_ERROR(read_workload(d, *t, &sc->workload));
   if (auto* t = d.sub(root, "selector")) {
     LOCUS_RETURN_IF_ERROR(read_selector(d, *t, &sc->selector));
@@ -367,21 +386,32 @@ Status apply_override(toml::table& root, const std::string& spec) {
   } catch (const toml::parse_error&) {
     parsed = toml::table{{"v", raw}};
   }
-  toml::table* t = &root;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = key.find('.', start);
-    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) return invalid_argument("--set " + spec + ": empty key segment");
-    if (dot == std::string::npos) {
-      t->insert_or_assign(part, std::move(*parsed.get("v")));
-      return Status();
+  // The key's segments, split at dots outside double quotes, as TOML
+  // reads a dotted key: handler_cost_us."pilaf.put" is two segments.
+  std::vector<std::string> parts(1);
+  bool quoted = false, was_quoted = false;
+  for (char ch : key) {
+    if (ch == '"') {
+      quoted = !quoted;
+      was_quoted = true;
+    } else if (ch == '.' && !quoted) {
+      if (parts.back().empty() && !was_quoted) return invalid_argument("--set " + spec + ": empty key segment");
+      parts.emplace_back();
+      was_quoted = false;
+    } else {
+      parts.back().push_back(ch);
     }
-    if (!t->contains(part)) t->insert(part, toml::table{});
-    t = t->get_as<toml::table>(part);
-    if (t == nullptr) return invalid_argument("--set " + spec + ": '" + part + "' is not a table");
-    start = dot + 1;
   }
+  if (quoted) return invalid_argument("--set " + spec + ": unbalanced quote in the key");
+  if (parts.back().empty() && !was_quoted) return invalid_argument("--set " + spec + ": empty key segment");
+  toml::table* t = &root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!t->contains(parts[i])) t->insert(parts[i], toml::table{});
+    t = t->get_as<toml::table>(parts[i]);
+    if (t == nullptr) return invalid_argument("--set " + spec + ": '" + parts[i] + "' is not a table");
+  }
+  t->insert_or_assign(parts.back(), std::move(*parsed.get("v")));
+  return Status();
 }
 
 }  // namespace

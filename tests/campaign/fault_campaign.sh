@@ -40,7 +40,7 @@ mixes=(
   "faults.crash_clients=3 faults.delay=0.1"
 )
 # Loopback runs in wall time on a shared machine: waits and runs longer.
-if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=100 --set run.duration_s=1.0 --set run.warmup_s=0.2)
+if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=1000 --set run.duration_s=1.5 --set run.warmup_s=0.5)
 else extra=(); fi
 
 total=0

@@ -252,19 +252,29 @@ BOOST_AUTO_TEST_CASE(absurd_nic_curves_are_refused) {
 // the first point's cost below it, on along the last two beyond them.
 BOOST_AUTO_TEST_CASE(handler_cost_curves) {
   auto s = designs::parse_scenario(kGood, "good.toml",
-                                   {"platform.cpu.handler_cost_us.x=[[100, 1.0], [1100, 2.0]]",
-                                    "platform.cpu.handler_cost_us.y=0.25"});
+                                   {"platform.cpu.handler_cost_us.\"pilaf.put\"=[[100, 1.0], [1100, 2.0]]",
+                                    "platform.cpu.handler_cost_us.\"pilaf.get\"=0.25"});
   BOOST_TEST_REQUIRE(s.is_ok(), s.status().to_string());
-  const scenario::CostCurve& x = s->platform.cpu.handler_cost_us.at("x");
+  const scenario::CostCurve& x = s->platform.cpu.handler_cost_us.at("pilaf.put");
   BOOST_TEST(x.us_at(0) == 1.0);
   BOOST_TEST(x.us_at(600) == 1.5);
   BOOST_TEST(x.us_at(2100) == 3.0);
-  BOOST_TEST(s->platform.cpu.handler_cost_us.at("y").us_at(1 << 20) == 0.25);
+  BOOST_TEST(s->platform.cpu.handler_cost_us.at("pilaf.get").us_at(1 << 20) == 0.25);
   for (const char* bad : {"[[100, 1.0], [100, 2.0]]", "[[100, -1.0]]", "[[1.5, 1.0]]", "[]", "[[100]]",
                           "[[100, nan]]", "[[-5, 1.0]]", "\"fast\""}) {
-    const std::string e = error_of(kGood, {std::string("platform.cpu.handler_cost_us.x=") + bad});
-    BOOST_TEST(contains(e, "platform.cpu.handler_cost_us.x"), bad << ": " << e);
+    const std::string e = error_of(kGood, {std::string("platform.cpu.handler_cost_us.\"pilaf.put\"=") + bad});
+    BOOST_TEST(contains(e, "platform.cpu.handler_cost_us.pilaf.put"), bad << ": " << e);
   }
+}
+
+// Issue 17: a handler cost the design never charges is a misspelling,
+// refused with its key (it used to cost nothing, silently).
+BOOST_AUTO_TEST_CASE(misspelled_handler_costs_are_refused) {
+  const std::string e = error_of(kGood, {"platform.cpu.handler_cost_us.\"pilaf.putt\"=300"});
+  BOOST_TEST(contains(e, "pilaf.putt"), e);
+  BOOST_TEST(contains(e, "pilaf.put,"), e);  // the names it does charge
+  auto ok = designs::parse_scenario(kGood, "good.toml", {"platform.cpu.handler_cost_us.\"pilaf.get\"=1.5"});
+  BOOST_TEST(ok.is_ok(), ok.status().to_string());
 }
 
 // [faults] and [check]: read with their defaults, bad values refused with the key.

@@ -33,7 +33,7 @@ Status register_design(design::Registry& registry) {
   return registry.add({{"catfish",
                         "R*-tree of rectangles; searches by fast messaging over RDMA WRITE rings or offloaded as "
                         "multi-issue RDMA READs, chosen by a back-off selector on server heartbeats",
-                        true, read_keys},
+                        true, read_keys, {"catfish.search", "catfish.insert", "catfish.delete", "catfish.connect"}},
                        make_driver});
 }
 

@@ -27,7 +27,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 Status register_design(design::Registry& registry) {
   return registry.add({{"micro",
                         "synthetic index: one RPC or a chain of dependent READs per operation, for model calibration",
-                        false, read_keys},
+                        false, read_keys, {"micro.op", "micro.layout"}},
                        make_driver});
 }
 
