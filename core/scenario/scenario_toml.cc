@@ -354,6 +354,9 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
       if (!sc->phases.empty() && ph.start_s <= sc->phases.back().start_s) {
         return d.fail(&e, "phases.start_s", "phases must start in increasing order");
       }
+      if (ph.start_s >= sc->run.duration_s) {  // would never apply, silently
+        return d.fail(t->get("start_s"), "phases.start_s", "starts at or after the run ends (run.duration_s)");
+      }
       sc->phases.push_back(ph);
     }
   }
@@ -424,6 +427,10 @@ StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& sour
   } catch (const toml::parse_error& e) {
     return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ":" +
                             std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+  // An empty file (or /dev/null) is a mistake, not the default scenario.
+  if (root.empty() && overrides.empty()) {
+    return invalid_argument(source + ": the scenario is empty; it needs at least [index] type");
   }
   for (const std::string& o : overrides) LOCUS_RETURN_IF_ERROR(apply_override(root, o));
   Scenario sc;

@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
   e = error_of("[run]\nduration_s = 0.01\nwarmup_s = 0.02\n");
   BOOST_TEST(contains(e, "run.warmup_s: must be shorter than run.duration_s"), e);
 
-  e = error_of("[[phases]]\nstart_s = 0.2\n[[phases]]\nstart_s = 0.1\n");
+  e = error_of("[run]\nduration_s = 1\n[[phases]]\nstart_s = 0.2\n[[phases]]\nstart_s = 0.1\n");
   BOOST_TEST(contains(e, "phases must start in increasing order"), e);
 
   e = error_of("[platform\nservers = 1\n");
@@ -275,6 +275,15 @@ BOOST_AUTO_TEST_CASE(misspelled_handler_costs_are_refused) {
   BOOST_TEST(contains(e, "pilaf.put,"), e);  // the names it does charge
   auto ok = designs::parse_scenario(kGood, "good.toml", {"platform.cpu.handler_cost_us.\"pilaf.get\"=1.5"});
   BOOST_TEST(ok.is_ok(), ok.status().to_string());
+}
+
+// Issue 17: settings that would be ignored silently are refused.
+BOOST_AUTO_TEST_CASE(phases_after_the_end_and_empty_files_are_refused) {
+  const std::string e = error_of(kGood, {"run.duration_s=0.005", "run.warmup_s=0.001"});
+  BOOST_TEST(contains(e, "phases.start_s"), e);  // kGood's phase starts at 0.01 s
+  auto empty = designs::parse_scenario("", "empty.toml", {});
+  BOOST_TEST(!empty.is_ok());
+  BOOST_TEST(contains(empty.status().message(), "empty.toml: the scenario is empty"), empty.status().message());
 }
 
 // [faults] and [check]: read with their defaults, bad values refused with the key.
