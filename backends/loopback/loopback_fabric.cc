@@ -79,8 +79,20 @@ Status Node::deregister_memory(const Region& region) {
   return Status();
 }
 
+RegionLocks::RegionLocks(const Node& target, const Node* initiator) {
+  const Node* a = &target;
+  const Node* b = initiator == nullptr || initiator == &target ? nullptr : initiator;
+  if (b != nullptr && b->id() < a->id()) std::swap(a, b);
+  first_ = std::shared_lock<std::shared_mutex>(a->regions_mu_);
+  if (b != nullptr) second_ = std::shared_lock<std::shared_mutex>(b->regions_mu_);
+}
+
 bool Node::local_buffer_ok(const LocalBuf& buf) const {
   std::shared_lock<std::shared_mutex> lock(regions_mu_);
+  return local_buffer_ok_locked(buf);
+}
+
+bool Node::local_buffer_ok_locked(const LocalBuf& buf) const {
   auto it = regions_.find(buf.lkey);
   if (it == regions_.end()) return false;
   const RegionEntry& e = it->second;

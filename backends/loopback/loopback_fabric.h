@@ -40,6 +40,22 @@ struct InboundOp {
   Nanos rnr_deadline_ns = 0;   // when a SEND stalled on no receive gives up
 };
 
+class Node;
+
+// The region locks of a target node and the initiator of a request, held
+// shared for one copy: neither may deregister (and free) the memory the
+// NIC is copying from or into meanwhile. Taken in node-id order, so two
+// NICs copying between the same nodes never wait on each other.
+class RegionLocks {
+ public:
+  RegionLocks(const Node& target, const Node* initiator);
+  RegionLocks(const RegionLocks&) = delete;
+  RegionLocks& operator=(const RegionLocks&) = delete;
+
+ private:
+  std::shared_lock<std::shared_mutex> first_, second_;
+};
+
 class Node {
  public:
   Node(Fabric& fabric, NodeId id, std::string name);
@@ -56,6 +72,8 @@ class Node {
   Status deregister_memory(const Region& region);
   // True if [addr, addr+len) lies in a live local registration with this lkey.
   bool local_buffer_ok(const LocalBuf& buf) const;
+  // The same, with regions_mu_ already held (RegionLocks).
+  bool local_buffer_ok_locked(const LocalBuf& buf) const;
 
   // --- data path, called by initiators ---
   void enqueue_inbound(const InboundOp* ops, size_t n);
@@ -89,6 +107,7 @@ class Node {
   const std::string name_;
 
   mutable std::shared_mutex regions_mu_;  // shared while a NIC touches a region
+  friend class RegionLocks;
   std::unordered_map<RegionId, RegionEntry> regions_;
 
   std::mutex nic_mu_;  // guards inbound_, recvs_, nic_stop_

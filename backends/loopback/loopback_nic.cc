@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "backends/loopback/loopback_fabric.h"
 
@@ -66,8 +67,15 @@ void Node::execute_one_sided(const InboundOp& op) {
   const uint64_t len = atomic ? 8 : wr.local.length;
   WcStatus status = WcStatus::kSuccess;
   {
-    std::shared_lock<std::shared_mutex> lock(regions_mu_);
+    // The initiator's buffer too: it may have given up on this request
+    // (a timed-out wait), deregistered and freed the buffer meanwhile.
+    const Node* initiator = fabric_.node(op.source);
+    RegionLocks locks(*this, initiator);
     const RegionEntry* r = find_remote(wr.remote, len, required_access(wr.op), &status);
+    if (r != nullptr && initiator != nullptr && !initiator->local_buffer_ok_locked({local, static_cast<uint32_t>(len), wr.local.lkey})) {
+      status = WcStatus::kFlushed;
+      r = nullptr;
+    }
     if (r != nullptr) {
       std::byte* target = r->base + wr.remote.offset;
       switch (wr.op) {
@@ -122,22 +130,38 @@ Completion Node::take_recv(std::unique_lock<std::mutex>& nic_lock, NodeId source
 
 bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
   if (op.wr.op == Opcode::kSend) {
+    // Both buffers stay registered (and allocated) until the copy is done.
+    const Node* sender = fabric_.node(op.source);
+    std::optional<RegionLocks> locks(std::in_place, *this, sender);
+    if (sender != nullptr && !sender->local_buffer_ok_locked(op.wr.local)) {
+      // The sender gave up on this message (a timed-out wait) and freed
+      // its buffer: nothing to deliver, and the receive stays posted
+      // (issue 16: a heap use after free under ASan).
+      locks.reset();
+      nic_lock.unlock();
+      finish_initiator(op, WcStatus::kFlushed);
+      nic_lock.lock();
+      return true;
+    }
     const RecvRequest recv = recvs_.front();
     Completion rc = take_recv(nic_lock, op.source);
     WcStatus sender_status = WcStatus::kSuccess;
-    if (!local_buffer_ok(recv.local)) {
-      // The receiver deregistered the buffer it had posted.
-      rc.status = WcStatus::kFlushed;
-      sender_status = WcStatus::kRemoteOperationError;
-    } else if (op.wr.local.length > recv.local.length) {
-      rc.status = WcStatus::kLocalLengthError;
-      sender_status = WcStatus::kRemoteOperationError;
-    } else {
-      nic_copy(static_cast<std::byte*>(recv.local.addr),
-               static_cast<const std::byte*>(op.wr.local.addr), op.wr.local.length);
-      rc.byte_len = op.wr.local.length;
-      rc.imm = op.wr.imm;
+    {
+      if (!local_buffer_ok_locked(recv.local)) {
+        // The receiver deregistered the buffer it had posted.
+        rc.status = WcStatus::kFlushed;
+        sender_status = WcStatus::kRemoteOperationError;
+      } else if (op.wr.local.length > recv.local.length) {
+        rc.status = WcStatus::kLocalLengthError;
+        sender_status = WcStatus::kRemoteOperationError;
+      } else {
+        nic_copy(static_cast<std::byte*>(recv.local.addr),
+                 static_cast<const std::byte*>(op.wr.local.addr), op.wr.local.length);
+        rc.byte_len = op.wr.local.length;
+        rc.imm = op.wr.imm;
+      }
     }
+    locks.reset();
     complete(rc);
     finish_initiator(op, sender_status);
   } else {
