@@ -5,10 +5,6 @@
 #include <string>
 
 namespace locus::rpc {
-namespace {
-// wr_ids of receives carry this tag so they never collide with sends.
-constexpr uint64_t kRecvTag = 1ULL << 63;
-}  // namespace
 
 StatusOr<std::unique_ptr<RpcClient>> RpcClient::create(Endpoint& endpoint,
                                                        const RpcClientOptions& options) {
@@ -25,28 +21,23 @@ RpcClient::RpcClient(Endpoint& endpoint, const RpcClientOptions& options)
     : endpoint_(endpoint), options_(options) {}
 
 RpcClient::~RpcClient() {
+  if (lent_buffer_ != 0) (void)endpoint_.release(lent_buffer_);
+  if (receiving_) endpoint_.remove_receiver(RecvKind::kMessages);
   if (registered_) (void)endpoint_.transport().deregister_memory(region_);
 }
 
 Status RpcClient::init() {
-  const uint64_t bytes = uint64_t{options_.max_message_bytes} * (1 + options_.recv_buffers);
+  const uint64_t bytes = options_.max_message_bytes;
   memory_ = AlignedBuffer(bytes);
   if (!memory_.valid()) return resource_exhausted("rpc: cannot allocate " + std::to_string(bytes) + " bytes of buffers");
   LOCUS_ASSIGN_OR_RETURN(region_,
                          endpoint_.transport().register_memory(memory_.data(), bytes, kLocalOnly));
   registered_ = true;
   send_buf_ = memory_.data();
-  recv_bufs_ = memory_.data() + options_.max_message_bytes;
-  for (uint32_t i = 0; i < options_.recv_buffers; ++i) LOCUS_RETURN_IF_ERROR(post_recv_buffer(i));
+  LOCUS_RETURN_IF_ERROR(endpoint_.add_receiver(RecvKind::kMessages, "rpc client", options_.recv_buffers,
+                                              options_.max_message_bytes));
+  receiving_ = true;
   return Status();
-}
-
-Status RpcClient::post_recv_buffer(uint32_t index) {
-  RecvRequest r;
-  r.wr_id = kRecvTag | index;
-  r.local = {recv_bufs_ + uint64_t{index} * options_.max_message_bytes,
-             options_.max_message_bytes, region_.lkey};
-  return endpoint_.transport().post_recv(std::span<const RecvRequest>(&r, 1));
 }
 
 StatusOr<std::span<const std::byte>> RpcClient::call(NodeId server, uint16_t type,
@@ -66,9 +57,9 @@ StatusOr<std::span<const std::byte>> RpcClient::call(NodeId server, uint16_t typ
     return invalid_argument("rpc request of " + std::to_string(payload_bytes) +
                             " bytes exceeds the message limit");
   }
-  if (recv_to_repost_ >= 0) {
-    LOCUS_RETURN_IF_ERROR(post_recv_buffer(static_cast<uint32_t>(recv_to_repost_)));
-    recv_to_repost_ = -1;
+  if (lent_buffer_ != 0) {
+    LOCUS_RETURN_IF_ERROR(endpoint_.release(lent_buffer_));
+    lent_buffer_ = 0;
   }
   ++stats_.calls;
   MessageHeader h;
@@ -89,24 +80,23 @@ StatusOr<std::span<const std::byte>> RpcClient::call(NodeId server, uint16_t typ
   if (!sent->ok()) return completion_error(*sent);
 
   while (true) {
-    auto rc = endpoint_.await_recv();
+    auto rc = endpoint_.await_recv(RecvKind::kMessages);
     if (!rc.is_ok()) {
       ++stats_.timeouts;
       return Status(rc.status().code(), "rpc type " + std::to_string(type) + " to node " +
                                             std::to_string(server) + ": " + rc.status().message());
     }
-    const uint32_t index = static_cast<uint32_t>(rc->wr_id & ~kRecvTag);
-    std::byte* buf = recv_bufs_ + uint64_t{index} * options_.max_message_bytes;
-    const bool usable = rc->ok() && rc->byte_len >= kHeaderBytes;
-    const MessageHeader rh = usable ? read_header(buf) : MessageHeader{};
+    const std::span<const std::byte> got = rc->data;
+    const bool usable = rc->completion.ok() && got.size() >= kHeaderBytes;
+    const MessageHeader rh = usable ? read_header(got.data()) : MessageHeader{};
     if (!usable || rh.magic != kMagic || rh.kind != kKindResponse || rh.request_id != h.request_id ||
-        rh.payload_bytes != rc->byte_len - kHeaderBytes || rc->peer != server) {
+        rh.payload_bytes != got.size() - kHeaderBytes || rc->completion.peer != server) {
       ++stats_.stale_responses;
-      LOCUS_RETURN_IF_ERROR(post_recv_buffer(index));
+      LOCUS_RETURN_IF_ERROR(endpoint_.release(rc->buffer));
       continue;
     }
-    recv_to_repost_ = index;
-    std::span<const std::byte> body(buf + kHeaderBytes, rh.payload_bytes);
+    lent_buffer_ = rc->buffer;
+    std::span<const std::byte> body = got.subspan(kHeaderBytes, rh.payload_bytes);
     if (rh.status != static_cast<uint8_t>(StatusCode::kOk)) {
       ++stats_.error_responses;
       const StatusCode code = rh.status <= static_cast<uint8_t>(StatusCode::kInternal)

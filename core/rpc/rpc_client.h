@@ -2,9 +2,10 @@
 //
 // One outstanding call at a time per client (a client is one actor). The
 // request is built in place in a registered send buffer; the response is
-// returned as a view into a registered receive buffer, valid until the
-// next call. Responses to calls that already timed out are recognised by
-// their request id and dropped.
+// returned as a view into a receive buffer, valid until the next call.
+// Responses to calls that already timed out are recognised by their request
+// id and dropped. It is its endpoint's kMessages receiver (endpoint.h):
+// create it before any other receiver of the endpoint.
 #pragma once
 
 #include <cstdint>
@@ -55,16 +56,15 @@ class RpcClient {
  private:
   RpcClient(Endpoint& endpoint, const RpcClientOptions& options);
   Status init();
-  Status post_recv_buffer(uint32_t index);
 
   Endpoint& endpoint_;
   RpcClientOptions options_;
   AlignedBuffer memory_;
   Region region_;
   bool registered_ = false;
+  bool receiving_ = false;  // registered as the endpoint's receiver
   std::byte* send_buf_ = nullptr;
-  std::byte* recv_bufs_ = nullptr;
-  int64_t recv_to_repost_ = -1;  // buffer lent to the caller by the last call
+  uint64_t lent_buffer_ = 0;  // receive buffer lent to the caller by the last call; 0: none
   uint64_t next_request_id_ = 1;
   RpcClientStats stats_;
 };

@@ -2,6 +2,9 @@
 // input: random bytes, truncated headers, lying lengths, unknown types,
 // oversized messages and a client that dies mid-conversation. Every bad
 // request is answered with an error and counted; the server keeps serving.
+// And an RpcClient sharing its endpoint's receive queue with another
+// receiver (issue 16, defect 10): each gets only its own completions, and a
+// receive completion with a forged wr_id is dropped, never indexed.
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -107,16 +110,11 @@ BOOST_AUTO_TEST_CASE(hostile_requests_are_answered_and_counted) {
   BOOST_REQUIRE(es.runtime->spawn(hostile, "hostile", ActorKind::kWorker, [&, server](Env& env) {
     Endpoint ep(env);
     Transport& t = ep.transport();
-    AlignedBuffer mem(2 * max_msg + 64 * 1024);
+    AlignedBuffer mem(2 * max_msg);
     auto reg = t.register_memory(mem.data(), mem.size(), kLocalOnly);
     if (!reg.is_ok()) return es.fail(reg.status().to_string());
     std::byte* out = mem.data();
-    std::byte* in = mem.data() + 2 * max_msg;
-    auto post_rx = [&] {
-      RecvRequest r{1, {in, 64 * 1024, reg->lkey}};
-      return t.post_recv(std::span<const RecvRequest>(&r, 1));
-    };
-    if (!post_rx().is_ok()) return es.fail("post_recv");
+    if (!ep.add_receiver(RecvKind::kMessages, "hostile", 1, 64 * 1024).is_ok()) return es.fail("add_receiver");
     Random& rng = *env.random;
     for (int i = 0; i < 3000; ++i) {
       uint32_t len = static_cast<uint32_t>(rng.uniform(200));
@@ -149,11 +147,13 @@ BOOST_AUTO_TEST_CASE(hostile_requests_are_answered_and_counted) {
       if (!c.is_ok()) return es.fail("send completion: " + c.status().to_string());
       ++sent;
       // Every hostile request gets an answer (an error response).
-      auto rc = ep.await_recv();
-      if (!rc.is_ok()) return es.fail("no answer to hostile request " + std::to_string(i));
-      const rpc::MessageHeader rh = rpc::read_header(in);
+      auto rc = ep.await_recv(RecvKind::kMessages);
+      if (!rc.is_ok() || rc->data.size() < rpc::kHeaderBytes) {
+        return es.fail("no answer to hostile request " + std::to_string(i));
+      }
+      const rpc::MessageHeader rh = rpc::read_header(rc->data.data());
       if (rh.kind == rpc::kKindResponse && rh.status != 0) ++error_replies;
-      if (!post_rx().is_ok()) return es.fail("repost");
+      if (!ep.release(rc->buffer).is_ok()) return es.fail("repost");
     }
     (void)t.deregister_memory(*reg);
   }).is_ok());
@@ -256,6 +256,142 @@ BOOST_AUTO_TEST_CASE(reply_to_a_client_that_died_mid_request_fails_and_is_counte
   const rpc::RpcServerStats s = es.rpc->stats();
   BOOST_TEST(s.send_failures == 1u);
   BOOST_TEST(s.requests == 201u);
+}
+
+// An RpcClient and a receiver of WRITE_WITH_IMM notifications share one
+// endpoint, so one receive queue: the notifier's WRITEs and the server's
+// responses take whichever receive is oldest. Calls and notifications
+// interleave, and each consumer must get exactly its own, in order.
+BOOST_AUTO_TEST_CASE(an_rpc_client_and_a_notification_receiver_share_an_endpoint) {
+  EchoServer es;
+  const NodeId server = es.server;
+  const NodeId client = *es.runtime->add_node({"client", false});
+  const NodeId notifier = *es.runtime->add_node({"notifier", false});
+  constexpr uint32_t kRounds = 300;
+  constexpr uint32_t kNotesAhead = 4;  // fewer than the receiver's buffers: the notifier never meets RNR
+  std::atomic<bool> ready{false};
+  std::atomic<uint32_t> taken{0};
+  std::atomic<bool> client_done{false};
+  RemoteRegion landing;  // published before `ready`
+  uint64_t stray = 0, unclaimed = 0;
+  BOOST_REQUIRE(es.runtime->spawn(client, "client", ActorKind::kWorker, [&](Env& env) {
+    struct Done {
+      std::atomic<bool>& done;
+      ~Done() { done.store(true); }
+    } done{client_done};  // on every way out, or the notifier waits forever
+    Endpoint ep(env);
+    auto c = rpc::RpcClient::create(ep);
+    if (!c.is_ok()) return es.fail(c.status().to_string());
+    if (Status st = ep.add_receiver(RecvKind::kImmediates, "notes", 2 * kNotesAhead, 0); !st.is_ok()) {
+      return es.fail(st.to_string());
+    }
+    AlignedBuffer mem(64);
+    auto reg = env.transport->register_memory(mem.data(), 64, kRemoteWrite);
+    if (!reg.is_ok()) return es.fail(reg.status().to_string());
+    landing = reg->remote();
+    ready.store(true);
+    for (uint32_t r = 0; r < kRounds; ++r) {
+      Status st;
+      const std::string text = "call " + std::to_string(r);
+      if (echo_call(**c, server, text, &st) != text || !st.is_ok()) {
+        return es.fail("round " + std::to_string(r) + ": " + st.to_string());
+      }
+      auto note = ep.await_recv(RecvKind::kImmediates);
+      if (!note.is_ok()) return es.fail("round " + std::to_string(r) + ": " + note.status().to_string());
+      if (!note->completion.has_imm || note->completion.imm != r + 1 || note->completion.peer != notifier) {
+        return es.fail("round " + std::to_string(r) + ": notification " + std::to_string(note->completion.imm) +
+                       " from node " + std::to_string(note->completion.peer));
+      }
+      if (Status rel = ep.release(note->buffer); !rel.is_ok()) return es.fail(rel.to_string());
+      taken.store(r + 1);
+    }
+    if (c.value()->stats().stale_responses != 0) es.fail("the RPC client saw something not its own");
+    stray = ep.recv_stats().stray;
+    unclaimed = ep.recv_stats().unclaimed;
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->spawn(notifier, "notifier", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    AlignedBuffer mem(64);
+    auto reg = env.transport->register_memory(mem.data(), 64, kLocalOnly);
+    if (!reg.is_ok()) return es.fail(reg.status().to_string());
+    while (!ready.load() && !client_done.load()) env.clock->sleep_for(kMillisecond);
+    for (uint32_t i = 1; i <= kRounds && !client_done.load(); ++i) {
+      while (i > taken.load() + kNotesAhead && !client_done.load()) env.clock->sleep_for(10 * kMicrosecond);
+      WorkRequest wr;
+      wr.wr_id = ep.next_wr_id();
+      wr.op = Opcode::kWriteWithImm;
+      wr.imm = i;
+      wr.remote = remote_at(landing, 0);
+      wr.local = {mem.data(), 8, reg->lkey};
+      if (Status st = ep.execute(wr); !st.is_ok()) return es.fail("notification " + std::to_string(i) + ": " + st.to_string());
+    }
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
+  BOOST_TEST(taken.load() == kRounds);
+  BOOST_TEST(stray == 0u);
+  BOOST_TEST(unclaimed == 0u);
+}
+
+// Receives posted around the endpoint with wr_ids it never issued (one
+// naming the RpcClient's buffer pool with an index far beyond it, one
+// with no pool at all) are taken by two raw SENDs. Their completions are
+// dropped and counted; the RpcClient never sees them (before, it indexed
+// its buffers with the wr_id), and its calls go on being answered.
+BOOST_AUTO_TEST_CASE(a_receive_completion_with_a_forged_wr_id_is_dropped) {
+  EchoServer es;
+  const NodeId server = es.server;
+  const NodeId client = *es.runtime->add_node({"client", false});
+  const NodeId sender = *es.runtime->add_node({"sender", false});
+  std::atomic<int> step{0};
+  EndpointRecvStats stats;
+  std::string error;
+  BOOST_REQUIRE(es.runtime->spawn(client, "client", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    AlignedBuffer mem(128);
+    auto reg = env.transport->register_memory(mem.data(), 128, kLocalOnly);
+    if (!reg.is_ok()) return es.fail(reg.status().to_string());
+    const RecvRequest forged[] = {{(1ULL << 63) | (1ULL << 32) | 999, {mem.data(), 64, reg->lkey}},
+                                  {42, {mem.data() + 64, 64, reg->lkey}}};
+    if (Status st = env.transport->post_recv(forged); !st.is_ok()) return es.fail(st.to_string());
+    auto c = rpc::RpcClient::create(ep);  // its pool is pool 0: the first forged wr_id points into it
+    if (!c.is_ok()) return es.fail(c.status().to_string());
+    step.store(1);
+    while (step.load() != 2) env.clock->sleep_for(kMillisecond);  // both SENDs took the forged receives
+    for (int i = 0; i < 20; ++i) {
+      Status st;
+      const std::string text = "after the forgeries " + std::to_string(i);
+      if (echo_call(**c, server, text, &st) != text || !st.is_ok()) return es.fail("call " + std::to_string(i) + ": " + st.to_string());
+    }
+    stats = ep.recv_stats();
+    error = ep.last_receive_error().to_string();
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->spawn(sender, "sender", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    AlignedBuffer mem(64);
+    auto reg = env.transport->register_memory(mem.data(), 64, kLocalOnly);
+    if (!reg.is_ok()) return es.fail(reg.status().to_string());
+    std::memset(mem.data(), 0xAB, 64);
+    while (step.load() != 1) env.clock->sleep_for(kMillisecond);
+    for (int i = 0; i < 2; ++i) {
+      WorkRequest wr;
+      wr.wr_id = ep.next_wr_id();
+      wr.op = Opcode::kSend;
+      wr.remote.node = client;
+      wr.local = {mem.data(), 48, reg->lkey};
+      if (Status st = ep.execute(wr); !st.is_ok()) return es.fail("send: " + st.to_string());
+    }
+    step.store(2);
+    (void)env.transport->deregister_memory(*reg);
+  }).is_ok());
+  BOOST_REQUIRE(es.runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(es.failures.empty(), es.failures.first());
+  BOOST_TEST(stats.stray == 2u);
+  BOOST_TEST(stats.unclaimed == 0u);
+  BOOST_TEST(error.find("names no receive buffer") != std::string::npos, error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -35,6 +35,7 @@ MessagingClient::MessagingClient(Endpoint& endpoint, const MessagingClientOption
     : endpoint_(endpoint), options_(options) {}
 
 MessagingClient::~MessagingClient() {
+  if (receiving_) endpoint_.remove_receiver(RecvKind::kImmediates);
   if (local_registered_) (void)endpoint_.transport().deregister_memory(local_region_);
   if (ring_registered_) (void)endpoint_.transport().deregister_memory(ring_region_);
 }
@@ -43,7 +44,7 @@ Status MessagingClient::init() {
   const uint64_t ring_bytes = uint64_t{options_.response_ring_bytes} + kControlBytes;
   ring_memory_ = AlignedBuffer(ring_bytes);
   const uint64_t staging_bytes = message_bytes(options_.max_request_bytes);
-  const uint64_t local_bytes = staging_bytes + 8 + 8 + 8;
+  const uint64_t local_bytes = staging_bytes + 8 + 8;
   local_memory_ = AlignedBuffer(local_bytes);
   if (!ring_memory_.valid() || !local_memory_.valid()) {
     return resource_exhausted("catfish client: cannot allocate ring buffers");
@@ -58,18 +59,12 @@ Status MessagingClient::init() {
   staging_ = local_memory_.data();
   wrap_buf_ = staging_ + staging_bytes;
   head_buf_ = wrap_buf_ + 8;
-  recv_buf_ = head_buf_ + 8;
   response_.resize(options_.max_response_bytes);
   reader_.reset(ring_memory_.data(), options_.response_ring_bytes);
-  for (uint32_t i = 0; i < options_.recv_buffers; ++i) LOCUS_RETURN_IF_ERROR(post_recv_buffer(i));
+  // Notifications carry no data, but the endpoint's buffers are shared.
+  LOCUS_RETURN_IF_ERROR(endpoint_.add_receiver(RecvKind::kImmediates, "catfish messaging", options_.recv_buffers, 0));
+  receiving_ = true;
   return Status();
-}
-
-Status MessagingClient::post_recv_buffer(uint32_t index) {
-  RecvRequest r;
-  r.wr_id = kRecvTag | index;
-  r.local = {recv_buf_, 8, local_region_.lkey};
-  return endpoint_.transport().post_recv(std::span<const RecvRequest>(&r, 1));
 }
 
 ClientInfo MessagingClient::client_info() const {
@@ -272,14 +267,15 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
     }
     // The server may be waiting for room to send the rest.
     if (consumed_cont) LOCUS_RETURN_IF_ERROR(publish_head_now());
-    auto rc = settle < 0 ? endpoint_.await_recv() : endpoint_.await_recv_for(settle);
+    auto rc = settle < 0 ? endpoint_.await_recv(RecvKind::kImmediates)
+                         : endpoint_.await_recv_for(RecvKind::kImmediates, settle);
     if (settle >= 0 && !rc.is_ok() && rc.status().code() == StatusCode::kTimeout) continue;  // poll once more
     if (!rc.is_ok()) {
       return Status(rc.status().code(), "catfish call type " + std::to_string(type) + " to server " +
                                             std::to_string(conn_.server) + ": " + rc.status().message());
     }
-    if (!rc->ok()) return fail(completion_error(*rc));
-    LOCUS_RETURN_IF_ERROR(post_recv_buffer(static_cast<uint32_t>(rc->wr_id & ~kRecvTag)));
+    LOCUS_RETURN_IF_ERROR(endpoint_.release(rc->buffer));
+    if (!rc->completion.ok()) return fail(completion_error(rc->completion));
   }
 }
 

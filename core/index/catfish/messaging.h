@@ -101,7 +101,7 @@ struct MessagingClientOptions {
   uint32_t response_ring_bytes = 256 * 1024;
   uint32_t max_request_bytes = 16 * 1024;    // payload
   uint32_t max_response_bytes = 1u << 20;    // reassembled payload
-  uint32_t recv_buffers = 64;                // receives for response notifications
+  uint32_t recv_buffers = 64;                // receives for response notifications (endpoint.h: pool-sized)
   Nanos space_wait_ns = 20 * kMicrosecond;   // sleep while the request ring is full
   Nanos landing_timeout_ns = 1 * kSecond;    // a response that looks malformed must settle within this
 };
@@ -274,7 +274,6 @@ class MessagingClient {
  private:
   MessagingClient(Endpoint& endpoint, const MessagingClientOptions& options);
   Status init();
-  Status post_recv_buffer(uint32_t index);
   // The WRITE of the response ring's head into the server's control word.
   WorkRequest head_write();
   Status publish_head_now();
@@ -293,14 +292,14 @@ class MessagingClient {
   Status broken_;  // once set, every call returns it
   AlignedBuffer ring_memory_;  // response ring + control, remote-writable by the server
   Region ring_region_;
-  AlignedBuffer local_memory_; // request staging, wrap word, head word, receive buffers
+  AlignedBuffer local_memory_; // request staging, wrap word, head word
   Region local_region_;
   bool ring_registered_ = false, local_registered_ = false;
+  bool receiving_ = false;  // registered as a receiver of its endpoint
   std::byte* control_ = nullptr;
   std::byte* staging_ = nullptr;
   std::byte* wrap_buf_ = nullptr;
   std::byte* head_buf_ = nullptr;
-  std::byte* recv_buf_ = nullptr;
   std::vector<std::byte> response_;  // reassembly, sized once
   RingWriter writer_;                // into the server's request ring
   RingReader reader_;                // of the response ring
