@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/locus/cli_checks.h"
 #include "apps/locus/micro_blink.h"
 #include "apps/locus/micro_cuckoo.h"
 #include "apps/locus/micro_read.h"
@@ -137,6 +138,13 @@ Status run_bench(const BenchOptions& o) {
   mc.records = o.records;
   mc.lookups = o.ops;
   mc.seed = o.seed;
+  const MemoryLimit limit = memory_limit(o.run.max_memory_bytes);
+  if (const uint64_t need = micro_cuckoo_bytes(mc); limit.bytes > 0 && need > limit.bytes) {
+    return resource_exhausted(fmt::format(
+        "--records {} (and --ops {}): the cuckoo microbenchmark needs about {:.1f} GiB, more than the {:.1f} GiB {}",
+        o.records, o.ops, static_cast<double>(need) / (1 << 30), static_cast<double>(limit.bytes) / (1 << 30),
+        limit.source));
+  }
   return run_micro_cuckoo(mc);
 }
 
@@ -158,13 +166,16 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "boost::geometry rtree)")
       ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree"}));
   cmd->add_option("--records", opts->records, "--micro: records, keys or rectangles loaded")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveInteger)
       ->capture_default_str();
   cmd->add_option("--ops", opts->ops, "--micro: lookups, queries or READs measured")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveInteger)
       ->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "--micro: seed of every random choice")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "--micro: seed of every random choice")
+      ->check(kUnsignedInteger)
+      ->capture_default_str();
   cmd->add_option("--server", opts->server, "--micro read on verbs: the server node the READs go to")
+      ->check(kUnsignedInteger)
       ->capture_default_str();
   cmd->add_option("--size", opts->size_bytes, "--micro read: bytes per READ")
       ->check(CLI::Range(1u, 1u << 20))
@@ -174,10 +185,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--op-latency-us", opts->op_latency_us,
                   "--micro read on loopback: latency added to every RDMA operation and message")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(finite_range(0.0, 1e6))
       ->capture_default_str();
   cmd->callback([opts, &exit_code] {
-    Status st = run_bench(*opts);
+    Status st = catch_bad_alloc("locus bench", [&] { return run_bench(*opts); });
     if (!st.is_ok()) {
       fmt::print(stderr, "locus bench: {}\n", st.to_string());
       exit_code = 1;

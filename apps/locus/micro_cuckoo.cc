@@ -12,6 +12,8 @@
 #include <libcuckoo/cuckoohash_map.hh>
 
 #include "core/common/random.h"
+#include "core/design/memory_math.h"
+#include "core/memory/buddy_allocator.h"
 #include "core/index/pilaf/store.h"
 #include "core/workload/keys.h"
 
@@ -31,16 +33,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Keys in one arena with a fixed stride, so fetching the key to look up
+// costs both tables the same single cache miss.
+constexpr size_t kStride = 32;
+using Baseline = libcuckoo::cuckoohash_map<std::string, std::string, ViewHash, ViewEqual>;
+
+pilaf::StoreOptions store_options(const MicroCuckooConfig& config) {
+  pilaf::StoreOptions so;
+  so.initial_buckets = design::saturating_mul(config.records, 2);  // final load between 0.25 and 0.5, no growth
+  so.initial_extent_bytes = design::saturating_mul(design::saturating_mul(config.records, config.value_bytes + 64), 2);
+  return so;
+}
+
 }  // namespace
+
+uint64_t micro_cuckoo_bytes(const MicroCuckooConfig& config) {
+  using design::saturating_add;
+  using design::saturating_mul;
+  const pilaf::StoreOptions so = store_options(config);
+  const uint64_t buckets = design::saturating_bit_ceil(so.initial_buckets);
+  const uint64_t extents = design::saturating_bit_ceil(std::max<uint64_t>(so.initial_extent_bytes, so.max_kv_bytes));
+  uint64_t bytes = saturating_mul(config.records, kStride + sizeof(uint8_t));
+  bytes = saturating_add(bytes, saturating_mul(buckets, pilaf::kEntryBytes + sizeof(pilaf::Hash128)));
+  bytes = saturating_add(bytes, saturating_add(extents, memory::BuddyAllocator::bookkeeping_bytes(
+                                                            extents, so.min_extent_block_bytes)));
+  bytes = saturating_add(bytes, saturating_mul(config.records, sizeof(Baseline::value_type) + config.value_bytes));
+  return saturating_add(bytes, saturating_mul(config.lookups, sizeof(uint32_t)));
+}
 
 Status run_micro_cuckoo(const MicroCuckooConfig& config) {
   if (config.records == 0 || config.lookups == 0 || config.rounds == 0) {
     return invalid_argument("--records, --ops and rounds must be positive");
   }
+  if (config.records > UINT32_MAX) return invalid_argument("--records: at most 2^32 keys (lookups index them in 32 bits)");
   Random rng(config.seed);
-  // Keys in one arena with a fixed stride, so fetching the key to look up
-  // costs both tables the same single cache miss.
-  constexpr size_t kStride = 32;
   std::vector<char> arena(config.records * kStride);
   std::vector<uint8_t> key_len(config.records);
   char buf[64];
@@ -53,11 +79,8 @@ Status run_micro_cuckoo(const MicroCuckooConfig& config) {
   auto key = [&](uint64_t i) { return std::string_view(&arena[i * kStride], key_len[i]); };
   const std::string value(config.value_bytes, 'v');
 
-  pilaf::StoreOptions so;
-  so.initial_buckets = config.records * 2;  // final load between 0.25 and 0.5, no growth
-  so.initial_extent_bytes = config.records * (config.value_bytes + 64) * 2;
-  LOCUS_ASSIGN_OR_RETURN(auto store, pilaf::Store::create(so));
-  libcuckoo::cuckoohash_map<std::string, std::string, ViewHash, ViewEqual> baseline;
+  LOCUS_ASSIGN_OR_RETURN(auto store, pilaf::Store::create(store_options(config)));
+  Baseline baseline;
   baseline.reserve(config.records);
   for (uint64_t i = 0; i < config.records; ++i) {
     LOCUS_RETURN_IF_ERROR(store->put(key(i), value));

@@ -19,4 +19,9 @@ struct MicroCuckooConfig {
 
 Status run_micro_cuckoo(const MicroCuckooConfig& config);
 
+// What run_micro_cuckoo allocates, from the sizes it allocates with: the
+// key arena, the Pilaf store (table, extents, allocator bookkeeping), the
+// baseline's pairs and their values, the lookup order.
+uint64_t micro_cuckoo_bytes(const MicroCuckooConfig& config);
+
 }  // namespace locus::cli

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/locus/cli_checks.h"
 #include "backends/loopback/loopback_runtime.h"
 #include "backends/simgrid/sim_runtime.h"
 #ifdef LOCUS_HAVE_VERBS
@@ -173,7 +174,9 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   ProgressReporter progress(o.quiet);
   runner::RunOptions ro;
   ro.placement = placement;
-  ro.max_memory_bytes = o.max_memory_bytes < 0 ? memory_available_bytes() : static_cast<uint64_t>(o.max_memory_bytes);
+  const MemoryLimit limit = memory_limit(o.max_memory_bytes);
+  ro.max_memory_bytes = limit.bytes;
+  ro.max_memory_source = limit.source;
   ro.on_progress = [&](const runner::Progress& p) { progress.update(p); };
   auto report = runner::run_scenario(s, designs::registry(), factory, ro);
   progress.finish();
@@ -230,10 +233,7 @@ uint64_t memory_available_bytes() {
 }
 
 void add_scenario_options(CLI::App& cmd, RunOptionsCli& o) {
-  cmd.add_option("--max-memory", o.max_memory_bytes,
-                 "Refuse a run estimated to need more than this many bytes (0: no check; default: the memory "
-                 "available now)")
-      ->check(CLI::Range(0.0, 1e18));
+  add_max_memory_option(cmd, &o.max_memory_bytes);
   cmd.add_option("--set", o.sets, "Override a scenario key, e.g. --set run.clients=64 (repeatable)");
   cmd.add_option("--json", o.json_path, "Write the results as JSON to FILE (overrides output.json)");
   cmd.add_option("--csv", o.csv_path, "Write the results as CSV to FILE (overrides output.csv)");
@@ -246,7 +246,7 @@ Status run_scenario_command(const RunOptionsCli& o, std::string_view command) {
     return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
   }
   if (o.backend != "verbs" && !o.config_path.empty()) return invalid_argument("--config: only for --backend verbs");
-  return run(o, command);
+  return catch_bad_alloc(fmt::format("locus {} {}", command, o.scenario_path), [&] { return run(o, command); });
 }
 
 void add_run_commands(CLI::App& app, int& exit_code) {

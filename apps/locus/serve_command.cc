@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "apps/locus/cli_checks.h"
 #include "core/common/status.h"
 
 #ifdef LOCUS_HAVE_VERBS
@@ -33,6 +34,7 @@ struct ServeOptions {
   std::string config_path;
   std::string ready_file;
   bool quiet = false;
+  double max_memory_bytes = -1;  // cli_checks.h
 };
 
 // Set from signal handlers: a lock-free atomic store is async-signal-safe.
@@ -56,6 +58,9 @@ Status serve(const ServeOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
   runner::RunOptions ro;
   ro.placement = {.servers_here = true, .clients_here = false};
+  const MemoryLimit limit = memory_limit(o.max_memory_bytes);
+  ro.max_memory_bytes = limit.bytes;
+  ro.max_memory_source = limit.source;
   ro.stop = &g_stop;
   ro.on_servers_ready = [&](Runtime& runtime, std::span<const NodeId> servers) -> Status {
     auto& vr = static_cast<verbs::VerbsRuntime&>(runtime);
@@ -102,8 +107,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", opts->sets, "Override a scenario key, e.g. --set workload.recordcount=1000 (repeatable)");
   cmd->add_option("--ready-file", opts->ready_file, "Write the listening addresses to FILE once serving");
   cmd->add_flag("--quiet", opts->quiet, "Do not log connects and disconnects");
+  add_max_memory_option(*cmd, &opts->max_memory_bytes);
   cmd->callback([opts, &exit_code] {
-    Status st = serve(*opts);
+    Status st = catch_bad_alloc("locus serve " + opts->scenario_path, [&] { return serve(*opts); });
     if (!st.is_ok()) {
       fmt::print(stderr, "locus serve: {}\n", st.to_string());
       exit_code = 1;

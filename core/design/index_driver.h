@@ -18,6 +18,7 @@
 #include "core/check/history.h"
 #include "core/check/linearizability.h"
 #include "core/design/client_session.h"
+#include "core/design/memory_math.h"
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
 #include "core/scenario/scenario.h"

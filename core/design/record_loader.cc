@@ -22,14 +22,19 @@ Status load_records(const workload::WorkloadSpec& spec, Random& rng, const PutRe
   return Status();
 }
 
+namespace {
+struct Planned {
+  uint64_t keynum;
+  uint32_t shard;
+  workload::Workload::RecordPlan plan;
+};
+}  // namespace
+
+uint64_t sharded_load_bytes_per_record() { return sizeof(Planned); }
+
 Status load_records_sharded(const workload::WorkloadSpec& spec, Random& rng, uint32_t shards,
                             const std::function<uint32_t(uint64_t keynum)>& shard_of, const PutShardRecord& put) {
   LOCUS_ASSIGN_OR_RETURN(auto loader, workload::Workload::create(spec));
-  struct Planned {
-    uint64_t keynum;
-    uint32_t shard;
-    workload::Workload::RecordPlan plan;
-  };
   const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, std::max<uint32_t>(shards, 1));
   std::vector<std::vector<Planned>> parts(threads);
   const uint64_t first = spec.insertstart, count = spec.effective_insertcount();

@@ -29,6 +29,10 @@ Status load_records(const workload::WorkloadSpec& spec, Random& rng, const PutRe
 Status load_records_sharded(const workload::WorkloadSpec& spec, Random& rng, uint32_t shards,
                             const std::function<uint32_t(uint64_t keynum)>& shard_of, const PutShardRecord& put);
 
+// What load_records_sharded() keeps per record until it has stored them
+// all (the record's plan), for memory estimates.
+uint64_t sharded_load_bytes_per_record();
+
 // The records load_records() stores from `rng`, as puts (values as
 // digests) completed before time 0: loaded_history() of a key-value design.
 Status loaded_puts(const workload::WorkloadSpec& spec, Random rng, check::History* out);

@@ -73,6 +73,12 @@ class BuddyAllocator {
   Status grow(uint64_t new_capacity_bytes);
 
   uint64_t capacity_bytes() const { return min_blocks_ * min_block_bytes_; }
+  // What the allocator itself keeps beside a managed range of
+  // capacity_bytes: a control byte and two free-list links per min block
+  // (for memory estimates made before creating one).
+  static uint64_t bookkeeping_bytes(uint64_t capacity_bytes, uint32_t min_block_bytes) {
+    return capacity_bytes / min_block_bytes * (sizeof(uint8_t) + 2 * sizeof(BlockIndex));
+  }
   uint64_t min_block_bytes() const { return min_block_bytes_; }
   uint64_t bytes_in_use() const { return bytes_in_use_; }
   uint64_t free_bytes() const { return capacity_bytes() - bytes_in_use_; }

@@ -43,6 +43,21 @@ uint32_t active_clients(const scenario::Scenario& s, Nanos t, Nanos* next_change
   return active;
 }
 
+rpc::RpcServerOptions server_rpc_options(const scenario::Scenario& s, const design::IndexDriver& driver) {
+  rpc::RpcServerOptions so;
+  so.max_message_bytes = driver.rpc_message_bytes();
+  // Enough receives that a burst of clients (all connecting at once, say)
+  // mostly finds one posted; the rest wait out RNR retries.
+  so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
+  return so;
+}
+
+rpc::RpcClientOptions client_rpc_options(const design::IndexDriver& driver) {
+  rpc::RpcClientOptions ro;
+  ro.max_message_bytes = driver.rpc_message_bytes();
+  return ro;
+}
+
 struct Shared {
   const scenario::Scenario* scenario;
   design::IndexDriver* driver;
@@ -62,9 +77,7 @@ struct Shared {
 void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
   Endpoint ep(env, to_ns(s.run.wait_timeout_ms / 1e3));
-  rpc::RpcClientOptions ro;
-  ro.max_message_bytes = sh.driver->rpc_message_bytes();
-  auto rpc = rpc::RpcClient::create(ep, ro);
+  auto rpc = rpc::RpcClient::create(ep, client_rpc_options(*sh.driver));
   if (!rpc.is_ok()) {
     out->error = rpc.status();
     return;
@@ -126,11 +139,7 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
   // Only the simulator runs several worker actors on one RpcServer (its
   // actors never run at the same time); OS-thread backends use one.
   const uint32_t workers = runtime.backend_name() == "simgrid" ? s.platform.cores_per_server : 1;
-  rpc::RpcServerOptions so;
-  so.max_message_bytes = driver.rpc_message_bytes();
-  // Enough receives that a burst of clients (all connecting at once, say)
-  // mostly finds one posted; the rest wait out RNR retries.
-  so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
+  const rpc::RpcServerOptions so = server_rpc_options(s, driver);
   // Server machines in platform order, each with the design's endpoints on
   // its host, numbered on.
   const uint32_t per_server = static_cast<uint32_t>(endpoints.size());
@@ -202,26 +211,49 @@ Status spawn_client_crashes(const scenario::Scenario& s, Runtime& runtime, NodeI
   });
 }
 
-// RunOptions::max_memory_bytes: the design's estimate of its servers and
-// clients against what the machine has, before anything is allocated.
+// RunOptions::max_memory_bytes: what the design estimates for its servers
+// and each client, and what the runner allocates beside them (each server
+// endpoint's RPC buffers; each client's RPC buffers and the latency
+// histograms of every YCSB operation kind), against what this run may
+// take, before anything is allocated.
 Status check_memory(const scenario::Scenario& s, const design::IndexDriver& driver, const design::Placement& placement,
-                    uint64_t max_bytes) {
-  if (max_bytes == 0) return Status();
-  const design::MemoryEstimate servers = placement.servers_here ? driver.server_memory() : design::MemoryEstimate{};
-  const design::MemoryEstimate client = placement.clients_here ? driver.client_memory() : design::MemoryEstimate{};
+                    const RunOptions& options) {
+  using design::saturating_add;
+  using design::saturating_mul;
+  if (options.max_memory_bytes == 0) return Status();
+  design::MemoryEstimate servers = placement.servers_here ? driver.server_memory() : design::MemoryEstimate{};
+  design::MemoryEstimate client = placement.clients_here ? driver.client_memory() : design::MemoryEstimate{};
   const uint64_t clients = placement.clients_here ? s.run.clients : 0;
-  const long double total = static_cast<long double>(servers.bytes) + static_cast<long double>(client.bytes) * clients;
-  if (total <= static_cast<long double>(max_bytes)) return Status();
-  auto gib = [](long double b) { return static_cast<double>(b / (1024.0L * 1024 * 1024)); };
+  uint64_t rpc_servers = 0;
+  if (placement.servers_here) {
+    const rpc::RpcServerOptions so = server_rpc_options(s, driver);
+    const uint64_t endpoints = saturating_mul(s.platform.servers, driver.server_endpoints().size());
+    rpc_servers = saturating_mul(endpoints, (uint64_t{so.recv_buffers} + so.send_buffers) * so.max_message_bytes);
+  }
+  const rpc::RpcClientOptions ro = client_rpc_options(driver);
+  constexpr uint64_t kOpKinds = 5;  // workload::OpKind
+  const uint64_t client_runner = (1 + uint64_t{ro.recv_buffers}) * ro.max_message_bytes + sizeof(ClientOutcome) +
+                                 kOpKinds * (sizeof(metrics::OpSummary) +
+                                             metrics::LatencyHistogram::kBucketCount * sizeof(uint64_t));
+  const uint64_t per_client = saturating_add(client.bytes, client_runner);
+  const uint64_t total = saturating_add(saturating_add(servers.bytes, rpc_servers), saturating_mul(clients, per_client));
+  if (total <= options.max_memory_bytes) return Status();
+  auto gib = [](uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
   std::string why;
   if (servers.bytes > 0) why += fmt::format("servers {:.1f} GiB ({})", gib(servers.bytes), servers.driven_by);
-  if (client.bytes > 0) {
-    why += fmt::format("{}{} clients x {:.2f} GiB ({})", why.empty() ? "" : ", ", clients, gib(client.bytes),
-                       client.driven_by);
+  if (rpc_servers > 0) {
+    why += fmt::format("{}RPC receive buffers {:.1f} GiB (platform.servers)", why.empty() ? "" : ", ", gib(rpc_servers));
   }
-  return resource_exhausted(fmt::format("this run needs about {:.1f} GiB: {}; more than the {:.1f} GiB available "
-                                        "(--max-memory): reduce those settings",
-                                        gib(total), why, gib(max_bytes)));
+  if (clients > 0) {
+    why += fmt::format("{}{} clients x {:.2f} MiB (run.clients{})", why.empty() ? "" : ", ", clients,
+                       static_cast<double>(per_client) / (1024.0 * 1024),
+                       client.driven_by.empty() || client.driven_by == "run.clients" ? "" : ", " + client.driven_by);
+  }
+  return resource_exhausted(fmt::format("this run needs about {:.1f} GiB: {}; more than the {:.1f} GiB {}: reduce "
+                                        "those settings",
+                                        gib(total), why, gib(options.max_memory_bytes),
+                                        options.max_memory_source.empty() ? "allowed (--max-memory)"
+                                                                          : options.max_memory_source));
 }
 
 void report_faults(const fault::FaultStats& f, std::map<std::string, double>& extra) {
@@ -286,16 +318,19 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   }
   const design::Design* design = designs.find(s.index.type);
   if (design == nullptr) return invalid_argument("index.type: '" + s.index.type + "' is not a design of this build");
-  // The runtime outlives everything registered on it: declared first.
-  std::unique_ptr<Runtime> runtime = make_runtime(s);
+  // The runtime outlives everything registered on it: declared first. It
+  // is made after the memory check, so that a run that cannot fit opens no
+  // device (verbs) and builds no platform.
+  std::unique_ptr<Runtime> runtime;
+  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
+  LOCUS_RETURN_IF_ERROR(check_memory(s, *driver, placement, options));
+  runtime = make_runtime(s);
   fault::FaultRuntime* faults = nullptr;
   if (s.faults.any()) {
     auto wrapped = std::make_unique<fault::FaultRuntime>(std::move(runtime), s.faults);
     faults = wrapped.get();
     runtime = std::move(wrapped);
   }
-  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
-  LOCUS_RETURN_IF_ERROR(check_memory(s, *driver, placement, options.max_memory_bytes));
   const std::vector<design::EndpointSpec> endpoints = driver->server_endpoints();
   if (endpoints.empty()) return internal_error("design " + s.index.type + " has no server endpoints");
   Shared sh;

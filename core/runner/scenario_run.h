@@ -57,6 +57,9 @@ struct RunOptions {
   // Refuse, before allocating, a run the designs estimate needs more than
   // this (0: no limit). The command line passes the memory available.
   uint64_t max_memory_bytes = 0;
+  // Where the limit came from, for the refusal: "available (MemAvailable
+  // of /proc/meminfo)"; empty: --max-memory.
+  std::string max_memory_source;
 };
 
 StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,

@@ -5,19 +5,7 @@
 set -uo pipefail
 locus=$1 root=$2
 plan=(plan --target-ops 1e6 --p99-us 100 "$root/scenarios/model/micro-hybrid.toml")
-fail=0
-expect_error() {  # TEXT ARGS...
-  local text=$1
-  shift
-  local out status
-  out=$(timeout 30 "$locus" "$@" 2>&1)
-  status=$?
-  if [ $status -ne 1 ] || ! grep -q -- "$text" <<<"$out"; then
-    echo "FAIL: locus $* -> exit $status, expected 1 and '$text':"
-    echo "$out" | tail -3
-    fail=1
-  fi
-}
+. "$(dirname "$0")/expect_error.sh"
 expect_error "--servers: expected MIN:MAX" "${plan[@]}" --servers 1:4294967298   # wrapped to 1:2
 expect_error "--servers: expected MIN:MAX" "${plan[@]}" --servers 1:2147483647   # overflowed the loop
 expect_error "--servers: expected MIN:MAX" "${plan[@]}" --servers 1:99999999999  # hung

@@ -29,6 +29,7 @@
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/config.h"
 #include "core/index/catfish/load.h"
+#include "core/index/catfish/messaging_server_internal.h"
 #include "core/index/catfish/session.h"
 #include "core/workload/spatial.h"
 
@@ -133,6 +134,32 @@ class CatfishDriver final : public design::IndexDriver {
     CatfishServer* srv = server_.get();
     return {design::DaemonSpec{"server" + std::to_string(endpoint) + ".catfish", false,
                                [srv, endpoint](Env& env) { srv->serve(endpoint, env); }}};
+  }
+
+  // As the store and the messaging server allocate them: the tree's node
+  // slots (and a free-list entry each), and per messaging worker a request
+  // ring for each of its connections and its response and send buffers.
+  design::MemoryEstimate server_memory() const override {
+    using design::saturating_add;
+    using design::saturating_mul;
+    const StoreOptions& st = server_options_.store;
+    const MessagingServerOptions& m = server_options_.messaging;
+    const uint64_t tree = saturating_mul(st.geometry.node_slots, uint64_t{st.geometry.node_bytes} + sizeof(uint32_t));
+    const uint64_t rings = saturating_mul(saturating_mul(cores_, m.connections_per_worker),
+                                          uint64_t{m.request_ring_bytes} + kControlBytes);
+    const uint64_t worker = message_bytes(m.max_response_bytes) +
+                            uint64_t{kMaxSendsInFlight} * (16 + message_bytes(m.segment_bytes));
+    return {saturating_add(saturating_add(tree, rings), saturating_mul(cores_, worker)),
+            "index.rectangles (the tree), and run.clients (a request ring of " + std::to_string(m.request_ring_bytes) +
+                " bytes each)"};
+  }
+  // Its response ring and reassembly buffer, its request staging and its
+  // offloading READ buffer (a line and kMaxReadsPerBatch nodes).
+  design::MemoryEstimate client_memory() const override {
+    const MessagingClientOptions& m = client_options_.messaging;
+    return {uint64_t{m.response_ring_bytes} + kControlBytes + m.max_response_bytes + message_bytes(m.max_request_bytes) +
+                kLineBytes + uint64_t{kMaxReadsPerBatch} * kMaxNodeBytes,
+            "run.clients"};
   }
 
   void report_servers(std::map<std::string, double>& extra) const override {

@@ -24,6 +24,7 @@
 #include "core/index/cell/server.h"
 #include "core/index/cell/session.h"
 #include "core/index/cell/split_worker.h"
+#include "core/memory/buddy_allocator.h"
 #include "core/memory/extent.h"
 #include "core/workload/workload_spec.h"
 
@@ -87,19 +88,32 @@ class CellDriver final : public design::IndexDriver {
 
   uint32_t rpc_message_bytes() const override { return server_options_.max_message_bytes; }
 
-  // Every server's meganodes and extents, as the Store allocates them; a
-  // client's node cache, which holds at most the tree.
+  // As Store::init sizes them: every server's node region and extents (and
+  // the buddy allocator's bookkeeping of them).
   design::MemoryEstimate server_memory() const override {
-    const Geometry& g = server_options_.store.geometry;
-    const uint64_t meganodes = uint64_t{g.meganodes_per_server} * g.meganode_nodes * g.node_bytes;
-    return {server_count_ * (meganodes + server_options_.store.extents_bytes),
+    using design::saturating_add;
+    using design::saturating_mul;
+    const StoreOptions& st = server_options_.store;
+    const uint64_t per_server =
+        saturating_add(saturating_add(st.geometry.region_bytes(), st.extents_bytes),
+                       memory::BuddyAllocator::bookkeeping_bytes(st.extents_bytes, st.min_extent_block_bytes));
+    return {saturating_mul(server_count_, per_server),
             "index.meganodes_per_server x index.meganode_bytes and the extents (index.extents_bytes, or "
             "workload.recordcount + workload.operationcount records) over platform.servers"};
   }
+  // A client's node cache grows as it fills, up to node_cache_bytes (at most
+  // the tree, make_driver), with NodeCache::kBytesPerSlot beside each
+  // node; its path cache keeps two keys per entry; its read buffers hold a
+  // trail of nodes and a batch of extents (client.cc).
   design::MemoryEstimate client_memory() const override {
-    // The cache's nodes, and its index: about 40 bytes a slot (node_cache.cc).
-    const uint64_t bytes = client_options_.node_cache_bytes;
-    return {bytes + bytes / server_options_.store.geometry.node_bytes * 40, "index.node_cache_bytes"};
+    using design::saturating_add;
+    using design::saturating_mul;
+    const Geometry& g = server_options_.store.geometry;
+    const uint64_t cache_bytes = client_options_.node_cache_bytes;
+    const uint64_t cache = saturating_add(cache_bytes, saturating_mul(cache_bytes / g.node_bytes, NodeCache::kBytesPerSlot));
+    const uint64_t path_cache = uint64_t{client_options_.path_cache_entries} * 2 * g.key_capacity_bytes;
+    const uint64_t buffers = kSuperblockBytes + uint64_t{g.node_bytes} + server_options_.store.max_kv_bytes;
+    return {saturating_add(cache, path_cache + buffers), "index.node_cache_bytes"};
   }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
@@ -178,12 +192,16 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   if (st.extents_bytes == 0) {
     // Room for every record (inserts included) on one server's share, in
     // buddy blocks, with slack for skew and updates in flight.
-    const uint64_t block = std::bit_ceil<uint64_t>(memory::kExtentHeaderBytes +
-                                                   workload::max_key_bytes(s.workload.zeropadding) +
-                                                   uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
-    const uint64_t records = s.workload.recordcount + s.workload.operationcount;
-    st.extents_bytes =
-        std::bit_ceil(std::max<uint64_t>(block * records * 2 / s.platform.servers, uint64_t{16} << 20));
+    // Saturating: absurd counts make an absurd size, which the memory
+    // estimate then refuses, never a small wrapped one.
+    using design::saturating_add;
+    using design::saturating_mul;
+    const uint64_t block = design::saturating_bit_ceil(memory::kExtentHeaderBytes +
+                                                       workload::max_key_bytes(s.workload.zeropadding) +
+                                                       uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
+    const uint64_t records = saturating_add(s.workload.recordcount, s.workload.operationcount);
+    st.extents_bytes = design::saturating_bit_ceil(
+        std::max<uint64_t>(saturating_mul(saturating_mul(block, records), 2) / s.platform.servers, uint64_t{16} << 20));
   }
   // A fresh key per deployment: it decides nothing simulated, so runs stay
   // reproducible; clients never receive it (server.h, protocol.h).
@@ -196,7 +214,8 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   // A cache cannot use more room than the whole tree's nodes: reserving
   // index.node_cache_bytes beyond that (1 TiB, say) only exhausted memory
   // (issue 17).
-  const uint64_t tree_bytes = uint64_t{s.platform.servers} * x.meganodes_per_server * x.meganode_bytes;
+  const uint64_t tree_bytes =
+      design::saturating_mul(design::saturating_mul(s.platform.servers, x.meganodes_per_server), x.meganode_bytes);
   client.node_cache_bytes = std::min<uint64_t>(x.node_cache_bytes, tree_bytes);
   client.cpu_node_ns = us_to_ns(x.client_node_us);
   if (Status v = check_workload(s.workload, st); !v.is_ok()) return invalid_argument("index (cell): " + v.message());

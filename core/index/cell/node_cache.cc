@@ -2,23 +2,41 @@
 // so the index never fills with tombstones.
 #include "core/index/cell/node_cache.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 namespace locus::cell {
 
 NodeCache::NodeCache(uint64_t capacity_bytes, uint32_t node_bytes)
-    : node_bytes_(node_bytes), slots_(static_cast<uint32_t>(capacity_bytes / node_bytes)) {
-  if (slots_ == 0) return;
-  data_.reset(new std::byte[uint64_t{slots_} * node_bytes_]);  // not zeroed: committed as used
-  key_.assign(slots_, 0);
-  prev_.assign(slots_, kNone);
-  next_.assign(slots_, kNone);
-  free_.reserve(slots_);
-  for (uint32_t s = slots_; s > 0; --s) free_.push_back(s - 1);
+    : node_bytes_(node_bytes),
+      // Slot numbers are 32-bit, with kNone and the index's slot + 1 above them.
+      max_slots_(static_cast<uint32_t>(std::min<uint64_t>(capacity_bytes / node_bytes, UINT32_MAX - 1))),
+      first_chunk_(std::min(max_slots_, kFirstChunkSlots)) {}
+
+void NodeCache::grow() {
+  const uint32_t old_slots = slots_;
+  const uint32_t new_slots =
+      old_slots == 0 ? first_chunk_ : static_cast<uint32_t>(std::min<uint64_t>(uint64_t{old_slots} * 2, max_slots_));
+  chunks_.emplace_back(new std::byte[uint64_t{new_slots - old_slots} * node_bytes_]);  // not zeroed: committed as used
+  key_.resize(new_slots, 0);
+  prev_.resize(new_slots, kNone);
+  next_.resize(new_slots, kNone);
+  free_.reserve(new_slots);
+  for (uint32_t s = new_slots; s > old_slots; --s) free_.push_back(s - 1);
+  slots_ = new_slots;
   const uint64_t table = std::bit_ceil(uint64_t{slots_} * 2);
   index_.assign(table, 0);
   shift_ = 64 - std::countr_zero(table);
+  // Every cached slot is on the LRU list: index them again.
+  for (uint32_t s = head_; s != kNone; s = next_[s]) index_insert(s);
+}
+
+void NodeCache::index_insert(uint32_t s) {
+  const uint64_t mask = index_.size() - 1;
+  uint64_t i = home(key_[s]) & mask;
+  while (index_[i] != 0) i = (i + 1) & mask;
+  index_[i] = s + 1;
 }
 
 uint32_t NodeCache::position(uint64_t ptr) const {
@@ -46,7 +64,7 @@ void NodeCache::push_front(uint32_t s) {
 }
 
 const std::byte* NodeCache::lookup(uint64_t ptr) {
-  if (slots_ == 0) return nullptr;
+  if (used_ == 0) return nullptr;
   const uint32_t pos = position(ptr);
   if (pos == kNone) return nullptr;
   const uint32_t s = index_[pos] - 1;
@@ -75,14 +93,14 @@ void NodeCache::erase_position(uint32_t pos) {
 }
 
 void NodeCache::erase(uint64_t ptr) {
-  if (slots_ == 0) return;
+  if (used_ == 0) return;
   const uint32_t pos = position(ptr);
   if (pos != kNone) erase_position(pos);
 }
 
 void NodeCache::insert(uint64_t ptr, const std::byte* node) {
-  if (slots_ == 0) return;
-  uint32_t pos = position(ptr);
+  if (max_slots_ == 0) return;
+  uint32_t pos = used_ == 0 ? kNone : position(ptr);
   if (pos != kNone) {
     const uint32_t s = index_[pos] - 1;
     std::memcpy(slot_data(s), node, node_bytes_);
@@ -90,17 +108,20 @@ void NodeCache::insert(uint64_t ptr, const std::byte* node) {
     push_front(s);
     return;
   }
-  if (free_.empty()) erase_position(position(key_[tail_]));
+  if (free_.empty()) {
+    if (slots_ < max_slots_) {
+      grow();
+    } else {
+      erase_position(position(key_[tail_]));
+    }
+  }
   const uint32_t s = free_.back();
   free_.pop_back();
   ++used_;
   key_[s] = ptr;
   std::memcpy(slot_data(s), node, node_bytes_);
   push_front(s);
-  const uint64_t mask = index_.size() - 1;
-  uint64_t i = home(ptr) & mask;
-  while (index_[i] != 0) i = (i + 1) & mask;
-  index_[i] = s + 1;
+  index_insert(s);
 }
 
 }  // namespace locus::cell

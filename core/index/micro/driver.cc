@@ -79,7 +79,7 @@ class MicroSession final : public design::ClientSession {
 
 class MicroDriver final : public design::IndexDriver {
  public:
-  explicit MicroDriver(const MicroConfig& spec) : spec_(spec) {}
+  MicroDriver(const MicroConfig& spec, uint64_t servers) : spec_(spec), servers_count_(servers) {}
 
   Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
     auto server = std::make_unique<MicroServer>();
@@ -119,6 +119,11 @@ class MicroDriver final : public design::IndexDriver {
     return std::unique_ptr<design::ClientSession>(std::move(s));
   }
   void report_servers(std::map<std::string, double>&) const override {}
+  // A region per server; a READ buffer per client.
+  design::MemoryEstimate server_memory() const override { return {design::saturating_mul(servers_count_, kRegionBytes), "platform.servers"}; }
+  design::MemoryEstimate client_memory() const override {
+    return {std::max<uint64_t>(spec_.read_bytes, 64), "index.read_bytes"};
+  }
   // The larger of its two messages behind the header, and at least a page.
   uint32_t rpc_message_bytes() const override {
     return std::max<uint32_t>(kDefaultRpcMessageBytes,
@@ -127,6 +132,7 @@ class MicroDriver final : public design::IndexDriver {
 
  private:
   MicroConfig spec_;
+  uint64_t servers_count_;
   std::vector<std::unique_ptr<MicroServer>> servers_;
 };
 
@@ -135,7 +141,7 @@ class MicroDriver final : public design::IndexDriver {
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
   const MicroConfig& config = *s.index.get<MicroConfig>();
   if (config.read_bytes > kRegionBytes) return invalid_argument("index.read_bytes: larger than the 1 MiB region");
-  return std::unique_ptr<design::IndexDriver>(new MicroDriver(config));
+  return std::unique_ptr<design::IndexDriver>(new MicroDriver(config, s.platform.servers));
 }
 
 }  // namespace locus::micro

@@ -16,6 +16,7 @@
 #include "core/index/pilaf/config.h"
 #include "core/index/pilaf/server.h"
 #include "core/index/pilaf/session.h"
+#include "core/memory/buddy_allocator.h"
 
 namespace locus::pilaf {
 namespace {
@@ -26,15 +27,49 @@ class PilafDriver final : public design::IndexDriver {
     mode_ = config.mode == "vo" ? GetMode::kVerbsOnly : GetMode::kRdma;
   }
 
-  Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
+  // Each server's store: room for twice its share of the records, so the
+  // load neither grows the table nor the extents.
+  StoreOptions store_options() const {
+    using design::saturating_mul;
     const uint64_t servers = scenario_.platform.servers;
     const uint64_t per_server = scenario_.workload.recordcount / servers + 1;
     StoreOptions o;
     o.max_kv_bytes = config_.max_kv_bytes;
-    o.initial_buckets = config_.initial_buckets != 0 ? config_.initial_buckets : 2 * per_server;
+    o.initial_buckets = config_.initial_buckets != 0 ? config_.initial_buckets : saturating_mul(2, per_server);
     const uint64_t record_bytes = uint64_t{scenario_.workload.fieldcount} * scenario_.workload.fieldlength + 64;
-    o.initial_extent_bytes = std::max<uint64_t>(1 << 20, 2 * per_server * record_bytes);
-    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, o));
+    o.initial_extent_bytes = std::max<uint64_t>(1 << 20, saturating_mul(saturating_mul(2, per_server), record_bytes));
+    return o;
+  }
+
+  // As Store::create and Store::init size them, per server: the table (an
+  // entry and a slot hash per bucket), the extents and the buddy
+  // allocator's bookkeeping of them; and the sharded load's plan of every
+  // record.
+  design::MemoryEstimate server_memory() const override {
+    using design::saturating_add;
+    using design::saturating_mul;
+    const StoreOptions o = store_options();
+    const uint64_t buckets = design::saturating_bit_ceil(std::max<uint64_t>(o.initial_buckets, 8));
+    const uint64_t extents = design::saturating_bit_ceil(std::max<uint64_t>(o.initial_extent_bytes, o.max_kv_bytes));
+    const uint64_t per_server =
+        saturating_add(saturating_add(saturating_mul(buckets, kEntryBytes + sizeof(Hash128)), extents),
+                       memory::BuddyAllocator::bookkeeping_bytes(extents, o.min_extent_block_bytes));
+    return {saturating_add(saturating_mul(scenario_.platform.servers, per_server),
+                           saturating_mul(scenario_.workload.effective_insertcount(),
+                                          design::sharded_load_bytes_per_record())),
+            config_.initial_buckets != 0
+                ? "index.initial_buckets and workload.recordcount x workload.fieldcount x workload.fieldlength"
+                : "workload.recordcount x workload.fieldcount x workload.fieldlength over platform.servers"};
+  }
+  // A read buffer (an extent of index.max_kv_bytes behind room for a few
+  // entries, client.cc) for each server the client talks to.
+  design::MemoryEstimate client_memory() const override {
+    return {design::saturating_mul(scenario_.platform.servers, uint64_t{config_.max_kv_bytes}),
+            "index.max_kv_bytes x platform.servers"};
+  }
+
+  Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
+    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, store_options()));
     LOCUS_RETURN_IF_ERROR(server->attach(rpc));
     servers_.push_back(std::move(server));
     return Status();
@@ -63,18 +98,6 @@ class PilafDriver final : public design::IndexDriver {
   // A put, the largest message, is a key and a value of max_kv_bytes
   // together, each with its length, behind the RPC header.
   uint32_t rpc_message_bytes() const override { return config_.max_kv_bytes + rpc::kHeaderBytes + 64; }
-
-  // As setup_server sizes them: a table of at least 2 buckets a record
-  // and extents of twice the records' bytes, both powers of two, per server.
-  design::MemoryEstimate server_memory() const override {
-    const uint64_t servers = scenario_.platform.servers;
-    const uint64_t per_server = scenario_.workload.recordcount / servers + 1;
-    const uint64_t buckets = std::bit_ceil(std::max<uint64_t>(config_.initial_buckets, 2 * per_server));
-    const uint64_t record_bytes = uint64_t{scenario_.workload.fieldcount} * scenario_.workload.fieldlength + 64;
-    const uint64_t extents = std::bit_ceil(std::max<uint64_t>(1 << 20, 2 * per_server * record_bytes));
-    return {servers * (buckets * kEntryBytes + extents),
-            "workload.recordcount x workload.fieldcount x workload.fieldlength over platform.servers"};
-  }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
     return design::loaded_puts(spec, rng, out);
