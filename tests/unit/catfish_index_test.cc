@@ -13,11 +13,13 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/loopback/loopback_runtime.h"
 #include "core/index/catfish/catfish_client.h"
 #include "core/index/catfish/catfish_server.h"
+#include "core/fault/fault_transport.h"
 #include "core/selector/selector_config.h"
 #include "core/workload/spatial.h"
 #include "tests/support/failure_log.h"
@@ -306,4 +308,89 @@ BOOST_AUTO_TEST_CASE(concurrent_readers_and_writers) {
 }
 
 }  // namespace
+// A client whose request WRITE reported kRetryExceeded cannot know whether
+// the request landed in the server's ring, so it cannot trust the ring any
+// more: the next call opens a new connection (CatfishClient::ensure_connected),
+// and the worker frees the old connection's slot once its heartbeat WRITE
+// into the client's re-keyed response ring fails. 24 such failures in a
+// row on one worker of 8 slots: without the reconnect every call after the
+// first failure returned it (the fault campaign's Catfish runs failed
+// nearly every call), and without the slots coming back the connects
+// would be refused after 8. Half the failed inserts were carried out
+// (`applied`): each is then found, by the server and by offloading.
+BOOST_AUTO_TEST_CASE(a_client_reconnects_after_a_request_of_unknown_fate) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    Cluster cl(mode, 1);
+    std::atomic<bool> armed{false};
+    fault::FaultStats injected;
+    constexpr int kFailures = 24;
+    uint64_t reconnects = 0, found_applied = 0;
+    const NodeId node = *cl.runtime->add_node({"client", false});
+    BOOST_REQUIRE(cl.runtime->spawn(node, "client", ActorKind::kWorker, [&](Env& env) {
+      fault::FaultOptions fo;
+      fo.retry_exceeded = 1;
+      fo.applied = 0.5;
+      fault::FaultTransport faulty(env.transport, env.clock, fo, 1, &armed, &injected);
+      Env fenv = env;
+      fenv.transport = &faulty;
+      Endpoint ep(fenv);
+      auto sel = selector::make_selector(config_of(selector::SelectorKind::kServerOnly), *env.random);
+      if (!sel.is_ok()) return cl.failures.fail(sel.status().to_string());
+      auto c = CatfishClient::connect(ep, *cl.server, **sel);
+      if (!c.is_ok()) return cl.failures.fail("connect: " + c.status().to_string());
+      Random rng(11);
+      workload::SpatialSpec spec;
+      spec.data_edge_max = kDataEdge;
+      const workload::SpatialGenerator gen(spec);
+      std::vector<Hit> hits;
+      std::vector<std::pair<Rect, uint64_t>> failed;
+      for (int i = 0; i < kFailures; ++i) {
+        const Rect r = rect_of(gen.data(rng));
+        const uint64_t id = kInsertedBase + static_cast<uint64_t>(i);
+        armed = true;
+        const Status st = (*c)->insert(r, id);
+        armed = false;
+        if (st.is_ok()) return cl.failures.fail("an insert whose WRITE failed answered OK");
+        // The next call reconnects; a refused connect (no slot free yet:
+        // the old one is freed when the worker's next heartbeat fails)
+        // is tried again after a wait.
+        Status found = internal_error("not tried");
+        for (int attempt = 0; attempt < 200 && !found.is_ok(); ++attempt) {
+          found = (*c)->search_by(selector::Path::kServer, r, &hits);
+        }
+        if (!found.is_ok()) return cl.failures.fail("no call succeeded after failure " + std::to_string(i) + ": " +
+                                                    found.to_string());
+        failed.emplace_back(r, id);
+      }
+      // A request whose reply was lost may still be carried out after
+      // later calls (it waits in the old ring): once the worker has had
+      // time to get to it, both paths agree on every failed insert.
+      env.clock->sleep_for(20 * kMillisecond);
+      const auto has = [](const std::vector<Hit>& hs, uint64_t id) {
+        return std::any_of(hs.begin(), hs.end(), [&](const Hit& h) { return h.id == id; });
+      };
+      for (const auto& [r, id] : failed) {
+        if (Status st = (*c)->search_by(selector::Path::kServer, r, &hits); !st.is_ok()) {
+          return cl.failures.fail("server search: " + st.to_string());
+        }
+        const bool by_server = has(hits, id);
+        if (Status st = (*c)->search_by(selector::Path::kClient, r, &hits); !st.is_ok()) {
+          return cl.failures.fail("offloaded search: " + st.to_string());
+        }
+        if (has(hits, id) != by_server) return cl.failures.fail("the two paths disagree on a failed insert");
+        found_applied += by_server ? 1 : 0;
+      }
+      reconnects = (*c)->stats().reconnects;
+    }).is_ok());
+    cl.run();
+    // A request is a batch of WRITEs (the request, a ring head, a wrap
+    // marker), each failed, carried out or not: some inserts landed.
+    BOOST_TEST(injected.retry_exceeded.load() + injected.retry_exceeded_applied.load() >= uint64_t{kFailures});
+    BOOST_TEST(found_applied > 0u);
+    BOOST_TEST(found_applied < uint64_t{kFailures});
+    BOOST_TEST(reconnects == uint64_t{kFailures});
+    BOOST_TEST(cl.server->messaging().stats().reclaimed >= uint64_t{kFailures - 8});
+  }
+}
+
 }  // namespace locus::catfish

@@ -10,14 +10,45 @@ namespace locus::catfish {
 StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint, selector::Selector& selector,
                                                              const CatfishClientOptions& options,
                                                              const Exchange& exchange) {
-  if (options.node_ns < 0) return invalid_argument("catfish client: node_ns must not be negative");
+  if (options.node_ns < 0 || options.reconnect_wait_min_ns <= 0 ||
+      options.reconnect_wait_max_ns < options.reconnect_wait_min_ns) {
+    return invalid_argument("catfish client: node_ns must not be negative, and the reconnect waits positive "
+                            "with min <= max");
+  }
   std::unique_ptr<CatfishClient> c(new CatfishClient(endpoint, selector, options));
   LOCUS_ASSIGN_OR_RETURN(c->messaging_, MessagingClient::create(endpoint, options.messaging));
   LOCUS_ASSIGN_OR_RETURN(const ConnectAnswer answer, exchange(c->messaging_->client_info()));
   LOCUS_RETURN_IF_ERROR(c->messaging_->connect(answer.connection));
   LOCUS_ASSIGN_OR_RETURN(c->offload_, OffloadClient::connect(endpoint, answer.tree, options.offload));
   selector.attach_server_feedback(answer.connection.server, c->messaging_->heartbeat_slot());
+  c->exchange_ = exchange;
   return c;
+}
+
+// The tree's region is the server's and stays; the connection (and with
+// it the worker, so the node the selector chooses for) may change.
+Status CatfishClient::ensure_connected() {
+  if (!messaging_->broken()) return Status();
+  Clock& clock = *endpoint_.env().clock;
+  if (const Nanos wait = next_attempt_at_ - clock.now(); reconnect_wait_ns_ > 0 && wait > 0) clock.sleep_for(wait);
+  Status st = messaging_->reset();
+  if (st.is_ok()) {
+    auto answer = exchange_(messaging_->client_info());
+    st = answer.is_ok() ? messaging_->connect(answer->connection) : answer.status();
+    if (st.is_ok()) {
+      selector_.attach_server_feedback(answer->connection.server, messaging_->heartbeat_slot());
+      ++stats_.reconnects;
+      reconnect_wait_ns_ = 0;
+      return Status();
+    }
+  }
+  ++stats_.reconnect_failures;
+  reconnect_wait_ns_ = reconnect_wait_ns_ == 0 ? options_.reconnect_wait_min_ns
+                                               : std::min(2 * reconnect_wait_ns_, options_.reconnect_wait_max_ns);
+  next_attempt_at_ = clock.now() + reconnect_wait_ns_;
+  // connect() may have broken it again (its hello failed); reset() failing
+  // leaves it unconnected: either way the next call tries again.
+  return Status(st.code(), "catfish: reconnecting to the server: " + st.message());
 }
 
 StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoint, CatfishServer& server,
@@ -47,12 +78,23 @@ StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::connect(Endpoint& endpoi
 }
 
 Status CatfishClient::search(const Rect& query, std::vector<Hit>* out) {
+  // First, since a new connection may be to another worker.
+  if (Status st = ensure_connected(); !st.is_ok()) {
+    ++stats_.failures;
+    out->clear();
+    return st;
+  }
   const NodeId server = server_node();
   const selector::Path path = selector_.choose(server, endpoint_.env().clock->now());
   return search_by(path, query, out);
 }
 
 Status CatfishClient::search_by(selector::Path path, const Rect& query, std::vector<Hit>* out) {
+  if (Status st = ensure_connected(); !st.is_ok()) {
+    ++stats_.failures;
+    out->clear();
+    return st;
+  }
   const Status st = path == selector::Path::kServer ? search_server(query, out) : search_client(query, out);
   if (!st.is_ok()) ++stats_.failures;
   stats_.hits += out->size();
@@ -110,6 +152,7 @@ Status CatfishClient::search_client(const Rect& query, std::vector<Hit>* out) {
 }
 
 Status CatfishClient::write(uint16_t type, const Rect& rect, uint64_t id) {
+  LOCUS_RETURN_IF_ERROR(ensure_connected());
   rpc::Writer w(messaging_->payload_buffer());
   put_rect(w, rect);
   w.put(id);

@@ -32,6 +32,11 @@ struct CatfishClientOptions {
   MessagingClientOptions messaging;
   OffloadOptions offload;
   Nanos node_ns = 0;  // simulated client CPU per node an offloaded search examines
+  // A broken messaging connection (a request whose fate is unknown, the
+  // server's goodbye) is opened again by the next call; a failed attempt
+  // waits before the next one, from the first wait doubling up to the last.
+  Nanos reconnect_wait_min_ns = 100 * kMicrosecond;
+  Nanos reconnect_wait_max_ns = 100 * kMillisecond;
 };
 
 struct CatfishClientStats {
@@ -42,6 +47,8 @@ struct CatfishClientStats {
   uint64_t deletes = 0;
   uint64_t failures = 0;         // calls that returned an error (NOT_FOUND deletes excluded)
   uint64_t hits = 0;
+  uint64_t reconnects = 0;        // broken messaging connections opened again
+  uint64_t reconnect_failures = 0;
 
   CatfishClientStats& operator+=(const CatfishClientStats& o) {
     server_searches += o.server_searches;
@@ -51,21 +58,24 @@ struct CatfishClientStats {
     deletes += o.deletes;
     failures += o.failures;
     hits += o.hits;
+    reconnects += o.reconnects;
+    reconnect_failures += o.reconnect_failures;
     return *this;
   }
 };
-static_assert(sizeof(CatfishClientStats) == 7 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(CatfishClientStats) == 9 * sizeof(uint64_t), "operator+= must add every counter");
 
 class CatfishClient {
  public:
   // Connects in-process through `server.accept` (the messaging ring) and
-  // its tree region (offloading). `selector` must outlive the client.
+  // its tree region (offloading). `selector` must outlive the client, and
+  // `server` too (a reconnect asks it again).
   static StatusOr<std::unique_ptr<CatfishClient>> connect(Endpoint& endpoint, CatfishServer& server,
                                                           selector::Selector& selector,
                                                           const CatfishClientOptions& options = {});
   // Connects through the connect RPC (connect_rpc.h) of the server whose
   // connect node is `bootstrap`, in this process or another; `rpc` is this
-  // endpoint's and is needed only during the call.
+  // endpoint's and must outlive the client (a reconnect uses it again).
   static StatusOr<std::unique_ptr<CatfishClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
                                                           NodeId bootstrap, selector::Selector& selector,
                                                           const CatfishClientOptions& options = {});
@@ -96,6 +106,9 @@ class CatfishClient {
   using Exchange = std::function<StatusOr<ConnectAnswer>(const ClientInfo&)>;
   static StatusOr<std::unique_ptr<CatfishClient>> open(Endpoint& endpoint, selector::Selector& selector,
                                                        const CatfishClientOptions& options, const Exchange& exchange);
+  // Opens a broken messaging connection again (reconnect_wait_* between
+  // failed attempts); OK when it is not broken.
+  Status ensure_connected();
   Status search_server(const Rect& query, std::vector<Hit>* out);
   // The server-path request itself (search_server counts it as chosen).
   Status ask_server(const Rect& query, std::vector<Hit>* out);
@@ -107,6 +120,9 @@ class CatfishClient {
   CatfishClientOptions options_;
   std::unique_ptr<MessagingClient> messaging_;
   std::unique_ptr<OffloadClient> offload_;
+  Exchange exchange_;
+  Nanos reconnect_wait_ns_ = 0;   // before the next attempt after a failed one; 0: none failed
+  Nanos next_attempt_at_ = 0;
   CatfishClientStats stats_;
 };
 

@@ -91,6 +91,25 @@ Status MessagingClient::connect(const ConnectionInfo& info) {
   return Status();
 }
 
+Status MessagingClient::reset() {
+  const uint64_t ring_bytes = uint64_t{options_.response_ring_bytes} + kControlBytes;
+  if (ring_registered_) {
+    // On every backend this waits for, or fails, WRITEs into the ring in flight.
+    LOCUS_RETURN_IF_ERROR(endpoint_.transport().deregister_memory(ring_region_));
+    ring_registered_ = false;
+  }
+  std::memset(ring_memory_.data(), 0, ring_bytes);
+  LOCUS_ASSIGN_OR_RETURN(ring_region_,
+                         endpoint_.transport().register_memory(ring_memory_.data(), ring_bytes, kRemoteWrite));
+  ring_registered_ = true;
+  reader_.reset(ring_memory_.data(), options_.response_ring_bytes);
+  published_head_ = 0;
+  conn_ = ConnectionInfo();
+  connected_ = false;
+  broken_ = Status();
+  return Status();
+}
+
 Status MessagingClient::check_request_bytes(size_t payload_bytes) const {
   if (payload_bytes <= options_.max_request_bytes) return Status();
   return invalid_argument("catfish request of " + std::to_string(payload_bytes) + " bytes exceeds the " +

@@ -252,6 +252,19 @@ class MessagingClient {
 
   ClientInfo client_info() const;
   Status connect(const ConnectionInfo& info);
+  // True while not connected, and once the connection failed for good: a
+  // request that may or may not have landed (the ring's state is then
+  // unknown), the server's goodbye, a malformed response. Every call
+  // returns that error until reset() and a new connect().
+  bool broken() const { return !connected_ || !broken_.is_ok(); }
+  // Readies the client for a new connection (to the same server or
+  // another): the response ring gets a new rkey, so whatever the old
+  // connection's worker still writes fails there (and the worker drops
+  // that connection and frees its slot) instead of landing in the new
+  // connection's ring; then the ring is zeroed and read from its start.
+  // Its address, and so the heartbeat slot, stay where they were. Then
+  // client_info() and connect() as the first time.
+  Status reset();
 
   // Where to build the next request's payload.
   std::span<std::byte> payload_buffer() {

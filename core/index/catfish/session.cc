@@ -88,6 +88,8 @@ void CatfishSession::report(metrics::OpStats& stats) const {
                        {"catfish.fallbacks", c.fallbacks},
                        {"catfish.inserts", c.inserts},
                        {"catfish.hits", c.hits},
+                       {"catfish.reconnects", c.reconnects},
+                       {"catfish.reconnect_failures", c.reconnect_failures},
                        {"catfish.node_reads", o.node_reads},
                        {"catfish.read_batches", o.batches},
                        {"catfish.torn_reads", o.torn_reads},
