@@ -182,6 +182,7 @@ Nanos World::now_ns() const {
 }
 
 Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access access) {
+  std::lock_guard<ShortMutex> lock(regions_mu_);
   const auto id = static_cast<RegionId>(regions_.size());
   RegionSlot slot;
   slot.owner = &node;
@@ -192,6 +193,7 @@ Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access
 }
 
 bool World::remove_region(const SimNode& node, RegionId id) {
+  std::lock_guard<ShortMutex> lock(regions_mu_);
   if (id >= regions_.size() || regions_[id].owner != &node) return false;
   regions_[id].owner = nullptr;
   if ((regions_[id].region.access & kRemoteRead) != 0) node.nic->readable_bytes -= regions_[id].region.length;

@@ -21,6 +21,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
+#include "core/common/short_mutex.h"
 #include "core/transport/transport.h"
 
 namespace locus::simgrid_backend {
@@ -446,6 +447,11 @@ class World {
   std::vector<sg4::Link*> links_;
   uint32_t next_client_host_ = 0, next_server_host_ = 0;
   std::vector<std::unique_ptr<SimNode>> nodes_;
+  // Set-up code may register from several OS threads at once (a design's
+  // sharded record loader), so the table's writers take regions_mu_. The
+  // data path only reads it, from the one thread the simulation runs on,
+  // after set-up: its readers take no lock.
+  ShortMutex regions_mu_;
   std::vector<RegionSlot> regions_{1};  // id 0 is never a registration
   uint64_t deregistrations_ = 0;
   bool stopping_ = false;

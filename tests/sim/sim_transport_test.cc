@@ -3,11 +3,15 @@
 // is in flight is never written (the backend looks buffers up again only
 // after a deregistration), a READ whose buffer stays registered still
 // lands when some other region goes meanwhile, and a request to no node
-// fails cleanly while effects run ahead of the engine's clock.
+// fails cleanly while effects run ahead of the engine's clock; and set-up
+// code registering from several OS threads at once (a sharded record
+// loader) gets distinct, valid registrations (issue 16, defect 11).
 #include <array>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -157,4 +161,55 @@ BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
 }
 
 }  // namespace
+
+// Pilaf's loader fills the servers' shards on every hardware thread, and a
+// put that grows a store registers memory (and deregisters the old): on
+// SimGrid those calls went to one region table from several OS threads
+// with no lock, so registrations were lost or handed the same id. Four
+// threads, each on its own server node, register and deregister at once:
+// every id must be distinct and every live registration must deregister.
+BOOST_AUTO_TEST_CASE(setup_threads_register_memory_at_once) {
+  scenario::PlatformSpec p;
+  p.servers = 4;
+  auto runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
+  constexpr int kThreads = 4, kRegions = 20000;
+  std::vector<Transport*> transports;
+  for (int t = 0; t < kThreads; ++t) {
+    auto node = runtime->add_node({"server" + std::to_string(t), true});
+    BOOST_REQUIRE(node.is_ok());
+    transports.push_back(runtime->setup_env(*node).transport);
+  }
+  AlignedBuffer memory(4096);
+  std::vector<std::vector<Region>> kept(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRegions; ++i) {
+        auto r = transports[t]->register_memory(memory.data(), 4096, kRemoteRead);
+        if (!r.is_ok()) {
+          errors[t] = r.status().to_string();
+          return;
+        }
+        if (i % 2 == 0) {
+          kept[t].push_back(*r);
+        } else if (Status st = transports[t]->deregister_memory(*r); !st.is_ok()) {
+          errors[t] = st.to_string();
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (const std::string& e : errors) BOOST_REQUIRE_MESSAGE(e.empty(), e);
+  std::set<RegionId> ids;
+  for (int t = 0; t < kThreads; ++t) {
+    for (const Region& r : kept[t]) {
+      BOOST_REQUIRE(ids.insert(r.id).second);
+      BOOST_REQUIRE_MESSAGE(transports[t]->deregister_memory(r).is_ok(), "region " << r.id << " lost");
+    }
+  }
+  BOOST_TEST(ids.size() == size_t{kThreads} * kRegions / 2);
+}
+
 }  // namespace locus
