@@ -6,11 +6,14 @@
 // or response seen half-landed (served or returned once it lands, not
 // dropped), concurrent
 // clients over several workers, heartbeats feeding a back-off selector,
-// and a dropped or disconnected client's slot reused behind a new rkey.
+// a dropped or disconnected client's slot reused behind a new rkey, and
+// a client that stops consuming or whose peer is dead costing only its own
+// requests, not its worker's other clients' (issue 16, defect 9).
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <string>
 #include <utility>
@@ -37,6 +40,14 @@ void fill(std::byte* out, size_t n, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(rng.next_u64());
 }
 
+// kEcho: answers the blob it was sent.
+Status echo_handler(const MessageContext&, rpc::Reader& r, rpc::Writer& w) {
+  std::string_view s;
+  if (!r.blob(&s) || !r.at_end()) return invalid_argument("echo: malformed");
+  w.blob(s);
+  return Status();
+}
+
 struct Cluster {
   std::unique_ptr<Runtime> runtime;
   std::vector<NodeId> workers;
@@ -58,12 +69,7 @@ struct Cluster {
     Clock* clock = envs.front().clock;
     server = std::move(MessagingServer::create(envs, o)).value();
     next_index.assign(worker_count * o.connections_per_worker, 0);
-    BOOST_REQUIRE(server->handle(kEcho, "echo", [](const MessageContext&, rpc::Reader& r, rpc::Writer& w) {
-      std::string_view s;
-      if (!r.blob(&s) || !r.at_end()) return invalid_argument("echo: malformed");
-      w.blob(s);
-      return Status();
-    }).is_ok());
+    BOOST_REQUIRE(server->handle(kEcho, "echo", echo_handler).is_ok());
     BOOST_REQUIRE(server->handle(kBig, "big", [](const MessageContext&, rpc::Reader& r, rpc::Writer& w) {
       uint32_t n = 0;
       uint64_t seed = 0;
@@ -161,6 +167,62 @@ Status write_word(Env& env, Endpoint& ep, const ConnectionInfo& conn, uint64_t o
   Status st = ep.execute(wr);
   (void)env.transport->deregister_memory(*reg);
   return st;
+}
+
+// Writes a whole kBig request (asking for `bytes`) raw into a connection's
+// request ring at `offset` with sequence `seq`, as MessagingClient would,
+// so that no call of the client waits for its response.
+Status write_big_request(Env& env, Endpoint& ep, const ConnectionInfo& conn, uint64_t offset, uint32_t seq,
+                         uint32_t bytes) {
+  AlignedBuffer mem(256);
+  auto reg = env.transport->register_memory(mem.data(), 256, kLocalOnly);
+  if (!reg.is_ok()) return reg.status();
+  rpc::Writer w(std::span<std::byte>(mem.data() + kMessageHeaderBytes, 64));
+  w.put(bytes);
+  w.put(uint64_t{7});
+  MessageHeader h;
+  h.seq = seq;
+  h.type = kBig;
+  h.kind = MessageKind::kRequest;
+  h.payload_bytes = static_cast<uint32_t>(w.size());
+  h.request_id = 1000;
+  encode_message(mem.data(), h);
+  WorkRequest wr;
+  wr.wr_id = ep.next_wr_id();
+  wr.op = conn.mode == ServerMode::kEvent ? Opcode::kWriteWithImm : Opcode::kWrite;
+  wr.imm = conn.connection_id;
+  wr.remote = remote_at(conn.request_ring, offset);
+  wr.local = {mem.data(), h.size_bytes, reg->lkey};
+  Status st = ep.execute(wr);
+  (void)env.transport->deregister_memory(*reg);
+  return st;
+}
+
+// Sets a flag, or counts one more, however the actor's body returns, so
+// actors waiting on it never wait for nothing.
+struct SetOnExit {
+  std::atomic<bool>& flag;
+  ~SetOnExit() { flag.store(true); }
+};
+struct CountOnExit {
+  std::atomic<int>& count;
+  ~CountOnExit() { count.fetch_add(1); }
+};
+
+// A worker whose responses (up to 64 KB, in 1 KB segments) overflow a
+// client's 4 KB response ring, with the given stall timeout, and that
+// client's options: what a client that stops consuming meets.
+MessagingServerOptions stalling_server(Nanos stall_timeout) {
+  MessagingServerOptions o;
+  o.segment_bytes = 1024;
+  o.max_response_bytes = 64 * 1024;
+  o.response_stall_timeout_ns = stall_timeout;
+  return o;
+}
+MessagingClientOptions small_ring_client() {
+  MessagingClientOptions o;
+  o.response_ring_bytes = 4096;
+  return o;
 }
 
 // Sleeps in 1 ms steps until done() holds (true) or 10 s passed (false).
@@ -736,6 +798,208 @@ BOOST_AUTO_TEST_CASE(a_late_failure_for_a_slots_old_client_spares_its_new_one) {
     BOOST_TEST(s.reclaimed == 1u);
     BOOST_TEST(s.requests == 6u);
     BOOST_TEST(cl.server->connection_problems().empty());
+  }
+}
+
+// One worker, three clients. "stuck" asks for a 60 KB response through a
+// 4 KB response ring and never reads it (its request written raw, so no
+// call of it waits). The worker must not wait for its room: with the stall
+// timeout at an hour it would have stalled every other client of the
+// worker for that hour (their calls time out after 5 s); instead the
+// response waits in stuck's outbox and the two others are served on.
+BOOST_AUTO_TEST_CASE(a_client_that_stops_consuming_costs_only_its_own_requests) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    Cluster cl(mode, 1, stalling_server(3600 * kSecond));
+    std::atomic<bool> stuck_sent{false};
+    std::atomic<int> others_done{0};
+    Status stuck_status = internal_error("not looked at");
+    cl.add_client("stuck", small_ring_client(), [&](MessagingClient& c, Env& env, Endpoint& ep) {
+      SetOnExit sent{stuck_sent};
+      if (Status st = write_big_request(env, ep, c.connection(), 0, 1, 60000); !st.is_ok()) {
+        return cl.fail("stuck: " + st.to_string());
+      }
+      if (!await(env, [&] { return cl.server->stats().response_stalls > 0; })) return cl.fail("stuck: no stall");
+      stuck_sent.store(true);
+      if (!await(env, [&] { return others_done.load() == 2; })) return cl.fail("stuck: the others never finished");
+      stuck_status = cl.server->connection_status(c.connection().connection_id);
+    });
+    for (int g = 0; g < 2; ++g) {
+      cl.add_client("good" + std::to_string(g), {}, [&, g](MessagingClient& c, Env& env, Endpoint&) {
+        CountOnExit done{others_done};
+        if (!await(env, [&] { return stuck_sent.load(); })) return cl.fail("good: stuck never stalled");
+        echo_loop(cl, c, *env.random, 200, 2000, "good" + std::to_string(g));
+      });
+    }
+    cl.run();
+    const MessagingServerStats s = cl.server->stats();
+    BOOST_TEST(s.requests == 401u);        // stuck's one and the others' 400
+    BOOST_TEST(s.response_stalls >= 1u);
+    BOOST_TEST(stuck_status.is_ok(), stuck_status.to_string());  // waiting, not dropped: its timeout is an hour
+  }
+}
+
+// The same client, with the stall timeout at 50 ms: it is dropped, saying
+// why, while the others are served throughout.
+BOOST_AUTO_TEST_CASE(a_client_that_stops_consuming_is_dropped_after_its_stall_timeout) {
+  Cluster cl(ServerMode::kEvent, 1, stalling_server(50 * kMillisecond));
+  std::atomic<bool> stuck_dropped{false};
+  cl.add_client("stuck", small_ring_client(), [&](MessagingClient& c, Env& env, Endpoint& ep) {
+    SetOnExit dropped{stuck_dropped};
+    if (Status st = write_big_request(env, ep, c.connection(), 0, 1, 60000); !st.is_ok()) {
+      return cl.fail("stuck: " + st.to_string());
+    }
+    const uint32_t id = c.connection().connection_id;
+    if (!await(env, [&] { return !cl.server->connection_status(id).is_ok(); })) return cl.fail("stuck: not dropped");
+    const Status st = cl.server->connection_status(id);
+    if (st.message().find("did not free room in its response ring within 50 ms") == std::string::npos) {
+      cl.fail("stuck: dropped without saying why: " + st.to_string());
+    }
+  });
+  uint64_t calls = 0;
+  cl.add_client("good", {}, [&](MessagingClient& c, Env& env, Endpoint&) {
+    while (!stuck_dropped.load()) {
+      echo_loop(cl, c, *env.random, 10, 2000, "good");
+      calls += 10;
+    }
+    echo_loop(cl, c, *env.random, 10, 2000, "good after");
+    calls += 10;
+  });
+  cl.run();
+  BOOST_TEST(cl.server->stats().dropped_connections == 1u);
+  BOOST_TEST(cl.server->stats().requests == 1 + calls);
+}
+
+// The worker's side of a dead peer on verbs: its queue pair retries for a
+// while, so WRITEs to it neither complete nor fail. This Transport, around
+// the worker's, holds back the completions of WRITEs to `dead` until
+// `release` is set, then fails them as the retries running out would.
+class DeadPeerTransport final : public Transport {
+ public:
+  explicit DeadPeerTransport(Transport& inner) : inner_(inner) {}
+  std::atomic<NodeId> dead{kInvalidNode};
+  std::atomic<bool> release{false};
+  std::atomic<uint64_t> held_total{0};
+
+  NodeId node_id() const override { return inner_.node_id(); }
+  TransportLimits limits() const override { return inner_.limits(); }
+  StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
+    return inner_.register_memory(addr, length, access);
+  }
+  Status deregister_memory(const Region& region) override { return inner_.deregister_memory(region); }
+  Status post(std::span<const WorkRequest> batch) override { return inner_.post(batch); }
+  Status post_recv(std::span<const RecvRequest> batch) override { return inner_.post_recv(batch); }
+  size_t poll(std::span<Completion> out) override { return filter(out, inner_.poll(out)); }
+  size_t wait(std::span<Completion> out, Nanos timeout) override {
+    if (release.load() && !held_.empty()) return filter(out, 0);
+    return filter(out, inner_.wait(out, timeout));
+  }
+
+ private:
+  // Keeps the first n of out that are not held back, then adds released ones.
+  size_t filter(std::span<Completion> out, size_t n) {
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i].op != Opcode::kRecv && out[i].peer == dead.load() && !release.load()) {
+        held_.push_back(out[i]);
+        held_total.fetch_add(1);
+      } else {
+        out[kept++] = out[i];
+      }
+    }
+    while (release.load() && kept < out.size() && !held_.empty()) {
+      Completion c = held_.front();
+      held_.pop_front();
+      c.status = WcStatus::kRetryExceeded;
+      out[kept++] = c;
+    }
+    return kept;
+  }
+  Transport& inner_;
+  std::deque<Completion> held_;
+};
+
+// One worker, three clients; "dead" makes one call, then its peer dies
+// (the worker's WRITEs to it hang) and it asks once more. Neither the
+// response nor the heartbeats it can no longer complete may hold up the
+// worker (before, heartbeat() waited up to send_timeout_ns, an hour here,
+// for the last heartbeat's WRITEs): the two others make their calls and
+// keep getting heartbeats.
+BOOST_AUTO_TEST_CASE(a_dead_peers_hanging_writes_cost_only_its_own_requests) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    auto runtime = loopback::make_loopback_runtime({});
+    const NodeId worker = *runtime->add_node({"server", true});
+    Env setup = runtime->setup_env(worker);
+    DeadPeerTransport faulty(*setup.transport);
+    setup.transport = &faulty;
+    MessagingServerOptions o;
+    o.mode = mode;
+    o.heartbeat_interval_ns = kMillisecond;
+    o.send_timeout_ns = 3600 * kSecond;
+    auto server = std::move(MessagingServer::create({setup}, o)).value();
+    BOOST_REQUIRE(server->handle(kEcho, "echo", echo_handler).is_ok());
+    BOOST_REQUIRE(runtime->spawn(worker, "worker", ActorKind::kDaemon, [&](Env& env) {
+      Env e = env;
+      e.transport = &faulty;
+      server->serve(0, e);
+    }).is_ok());
+    testing::FailureLog failures;
+    std::atomic<int> good_done{0};
+    std::atomic<bool> dead_asked{false};
+    uint64_t beats[2][2] = {};
+    auto connect = [&](const std::string& name, Endpoint& ep) -> std::unique_ptr<MessagingClient> {
+      auto c = MessagingClient::create(ep, {});
+      if (!c.is_ok()) return failures.fail(name + ": " + c.status().to_string()), nullptr;
+      auto info = server->accept((*c)->client_info());
+      if (!info.is_ok()) return failures.fail(name + ": " + info.status().to_string()), nullptr;
+      if (Status st = (*c)->connect(*info); !st.is_ok()) return failures.fail(name + ": " + st.to_string()), nullptr;
+      return std::move(c).value();
+    };
+    auto echo = [&](MessagingClient& c, const std::string& text) {
+      rpc::Writer w(c.payload_buffer());
+      w.blob(text);
+      return c.call(kEcho, w.size()).status();
+    };
+    const NodeId dead_node = *runtime->add_node({"dead", false});
+    BOOST_REQUIRE(runtime->spawn(dead_node, "dead", ActorKind::kWorker, [&](Env& env) {
+      SetOnExit asked{dead_asked};
+      Endpoint ep(env, 50 * kMillisecond);  // its last call is not answered in time: the WRITE is held back
+      auto c = connect("dead", ep);
+      if (!c) return;
+      if (Status st = echo(*c, "alive"); !st.is_ok()) return failures.fail("dead, while alive: " + st.to_string());
+      faulty.dead.store(env.transport->node_id());
+      (void)echo(*c, "dying");
+      dead_asked.store(true);
+      while (good_done.load() < 2) env.clock->sleep_for(kMillisecond);
+    }).is_ok());
+    for (int g = 0; g < 2; ++g) {
+      const NodeId node = *runtime->add_node({"good" + std::to_string(g), false});
+      BOOST_REQUIRE(runtime->spawn(node, "good" + std::to_string(g), ActorKind::kWorker, [&, g](Env& env) {
+        CountOnExit done{good_done};
+        Endpoint ep(env);
+        auto c = connect("good", ep);
+        if (!c) return;
+        while (!dead_asked.load() || faulty.held_total.load() == 0) env.clock->sleep_for(kMillisecond);
+        beats[g][0] = selector::read_heartbeat(c->heartbeat_slot()).sequence;
+        for (int i = 0; i < 300; ++i) {
+          if (Status st = echo(*c, "call " + std::to_string(i)); !st.is_ok()) {
+            return failures.fail("good" + std::to_string(g) + " call " + std::to_string(i) + ": " + st.to_string());
+          }
+        }
+        // Heartbeats still come: wait for one more (the worker beats every ms).
+        const uint64_t seen = selector::read_heartbeat(c->heartbeat_slot()).sequence;
+        while (selector::read_heartbeat(c->heartbeat_slot()).sequence == seen) env.clock->sleep_for(kMillisecond);
+        beats[g][1] = selector::read_heartbeat(c->heartbeat_slot()).sequence;
+        if (g == 0) {
+          while (good_done.load() < 1) env.clock->sleep_for(kMillisecond);  // the other is done too
+          faulty.release.store(true);  // the dead peer's retries run out
+        }
+      }).is_ok());
+    }
+    BOOST_REQUIRE(runtime->run().is_ok());
+    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+    for (int g = 0; g < 2; ++g) BOOST_TEST(beats[g][1] > beats[g][0]);
+    BOOST_TEST(faulty.held_total.load() > 0u);  // the dead peer's WRITEs really hung
+    BOOST_TEST(server->stats().requests == 2u + 600u);
   }
 }
 

@@ -139,6 +139,8 @@ class CatfishDriver final : public design::IndexDriver {
   // As the store and the messaging server allocate them: the tree's node
   // slots (and a free-list entry each), and per messaging worker a request
   // ring for each of its connections and its response and send buffers.
+  // Not counted: the outbox of a connection whose client stops consuming
+  // (up to max_response_bytes, taken only then).
   design::MemoryEstimate server_memory() const override {
     using design::saturating_add;
     using design::saturating_mul;

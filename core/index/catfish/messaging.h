@@ -198,8 +198,20 @@ class MessagingServer {
   void handle_request(Worker& w, Connection& c, const RingReader::View& v);
   bool respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status,
                size_t payload_bytes);
-  // Copies h.payload_bytes from `payload` into a send slot and posts it.
-  bool send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h, bool may_wait);
+  enum class Sent { kSent, kBusy, kDropped };
+  // Copies h.payload_bytes from `payload` into a send slot and posts it,
+  // never waiting: kBusy if the client's ring has no room or no send slot
+  // is free for the connection now.
+  Sent send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h);
+  // Sends `bytes` of response payload as segments from `payload`, as far
+  // as it can now; the rest goes to the connection's outbox. False if the
+  // connection was dropped.
+  bool send_segments(Worker& w, Connection& c, const std::byte* payload, size_t bytes);
+  // Sends what the outbox holds while it can; true once it is empty.
+  bool flush_outbox(Worker& w, Connection& c);
+  // Posts the request ring's head if the client has not been told it
+  // (one-way requests are answered by nothing, so their room goes back here).
+  void publish_head(Worker& w, Connection& c);
   void drop(Worker& w, Connection& c, const Status& why, bool incomplete);
   void reclaim(Worker& w, Connection& c);
   // Drops an awaiting connection whose first message is overdue (true if it did).
@@ -208,9 +220,11 @@ class MessagingServer {
   // The WRITE of the request ring's head into the client's control word.
   WorkRequest head_write(Worker& w, Connection& c, std::byte* word, uint64_t wr_id);
   void on_completion(Worker& w, const Completion& comp);
-  // Waits (reaping completions) until a send slot is free and `wrs` more
-  // WRITEs fit in the send queue; its index, or -1 after send_timeout_ns.
-  int acquire_slot(Worker& w, uint32_t wrs);
+  // A send slot free for c with room for `wrs` more WRITEs in the send
+  // queue (reaping what has completed, never waiting), or -1.
+  int acquire_slot(Worker& w, const Connection& c, uint32_t wrs);
+  // Takes the completions that are there, without waiting.
+  void reap_ready(Worker& w);
   // Posts a batch to c's client reading slot `slot` without waiting for it.
   bool post_slot(Worker& w, Connection& c, uint32_t slot, std::span<const WorkRequest> batch);
   // Waits (up to send_timeout_ns) until no send of the worker is in flight.

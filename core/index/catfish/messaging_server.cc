@@ -57,7 +57,7 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
     w->first_connection = i * per;
     w->connection_count = per;
     const uint64_t slot_bytes = 16 + segment_bytes;
-    const uint64_t local_bytes = response_bytes + kMaxSendsInFlight * slot_bytes + 16 + 8;
+    const uint64_t local_bytes = response_bytes + kMaxSendsInFlight * slot_bytes + kHeartbeatBuffers * 16 + 8;
     w->local = AlignedBuffer(local_bytes);
     if (!w->local.valid()) return resource_exhausted("catfish messaging: cannot allocate worker buffers");
     LOCUS_ASSIGN_OR_RETURN(w->local_region,
@@ -74,8 +74,11 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
       slot.message = p + 16;
       p += slot_bytes;
     }
-    w->heartbeat_buf = p;
-    w->recv_buf = p + 16;
+    for (std::byte*& b : w->heartbeat_bufs) {
+      b = p;
+      p += 16;
+    }
+    w->recv_buf = p;
     w->scratch.resize(32);
     w->heartbeat_batch.reserve(per);
     for (uint32_t k = 0; k < per; ++k) {

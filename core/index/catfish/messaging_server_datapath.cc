@@ -1,7 +1,18 @@
 // MessagingServer data path: scanning rings, dispatching handlers,
 // writing (segmented) responses with back-pressure, heartbeats, and
 // dropping connections that send malformed bytes. Nothing here allocates
-// except the Status of an error.
+// except the Status of an error and a connection's outbox the first time
+// it fills.
+//
+// A worker never waits for one client (issue 16, defect 9): a response
+// that does not fit in the client's response ring, or whose connection
+// already has kMaxSlotsPerConnection send slots in flight (WRITEs to a
+// dead peer hang while its queue pair retries), goes to that connection's
+// outbox and is sent by later scans; until then the connection's requests
+// are not read, and it is dropped once its outbox has not moved for
+// response_stall_timeout_ns. Heartbeats skip a connection whose last one
+// is still in flight. So a client that stops consuming, or dies, costs
+// its own requests and nobody else's.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -31,22 +42,30 @@ void MessagingServer::on_completion(Worker& w, const Completion& comp) {
   if (w.awaiting > 0) --w.awaiting;
   // Every send is signaled, so each WRITE of a batch frees its slot's share.
   const uint32_t tag = wr_slot_tag(comp.wr_id);
+  const uint32_t id = wr_connection(comp.wr_id);
+  Connection* c = id < connections_.size() ? connections_[id].get() : nullptr;
   if (tag != kNoSlot && tag <= w.slots.size()) {
     SendSlot& slot = w.slots[tag - 1];
-    if (slot.pending > 0) --slot.pending;
-  } else if (tag == kNoSlot && w.heartbeat_pending > 0) {
-    --w.heartbeat_pending;
+    if (slot.pending > 0 && --slot.pending == 0 && c != nullptr && c->slots_held > 0) --c->slots_held;
+  } else if (tag >= kHeartbeatTag && tag < kHeartbeatTag + kHeartbeatBuffers) {
+    uint32_t& pending = w.heartbeat_pending[tag - kHeartbeatTag];
+    if (pending > 0) --pending;
+    if (c != nullptr) c->heartbeat_in_flight = false;
   }
   if (!comp.ok()) bump(counters_->send_failures);
-  const uint32_t id = wr_connection(comp.wr_id);
-  if (id >= connections_.size()) return;
-  Connection& c = *connections_[id];
-  if (c.sends_pending > 0) --c.sends_pending;
+  if (c == nullptr) return;
+  if (c->sends_pending > 0) --c->sends_pending;
+  Connection& cref = *c;
   if (!comp.ok()) {
     // Noted here, dropped by the data path (scan, send_message) when it next looks.
-    c.send_failed = true;
-    c.send_error = completion_error(comp);
+    cref.send_failed = true;
+    cref.send_error = completion_error(comp);
   }
+}
+
+void MessagingServer::reap_ready(Worker& w) {
+  const size_t n = w.env.transport->poll(w.scratch);
+  for (size_t i = 0; i < n; ++i) on_completion(w, w.scratch[i]);
 }
 
 template <typename Pred>
@@ -64,24 +83,25 @@ void MessagingServer::finish_sends(Worker& w) {
   (void)reap_until(w, w.env.clock->now() + options_.send_timeout_ns, [&] { return w.awaiting == 0; });
 }
 
-int MessagingServer::acquire_slot(Worker& w, uint32_t wrs) {
+int MessagingServer::acquire_slot(Worker& w, const Connection& c, uint32_t wrs) {
   wrs = std::min(wrs, w.max_send_wr);
   const auto n_slots = static_cast<uint32_t>(w.slots.size());
-  int found = -1;
-  auto ready = [&]() {
-    if (w.awaiting + wrs > w.max_send_wr) return false;
+  auto find = [&]() -> int {
+    if (c.slots_held >= kMaxSlotsPerConnection || w.awaiting + wrs > w.max_send_wr) return -1;
     for (uint32_t i = 0; i < n_slots; ++i) {
       const uint32_t k = (w.next_slot + i) % n_slots;
-      if (w.slots[k].pending == 0) {
-        found = static_cast<int>(k);
-        return true;
-      }
+      if (w.slots[k].pending == 0) return static_cast<int>(k);
     }
-    return false;
+    return -1;
   };
-  if (!ready()) {
+  int found = find();
+  if (found < 0) {
+    reap_ready(w);
+    found = find();
+  }
+  if (found < 0) {
     bump(counters_->send_slot_waits);
-    if (!reap_until(w, w.env.clock->now() + options_.send_timeout_ns, ready)) return -1;
+    return -1;
   }
   w.next_slot = (static_cast<uint32_t>(found) + 1) % n_slots;
   return found;
@@ -93,6 +113,7 @@ bool MessagingServer::post_slot(Worker& w, Connection& c, uint32_t slot, std::sp
     return false;
   }
   w.slots[slot].pending += static_cast<uint32_t>(batch.size());
+  ++c.slots_held;
   w.awaiting += static_cast<uint32_t>(batch.size());
   c.sends_pending += static_cast<uint32_t>(batch.size());
   return true;
@@ -111,48 +132,26 @@ WorkRequest MessagingServer::head_write(Worker& w, Connection& c, std::byte* wor
 // marker ahead of it when needed, all out of one send slot. Does not wait
 // for the WRITEs: the slot is reused only once they completed, and the
 // client's ring only once it published a head past them (which it can do
-// only after the message landed). Waits for room only if may_wait.
-bool MessagingServer::send_message(Worker& w, Connection& c, const std::byte* payload, MessageHeader& h,
-                                   bool may_wait) {
+// only after the message landed). Does not wait for room either (kBusy).
+MessagingServer::Sent MessagingServer::send_message(Worker& w, Connection& c, const std::byte* payload,
+                                                    MessageHeader& h) {
   if (c.send_failed) {
     drop(w, c, c.send_error, false);
-    return false;
+    return Sent::kDropped;
   }
   const uint32_t size = message_bytes(h.payload_bytes);
-  Nanos deadline = -1;
-  std::optional<RingWriter::Placement> p;
-  while (true) {
-    const uint64_t head = load_head_word(c.control + kHeadWordOffset);
-    if (!c.writer.head_valid(head)) {
-      drop(w, c, invalid_argument("client published an impossible response-ring head " + std::to_string(head)), false);
-      return false;
-    }
-    p = c.writer.place(size, head);
-    if (p || !may_wait) break;
-    const Nanos now = w.env.clock->now();
-    if (deadline < 0) {
-      bump(counters_->response_stalls);
-      deadline = now + options_.response_stall_timeout_ns;
-    } else if (now >= deadline) {
-      drop(w, c, resource_exhausted("client did not free room in its response ring within " +
-                                    std::to_string(options_.response_stall_timeout_ns / kMillisecond) + " ms"),
-           false);
-      return false;
-    }
-    // Other connections' notifications seen meanwhile only mark them dirty.
-    const size_t n = w.env.transport->wait(w.scratch, std::min(kStallWaitSliceNs, deadline - now));
-    for (size_t i = 0; i < n; ++i) on_completion(w, w.scratch[i]);
+  const uint64_t head = load_head_word(c.control + kHeadWordOffset);
+  if (!c.writer.head_valid(head)) {
+    drop(w, c, invalid_argument("client published an impossible response-ring head " + std::to_string(head)), false);
+    return Sent::kDropped;
   }
-  if (!p) return false;
-  const int s = acquire_slot(w, 3);
-  if (s < 0) {
-    drop(w, c, unavailable("no send to a client completed within " +
-                           std::to_string(options_.send_timeout_ns / kMillisecond) + " ms"), false);
-    return false;
-  }
+  const std::optional<RingWriter::Placement> p = c.writer.place(size, head);
+  if (!p) return Sent::kBusy;
+  const int s = acquire_slot(w, c, 3);
+  if (s < 0) return Sent::kBusy;
   if (c.send_failed) {  // learnt while reaping
     drop(w, c, c.send_error, false);
-    return false;
+    return Sent::kDropped;
   }
   SendSlot& slot = w.slots[static_cast<uint32_t>(s)];
   if (h.payload_bytes > 0) std::memcpy(slot.message + kMessageHeaderBytes, payload, h.payload_bytes);
@@ -177,36 +176,67 @@ bool MessagingServer::send_message(Worker& w, Connection& c, const std::byte* pa
   bump(counters_->response_segments);
   if (!post_slot(w, c, static_cast<uint32_t>(s), std::span<const WorkRequest>(batch, n))) {
     drop(w, c, unavailable("response to client " + std::to_string(c.client) + " could not be posted"), false);
-    return false;
+    return Sent::kDropped;
   }
+  return Sent::kSent;
+}
+
+bool MessagingServer::send_segments(Worker& w, Connection& c, const std::byte* payload, size_t bytes) {
+  size_t off = 0;
+  do {
+    const size_t n = std::min<size_t>(options_.segment_bytes, bytes - off);
+    MessageHeader h = c.outbox_header;
+    h.kind = c.outbox_error ? MessageKind::kError : off + n == bytes ? MessageKind::kEnd : MessageKind::kCont;
+    h.payload_bytes = static_cast<uint32_t>(n);
+    const Sent sent = send_message(w, c, payload + off, h);
+    if (sent == Sent::kDropped) return false;
+    if (sent == Sent::kBusy) {
+      // The rest waits in the outbox (copied: `payload` is the worker's).
+      bump(counters_->response_stalls);
+      if (c.outbox.size() < bytes - off) c.outbox.resize(bytes - off);
+      std::memmove(c.outbox.data(), payload + off, bytes - off);
+      c.outbox_bytes = bytes - off;
+      c.outbox_sent = 0;
+      c.outbox_pending = true;
+      c.stalled_since = w.env.clock->now();
+      return true;
+    }
+    off += n;
+  } while (off < bytes);
+  c.outbox_pending = false;
+  return true;
+}
+
+bool MessagingServer::flush_outbox(Worker& w, Connection& c) {
+  while (c.outbox_sent < c.outbox_bytes) {
+    const size_t n = std::min<size_t>(options_.segment_bytes, c.outbox_bytes - c.outbox_sent);
+    MessageHeader h = c.outbox_header;
+    h.kind = c.outbox_error                             ? MessageKind::kError
+             : c.outbox_sent + n == c.outbox_bytes ? MessageKind::kEnd
+                                                        : MessageKind::kCont;
+    h.payload_bytes = static_cast<uint32_t>(n);
+    const Sent sent = send_message(w, c, c.outbox.data() + c.outbox_sent, h);
+    if (sent != Sent::kSent) return false;
+    c.outbox_sent += n;
+    c.stalled_since = w.env.clock->now();
+  }
+  c.outbox_pending = false;
   return true;
 }
 
 bool MessagingServer::respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status,
                               size_t payload_bytes) {
-  MessageHeader h;
-  h.type = ctx.type;
-  h.request_id = ctx.request_id;
-  if (!status.is_ok()) {
+  c.outbox_header = MessageHeader();
+  c.outbox_header.type = ctx.type;
+  c.outbox_header.request_id = ctx.request_id;
+  c.outbox_error = !status.is_ok();
+  if (c.outbox_error) {
+    c.outbox_header.status = static_cast<uint8_t>(status.code());
     const size_t n = std::min<size_t>(status.message().size(), options_.segment_bytes);
-    h.kind = MessageKind::kError;
-    h.status = static_cast<uint8_t>(status.code());
-    h.payload_bytes = static_cast<uint32_t>(n);
-    return send_message(w, c, reinterpret_cast<const std::byte*>(status.message().data()), h, true);
+    return send_segments(w, c, reinterpret_cast<const std::byte*>(status.message().data()), n);
   }
-  if (payload_bytes <= options_.segment_bytes) {
-    // The handler wrote just after the header; the slot gets a copy.
-    h.kind = MessageKind::kEnd;
-    h.payload_bytes = static_cast<uint32_t>(payload_bytes);
-    return send_message(w, c, w.response_buf + kMessageHeaderBytes, h, true);
-  }
-  for (size_t off = 0; off < payload_bytes; off += options_.segment_bytes) {
-    const size_t n = std::min<size_t>(options_.segment_bytes, payload_bytes - off);
-    h.kind = off + n == payload_bytes ? MessageKind::kEnd : MessageKind::kCont;
-    h.payload_bytes = static_cast<uint32_t>(n);
-    if (!send_message(w, c, w.response_buf + kMessageHeaderBytes + off, h, true)) return false;
-  }
-  return true;
+  // The handler wrote just after the header.
+  return send_segments(w, c, w.response_buf + kMessageHeaderBytes, payload_bytes);
 }
 
 void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader::View& v) {
@@ -248,7 +278,7 @@ void MessagingServer::handle_request(Worker& w, Connection& c, const RingReader:
 
 size_t MessagingServer::drain(Worker& w, Connection& c) {
   size_t handled = 0;
-  while (handled < kMaxPerDrain && is_served(c.state.load(std::memory_order_acquire))) {
+  while (handled < kMaxPerDrain && !c.outbox_pending && is_served(c.state.load(std::memory_order_acquire))) {
     RingReader::View v;
     Status problem;
     const RingReader::Poll r = c.reader.poll(&v, &problem);
@@ -284,20 +314,23 @@ size_t MessagingServer::drain(Worker& w, Connection& c) {
     }
     break;
   }
-  // One-way requests are answered by nothing, so their room is returned here.
-  if (c.reader.consumed_bytes() != c.published_head && c.state.load(std::memory_order_acquire) == kConnected) {
-    const int s = acquire_slot(w, 1);
-    if (s < 0 || c.send_failed) {
-      drop(w, c, c.send_failed ? c.send_error : unavailable("head update not completed"), false);
-    } else {
-      const auto slot = static_cast<uint32_t>(s);
-      const WorkRequest hw = head_write(w, c, w.slots[slot].head_word, send_wr_id(c.id, slot + 1));
-      if (!post_slot(w, c, slot, std::span<const WorkRequest>(&hw, 1))) {
-        drop(w, c, unavailable("head update could not be posted"), false);
-      }
-    }
-  }
+  publish_head(w, c);
   return handled;
+}
+
+void MessagingServer::publish_head(Worker& w, Connection& c) {
+  if (c.reader.consumed_bytes() == c.published_head || c.state.load(std::memory_order_acquire) != kConnected) return;
+  if (c.send_failed) {
+    drop(w, c, c.send_error, false);
+    return;
+  }
+  const int s = acquire_slot(w, c, 1);
+  if (s < 0) return;  // the next scan tries again
+  const auto slot = static_cast<uint32_t>(s);
+  const WorkRequest hw = head_write(w, c, w.slots[slot].head_word, send_wr_id(c.id, slot + 1));
+  if (!post_slot(w, c, slot, std::span<const WorkRequest>(&hw, 1))) {
+    drop(w, c, unavailable("head update could not be posted"), false);
+  }
 }
 
 bool MessagingServer::first_message_overdue(Worker& w, Connection& c) {
@@ -317,6 +350,7 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
     if (!c.state.compare_exchange_strong(expected, kDropped, std::memory_order_acq_rel)) return;
     live = false;
   }
+  c.outbox_pending = false;  // nothing more is sent to it but the goodbye
   if (incomplete) {
     bump(counters_->incomplete);
   } else if (why.code() == StatusCode::kInvalidArgument) {
@@ -340,7 +374,7 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
   const std::string& text = c.problem.message();
   const size_t n = std::min<size_t>(text.size(), options_.segment_bytes);
   h.payload_bytes = static_cast<uint32_t>(n);
-  (void)send_message(w, c, reinterpret_cast<const std::byte*>(text.data()), h, false);
+  (void)send_message(w, c, reinterpret_cast<const std::byte*>(text.data()), h);
 }
 
 // A dropped connection's slot, made ready for the next client: its ring
@@ -371,41 +405,51 @@ void MessagingServer::reclaim(Worker& w, Connection& c) {
   c.dirty = false;
   c.send_failed = false;
   c.send_error = Status();
+  c.outbox_pending = false;
+  c.outbox_bytes = c.outbox_sent = 0;
+  c.stalled_since = -1;
+  c.heartbeat_in_flight = false;
   bump(counters_->reclaimed);
   c.state.store(kFree, std::memory_order_release);
 }
 
-// Heartbeat WRITEs are not waited for either; heartbeat_buf is rewritten
-// only once the previous heartbeat's WRITEs completed.
+// Heartbeat WRITEs are not waited for either: each round writes from a
+// buffer whose previous WRITEs have all completed (none free: the round
+// waits for the next serve_once), and skips a connection whose last
+// heartbeat is still in flight, so a dead peer holds one WRITE and one
+// buffer at most. A round that finds the send queue full sends the rest
+// of its heartbeats nothing this time.
 void MessagingServer::heartbeat(Worker& w, Nanos now) {
   if (!w.sampler.due(now)) return;
-  const Nanos deadline = now + options_.send_timeout_ns;
-  if (!reap_until(w, deadline, [&] { return w.heartbeat_pending == 0; })) return;  // try again later
-  write_heartbeat(w.heartbeat_buf, w.sampler.sample(now));
+  reap_ready(w);
+  uint32_t b = 0;
+  while (b < kHeartbeatBuffers && w.heartbeat_pending[b] > 0) ++b;
+  if (b == kHeartbeatBuffers) return;
+  write_heartbeat(w.heartbeat_bufs[b], w.sampler.sample(now));
   w.heartbeat_batch.clear();
   for (uint32_t k = 0; k < w.connection_count; ++k) {
     Connection& c = *connections_[w.first_connection + k];
-    if (c.state.load(std::memory_order_acquire) != kConnected || c.send_failed) continue;
+    if (c.state.load(std::memory_order_acquire) != kConnected || c.send_failed || c.heartbeat_in_flight) continue;
     WorkRequest wr;
-    wr.wr_id = send_wr_id(c.id, kNoSlot);
+    wr.wr_id = send_wr_id(c.id, kHeartbeatTag + b);
     wr.op = Opcode::kWrite;
     wr.remote = remote_at(c.response_ring, c.response_ring_bytes + kHeartbeatSlotOffset);
-    wr.local = {w.heartbeat_buf, static_cast<uint32_t>(sizeof(HeartbeatRecord)), w.local_region.lkey};
+    wr.local = {w.heartbeat_bufs[b], static_cast<uint32_t>(sizeof(HeartbeatRecord)), w.local_region.lkey};
     w.heartbeat_batch.push_back(wr);
   }
-  for (size_t off = 0; off < w.heartbeat_batch.size();) {
-    // Room in the send queue for a chunk (the whole queue when it is idle).
-    if (!reap_until(w, deadline, [&] { return w.awaiting < w.max_send_wr; })) return;
-    const size_t n = std::min<size_t>(w.max_send_wr - w.awaiting, w.heartbeat_batch.size() - off);
-    bump(counters_->heartbeats, n);
-    if (!w.env.transport->post(std::span<const WorkRequest>(w.heartbeat_batch.data() + off, n)).is_ok()) {
-      bump(counters_->send_failures);
-      return;
-    }
-    w.heartbeat_pending += static_cast<uint32_t>(n);
-    w.awaiting += static_cast<uint32_t>(n);
-    for (size_t i = off; i < off + n; ++i) ++connections_[wr_connection(w.heartbeat_batch[i].wr_id)]->sends_pending;
-    off += n;
+  const size_t n = std::min<size_t>(w.max_send_wr - std::min(w.awaiting, w.max_send_wr), w.heartbeat_batch.size());
+  if (n == 0) return;
+  bump(counters_->heartbeats, n);
+  if (!w.env.transport->post(std::span<const WorkRequest>(w.heartbeat_batch.data(), n)).is_ok()) {
+    bump(counters_->send_failures);
+    return;
+  }
+  w.heartbeat_pending[b] += static_cast<uint32_t>(n);
+  w.awaiting += static_cast<uint32_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    Connection& c = *connections_[wr_connection(w.heartbeat_batch[i].wr_id)];
+    ++c.sends_pending;
+    c.heartbeat_in_flight = true;
   }
 }
 
@@ -428,13 +472,28 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
         continue;
       }
       if (state == kAwaiting && first_message_overdue(w, c)) continue;
+      if (c.outbox_pending && !flush_outbox(w, c)) {
+        // Its requests wait behind the response; the others go on.
+        if (c.outbox_pending && w.env.clock->now() - c.stalled_since > options_.response_stall_timeout_ns) {
+          const std::string within = std::to_string(options_.response_stall_timeout_ns / kMillisecond) + " ms";
+          drop(w, c,
+               c.slots_held >= kMaxSlotsPerConnection
+                   ? unavailable("no WRITE to the client completed within " + within)
+                   : resource_exhausted("client did not free room in its response ring within " + within),
+               false);
+        }
+        continue;
+      }
       // Event mode reads a ring only when named by an immediate, or to
       // time out a message that began without one.
-      if (!polling && !c.dirty && c.partial_since < 0) continue;
+      if (!polling && !c.dirty && c.partial_since < 0) {
+        publish_head(w, c);  // one owed since a scan found no slot free
+        continue;
+      }
       c.dirty = false;
       const size_t n = drain(w, c);
       // Stopped for fairness: the rest has no notification left to wake us.
-      if (n == kMaxPerDrain) c.dirty = true;
+      if (n == kMaxPerDrain || c.outbox_pending) c.dirty = true;
       handled += n;
     }
     return handled;
@@ -454,6 +513,16 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
   }
   if (handled > 0) return handled;
   Nanos t = polling ? std::min(timeout, options_.poll_idle_ns) : timeout;
+  // A client frees room in its ring by a plain WRITE of its head, which
+  // wakes nobody: while a response waits for room (or a head is owed), look again soon.
+  for (uint32_t k = 0; k < w.connection_count; ++k) {
+    const Connection& c = *connections_[w.first_connection + k];
+    if (c.outbox_pending || (c.reader.consumed_bytes() != c.published_head &&
+                             c.state.load(std::memory_order_acquire) == kConnected)) {
+      t = std::min(t, kStallWaitSliceNs);
+      break;
+    }
+  }
   if (w.sampler.enabled()) t = std::clamp<Nanos>(w.sampler.next_due() - w.env.clock->now(), 0, t);
   // on_completion never waits, but copy anyway: scan() below may.
   Completion batch[kBatch];

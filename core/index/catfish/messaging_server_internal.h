@@ -28,6 +28,16 @@ inline uint32_t wr_slot_tag(uint64_t wr_id) { return static_cast<uint32_t>((wr_i
 // per worker (also bounded by the send queue depth); a worker waits only
 // when every slot is still in flight.
 constexpr uint32_t kMaxSendsInFlight = 16;
+// Of them, at most this many for one connection, so that a client whose
+// WRITEs hang (a dead peer: its queue pair retries for seconds) holds a
+// bounded share and the worker's other clients are served meanwhile.
+constexpr uint32_t kMaxSlotsPerConnection = kMaxSendsInFlight / 4;
+// Heartbeats are written from one of these buffers per round, each reused
+// once every WRITE that read it completed; a connection whose last
+// heartbeat is still in flight gets none that round. Their wr_ids carry
+// slot tag kHeartbeatTag + buffer.
+constexpr uint32_t kHeartbeatBuffers = 4;
+constexpr uint32_t kHeartbeatTag = 0x8000;
 // request_id of a kError that ends the connection rather than answering a call.
 constexpr uint64_t kConnectionErrorId = UINT64_MAX;
 
@@ -61,6 +71,19 @@ struct MessagingServer::Connection {
   bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
   bool send_failed = false;  // a WRITE to the client failed
   uint32_t sends_pending = 0;  // WRITEs to the client posted and not yet completed
+  uint32_t slots_held = 0;     // send slots with WRITEs to the client in flight
+  bool heartbeat_in_flight = false;
+  // The rest of a response that could not be sent at once (no room in the
+  // client's response ring, or the connection's share of send slots in
+  // flight): sent by later scans, before any more of its requests are
+  // read, so the worker never waits for one client. Grown on first use.
+  std::vector<std::byte> outbox;
+  size_t outbox_bytes = 0;     // payload bytes in it
+  size_t outbox_sent = 0;      // of them, sent
+  MessageHeader outbox_header; // type, request id, status (kind set per segment)
+  bool outbox_error = false;   // a kError, else kCont ... kEnd segments
+  bool outbox_pending = false;
+  Nanos stalled_since = -1;    // since when the outbox has not moved
   Status send_error;
   Status problem;            // why it was last dropped (until accepted again); under problems_mu_
 };
@@ -90,8 +113,8 @@ struct MessagingServer::Worker {
   std::vector<SendSlot> slots;        // kMaxSendsInFlight of them
   uint32_t next_slot = 0;
   uint32_t max_send_wr = 1;           // the transport's send queue depth
-  std::byte* heartbeat_buf = nullptr;
-  uint32_t heartbeat_pending = 0;     // heartbeat WRITEs reading heartbeat_buf
+  std::byte* heartbeat_bufs[kHeartbeatBuffers] = {};
+  uint32_t heartbeat_pending[kHeartbeatBuffers] = {};  // WRITEs reading each
   std::byte* recv_buf = nullptr;
   std::vector<Completion> scratch;
   std::vector<WorkRequest> heartbeat_batch;
