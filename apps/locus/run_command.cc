@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -126,6 +128,29 @@ Status make_parent_dir(const std::string& path) {
   return Status();
 }
 
+// Where results go, and which setting said so: checked (directory made,
+// writable) before the run, so a bad path costs no run.
+struct OutputPath {
+  std::string path;
+  std::string setting;
+};
+
+Status check_output_path(const OutputPath& out) {
+  if (Status st = make_parent_dir(out.path); !st.is_ok()) return invalid_argument(out.setting + ": " + st.message());
+  std::error_code ec;
+  const std::filesystem::path p(out.path);
+  const bool exists = std::filesystem::exists(p, ec);
+  if (exists && std::filesystem::is_directory(p, ec)) {
+    return invalid_argument(out.setting + ": " + out.path + " is a directory");
+  }
+  // Opened to append, so an existing file is not changed; one made here goes again.
+  std::FILE* f = std::fopen(out.path.c_str(), "a");
+  if (f == nullptr) return invalid_argument(out.setting + ": cannot write " + out.path + ": " + std::strerror(errno));
+  std::fclose(f);
+  if (!exists) std::filesystem::remove(p, ec);
+  return Status();
+}
+
 // The runtime of --backend: every server and client of the scenario in
 // this process, or on verbs the clients only (the servers are `locus
 // serve` processes of the same scenario and cluster file).
@@ -171,6 +196,19 @@ Status run(const RunOptionsCli& o, std::string_view command) {
              s.run.clients, s.run.duration_s - s.run.warmup_s, simulated ? "simulated" : "measured", s.run.warmup_s,
              s.run.seed);
   std::fflush(stdout);
+  // Flags win over the scenario's [output]; without either, results go
+  // to results/<name>.json and .csv.
+  const std::string stem = "results/" + s.output.name;
+  const OutputPath json = !o.json_path.empty()        ? OutputPath{o.json_path, "--json"}
+                          : !s.output.json.empty()    ? OutputPath{s.output.json, "output.json"}
+                                                      : OutputPath{stem + ".json", "output.json (default)"};
+  const OutputPath csv = !o.csv_path.empty()       ? OutputPath{o.csv_path, "--csv"}
+                         : !s.output.csv.empty()   ? OutputPath{s.output.csv, "output.csv"}
+                                                   : OutputPath{stem + ".csv", "output.csv (default)"};
+  const OutputPath series = !s.output.timeseries.empty() ? OutputPath{s.output.timeseries, "output.timeseries"}
+                                                         : OutputPath{stem + "-timeseries.csv", "output.timeseries (default)"};
+  for (const OutputPath* out : {&json, &csv}) LOCUS_RETURN_IF_ERROR(check_output_path(*out));
+  if (s.output.timeseries_ms > 0) LOCUS_RETURN_IF_ERROR(check_output_path(series));
   ProgressReporter progress(o.quiet);
   runner::RunOptions ro;
   ro.placement = placement;
@@ -202,18 +240,11 @@ Status run(const RunOptionsCli& o, std::string_view command) {
     if (!growth.empty()) fmt::print("wall time against simulated operations:{}\n", growth);
   }
 
-  // Flags win over the scenario's [output]; without either, results go
-  // to results/<name>.json and .csv.
-  const std::string stem = "results/" + s.output.name;
-  const std::string json = !o.json_path.empty() ? o.json_path : !s.output.json.empty() ? s.output.json : stem + ".json";
-  const std::string csv = !o.csv_path.empty() ? o.csv_path : !s.output.csv.empty() ? s.output.csv : stem + ".csv";
-  for (const std::string& path : {json, csv}) LOCUS_RETURN_IF_ERROR(make_parent_dir(path));
-  LOCUS_RETURN_IF_ERROR(metrics::write_json_file(json, results));
-  LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(csv, results));
-  fmt::print("results written to {} and {}\n", json, csv);
+  LOCUS_RETURN_IF_ERROR(metrics::write_json_file(json.path, results));
+  LOCUS_RETURN_IF_ERROR(metrics::write_csv_file(csv.path, results));
+  fmt::print("results written to {} and {}\n", json.path, csv.path);
   if (!report->timeseries.empty()) {
-    const std::string path = !s.output.timeseries.empty() ? s.output.timeseries : stem + "-timeseries.csv";
-    LOCUS_RETURN_IF_ERROR(make_parent_dir(path));
+    const std::string& path = series.path;
     LOCUS_RETURN_IF_ERROR(runner::write_timeseries_csv(path, report->timeseries));
     fmt::print("time series ({} windows of {} ms) written to {}\n", report->timeseries.size(),
                s.output.timeseries_ms, path);

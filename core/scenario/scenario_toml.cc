@@ -3,6 +3,7 @@
 // applied to the parsed document before any of it is read.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -221,6 +222,11 @@ Status read_workload(const Decoder& d, const toml::table& t, workload::WorkloadS
   return Status();
 }
 
+// True if `n` came from a --set (apply_override gives its nodes that source).
+bool from_set(const toml::node* n) {
+  return n != nullptr && n->source().path != nullptr && *n->source().path == "--set";
+}
+
 // [selector]: type static (the index's own choice) or a core/selector
 // kind; client_fraction and the sub-tables ([selector.jsq],
 // [selector.window], ...) are selector_config's property names, so every
@@ -237,13 +243,36 @@ Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
     x->type = *v;
   }
   LOCUS_RETURN_IF_ERROR(d.number(t, "selector", "client_fraction", &x->config.client_fraction, 0, 1));
+  // Settings the chosen kind does not read are refused: they would be
+  // ignored. Except a sweep's: when --set changes the type, the file's
+  // settings for the file's own type stay legal (an --set one never is).
+  const bool chosen = x->type != "static";
+  const std::string chosen_name = std::string(selector::selector_kind_name(x->config.kind));
+  const bool type_from_set = from_set(t.get("type"));
   for (auto&& [group, node] : t) {
     const toml::table* g = node.as_table();
     if (g == nullptr) {
       if (group.str() != "type" && group.str() != "client_fraction") {
         return d.fail(&node, "selector." + std::string(group.str()), "unknown key");
       }
+      if (group.str() == "client_fraction" && chosen && !selector::selector_takes_client_fraction(x->config.kind) &&
+          (from_set(&node) || !type_from_set)) {
+        return d.fail(&node, "selector.client_fraction",
+                      "only fixed_ratio takes it, and selector.type is " + chosen_name + " (it would be ignored)");
+      }
       continue;
+    }
+    if (!selector::is_selector_settings_group(group.str())) {
+      return d.fail(&node, "selector." + std::string(group.str()), "unknown key");
+    }
+    const std::string_view uses = selector::selector_settings_group(x->config.kind);
+    const bool group_from_set = std::any_of(g->begin(), g->end(), [](auto&& kv) { return from_set(&kv.second); });
+    if (chosen && group.str() != uses && !g->empty() && (group_from_set || !type_from_set)) {
+      return d.fail(&node, "selector." + std::string(group.str()),
+                    "settings of another selector: selector.type is " + chosen_name +
+                        (uses.empty() ? std::string(", which takes none here")
+                                      : ", which takes [selector." + std::string(uses) + "]") +
+                        " (they would be ignored)");
     }
     for (auto&& [k, v] : *g) {
       const std::string property = std::string(group.str()) + "." + std::string(k.str());
@@ -376,8 +405,28 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
   return Status();
 }
 
+// A TOML basic string holding `raw`.
+std::string toml_quoted(std::string_view raw) {
+  std::string out = "\"";
+  for (char ch : raw) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+      out += esc;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
 // "a.b.c=value": the value is parsed as a TOML value; a bare word that is
 // not one is taken as a string, so --set index.mode=vo works unquoted.
+// Every node it adds, tables included, has "--set" as its source, so an
+// error about it blames the --set, not the scenario file.
 Status apply_override(toml::table& root, const std::string& spec) {
   const size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) return invalid_argument("--set " + spec + ": expected key=value");
@@ -387,7 +436,11 @@ Status apply_override(toml::table& root, const std::string& spec) {
   try {
     parsed = toml::parse("v = " + raw, std::string_view("--set"));
   } catch (const toml::parse_error&) {
-    parsed = toml::table{{"v", raw}};
+    try {
+      parsed = toml::parse("v = " + toml_quoted(raw), std::string_view("--set"));
+    } catch (const toml::parse_error& e) {
+      return invalid_argument("--set " + spec + ": " + std::string(e.description()));
+    }
   }
   // The key's segments, split at dots outside double quotes, as TOML
   // reads a dotted key: handler_cost_us."pilaf.put" is two segments.
@@ -409,7 +462,11 @@ Status apply_override(toml::table& root, const std::string& spec) {
   if (parts.back().empty() && !was_quoted) return invalid_argument("--set " + spec + ": empty key segment");
   toml::table* t = &root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!t->contains(parts[i])) t->insert(parts[i], toml::table{});
+    if (!t->contains(parts[i])) {
+      // Moved, not copied: a toml++ node's copy drops its source.
+      toml::table fresh = toml::parse("t = {}", std::string_view("--set"));
+      t->insert(parts[i], std::move(*fresh.get_as<toml::table>("t")));
+    }
     t = t->get_as<toml::table>(parts[i]);
     if (t == nullptr) return invalid_argument("--set " + spec + ": '" + parts[i] + "' is not a table");
   }

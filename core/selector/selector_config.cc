@@ -55,6 +55,12 @@ std::string_view path_name(Path path) { return path == Path::kServer ? "server" 
 std::ostream& operator<<(std::ostream& os, Path path) { return os << path_name(path); }
 std::ostream& operator<<(std::ostream& os, SelectorKind kind) { return os << selector_kind_name(kind); }
 
+namespace {
+constexpr SelectorKind kAllSelectorKinds[] = {SelectorKind::kServerOnly, SelectorKind::kClientOnly,
+                                              SelectorKind::kFixedRatio, SelectorKind::kJsq,
+                                              SelectorKind::kLatencyWindow, SelectorKind::kBackoff};
+}  // namespace
+
 std::string_view selector_kind_name(SelectorKind kind) {
   switch (kind) {
     case SelectorKind::kServerOnly: return "server_only";
@@ -67,10 +73,29 @@ std::string_view selector_kind_name(SelectorKind kind) {
   return "unknown";
 }
 
+std::string_view selector_settings_group(SelectorKind kind) {
+  switch (kind) {
+    case SelectorKind::kJsq: return "jsq";
+    case SelectorKind::kLatencyWindow: return "window";
+    case SelectorKind::kBackoff: return "backoff";
+    case SelectorKind::kServerOnly:
+    case SelectorKind::kClientOnly:
+    case SelectorKind::kFixedRatio: return "";
+  }
+  return "";
+}
+
+bool selector_takes_client_fraction(SelectorKind kind) { return kind == SelectorKind::kFixedRatio; }
+
+bool is_selector_settings_group(std::string_view group) {
+  for (SelectorKind k : kAllSelectorKinds) {
+    if (!group.empty() && selector_settings_group(k) == group) return true;
+  }
+  return false;
+}
+
 StatusOr<SelectorKind> parse_selector_kind(std::string_view name) {
-  for (SelectorKind k : {SelectorKind::kServerOnly, SelectorKind::kClientOnly,
-                         SelectorKind::kFixedRatio, SelectorKind::kJsq, SelectorKind::kLatencyWindow,
-                         SelectorKind::kBackoff}) {
+  for (SelectorKind k : kAllSelectorKinds) {
     if (name == selector_kind_name(k)) return k;
   }
   return invalid_argument("selector kind '" + std::string(name) +

@@ -16,6 +16,14 @@ namespace locus::selector {
 
 enum class SelectorKind : uint8_t { kServerOnly, kClientOnly, kFixedRatio, kJsq, kLatencyWindow, kBackoff };
 std::string_view selector_kind_name(SelectorKind kind);
+// What a kind reads of the settings: the property group it takes
+// ("jsq" for jsq.*, "window", "backoff"), or "" for none; and whether it
+// takes client_fraction (fixed_ratio only). A scenario setting another
+// kind's constants is refused (it would be ignored).
+std::string_view selector_settings_group(SelectorKind kind);
+bool selector_takes_client_fraction(SelectorKind kind);
+// True if some kind takes settings of `group`.
+bool is_selector_settings_group(std::string_view group);
 std::ostream& operator<<(std::ostream& os, SelectorKind kind);
 StatusOr<SelectorKind> parse_selector_kind(std::string_view name);
 

@@ -20,5 +20,23 @@ expect_error "--op-latency-us" bench --micro read --op-latency-us nan           
 expect_error "--op-latency-us" bench --micro read --op-latency-us inf
 expect_error "--max-memory" sim "$quick" --max-memory nan
 expect_error "--records" bench --micro cuckoo --records -5
+# Settings that would be ignored, and --set values blamed on --set.
+cell="$root/scenarios/cell/mixed.toml"
+expect_error "selector.jsq: settings of another selector" sim "$cell" --set selector.type=backoff --set selector.jsq.rule=paper
+expect_error "selector.client_fraction: only fixed_ratio" sim "$cell" --set selector.type=jsq --set selector.client_fraction=0.3
+expect_error "selector.nosuch: unknown key" sim "$cell" --set selector.type=jsq --set selector.nosuch.x=1
+expect_error "--set run.clients" sim "$quick" --set run.clients=abc          # was blamed on the file
+expect_error "--set run.clients" sim "$quick" --set 'run.clients=[1,'
+# Output paths: checked before the run, not after it.
+for args in "--set output.json=/proc/locus-x.json" "--csv /proc/locus-x.csv" "--json /tmp"; do
+  # shellcheck disable=SC2086
+  out=$(timeout 60 "$locus" sim "$quick" $args 2>&1)
+  status=$?
+  if [ $status -eq 0 ] || [ $status -ge 124 ] || grep -q "simulated ops per wall second" <<<"$out"; then
+    echo "FAIL: locus sim $args -> exit $status; expected a refusal before the run:"
+    echo "$out" | tail -3
+    fail=1
+  fi
+done
 [ $fail = 0 ] && echo "hostile run/sim/bench input: all refused clearly"
 exit $fail

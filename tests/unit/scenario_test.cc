@@ -175,14 +175,27 @@ BOOST_AUTO_TEST_CASE(cell_index_and_selector_keys_load) {
   BOOST_TEST((s->selector.config.jsq.rtt_baseline == selector::RttBaseline::kPerPathMinimum));
   BOOST_TEST(s->output.timeseries_ms == 5.0);
 
-  // Sweeps override the kind and its constants from the command line.
-  s = designs::parse_scenario(kCell, "cell.toml",
-                               {"selector.type=fixed_ratio", "selector.client_fraction=0.3",
-                                "selector.window.window_ms=20"});
+  // Sweeps override the kind and its constants from the command line (the
+  // file's [selector.jsq], for the file's own type, stays legal).
+  s = designs::parse_scenario(kCell, "cell.toml", {"selector.type=fixed_ratio", "selector.client_fraction=0.3"});
   BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   BOOST_TEST((s->selector.config.kind == selector::SelectorKind::kFixedRatio));
   BOOST_TEST(s->selector.config.client_fraction == 0.3);
+  s = designs::parse_scenario(kCell, "cell.toml", {"selector.type=latency_window", "selector.window.window_ms=20"});
+  BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
   BOOST_TEST(s->selector.config.window.window_ns == 20 * kMillisecond);
+  // A setting the chosen kind would ignore is refused (issue 17), naming
+  // where it came from: the --set, or the file when its own type ignores it.
+  std::string ignored = error_of(std::string(kCell), {"selector.type=fixed_ratio", "selector.window.window_ms=20"});
+  BOOST_TEST(contains(ignored, "--set selector.window: selector.window: settings of another selector: "
+                               "selector.type is fixed_ratio"),
+             ignored);
+  ignored = error_of(std::string(kCell), {"selector.client_fraction=0.3"});
+  BOOST_TEST(contains(ignored, "--set selector.client_fraction: selector.client_fraction: only fixed_ratio takes it"),
+             ignored);
+  ignored = error_of(std::string(kCell) + "[selector.backoff]\nn = 4\n", {});
+  BOOST_TEST(contains(ignored, "bad.toml:19:1: "), ignored);
+  BOOST_TEST(contains(ignored, "selector.backoff: settings of another selector: selector.type is jsq"), ignored);
   for (const char* kind : {"server_only", "client_only", "latency_window"}) {
     s = designs::parse_scenario(kCell, "cell.toml", {std::string("selector.type=") + kind});
     BOOST_REQUIRE_MESSAGE(s.is_ok(), s.status().to_string());
