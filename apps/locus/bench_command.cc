@@ -57,6 +57,7 @@ StatusOr<RuntimeFactory> runtime_factory(const BenchOptions& o) {
   if (o.run.backend == "verbs") {
     if (o.run.config_path.empty()) return fail("--config", "--backend verbs needs the cluster file the servers use");
     LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.run.config_path));
+    LOCUS_RETURN_IF_ERROR(verbs::check_connectable(cluster));  // clients connect to every server
     if (o.server >= cluster.servers.size()) {
       return fail("--server", std::to_string(o.server) + " is not a server of " + o.run.config_path);
     }

@@ -174,6 +174,7 @@ StatusOr<runner::ScenarioRuntimeFactory> runtime_factory(const RunOptionsCli& o,
     if (o.config_path.empty()) return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
     LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
     placement->servers_here = false;
+    LOCUS_RETURN_IF_ERROR(verbs::check_connectable(cluster));  // clients connect to every server
     return runner::ScenarioRuntimeFactory([cluster](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
       return verbs::make_verbs_runtime(cluster, {.seed = sc.run.seed});
     });

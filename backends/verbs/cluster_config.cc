@@ -3,6 +3,10 @@
 // server without an address that the user believes they set.
 #include "backends/verbs/cluster_config.h"
 
+#include <arpa/inet.h>
+
+#include <cctype>
+
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -75,6 +79,18 @@ class Loader {
       ServerAddress s;
       LOCUS_RETURN_IF_ERROR(string(*t, "address", prefix + "address", &s.address));
       LOCUS_RETURN_IF_ERROR(integer(*t, "port", prefix + "port", 0, 65535, true, &s.port));
+      const toml::node* at = t->get("address");
+      if (!valid_address(s.address)) {
+        return error(at->source(), prefix + "address",
+                     "'" + s.address + "' is neither an IPv4 or IPv6 address nor a host name");
+      }
+      for (size_t j = 0; j < config->servers.size(); ++j) {
+        const ServerAddress& o = config->servers[j];
+        if (o.address == s.address && o.port == s.port && s.port != 0) {
+          return error(at->source(), "server[" + std::to_string(i) + "]",
+                       "the same address and port as server[" + std::to_string(j) + "] (" + s.to_string() + ")");
+        }
+      }
       config->servers.push_back(std::move(s));
     }
     return Status();
@@ -112,6 +128,38 @@ class Loader {
 };
 
 }  // namespace
+
+bool valid_address(const std::string& address) {
+  unsigned char buf[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, address.c_str(), buf) == 1 || inet_pton(AF_INET6, address.c_str(), buf) == 1) return true;
+  // A host name (RFC 1123): dot-separated labels of letters, digits and
+  // hyphens, none empty, longer than 63 or beginning or ending with '-'.
+  if (address.empty() || address.size() > 253) return false;
+  size_t label = 0;
+  for (size_t i = 0; i <= address.size(); ++i) {
+    const char ch = i < address.size() ? address[i] : '.';
+    if (ch == '.') {
+      if (label == 0 || label > 63 || address[i - 1] == '-' || address[i - label] == '-') return false;
+      label = 0;
+    } else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-') {
+      ++label;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status check_connectable(const ClusterConfig& config) {
+  for (size_t i = 0; i < config.servers.size(); ++i) {
+    if (config.servers[i].port == 0) {
+      return invalid_argument(config.source + ": server[" + std::to_string(i) +
+                              "].port: 0 (any free port) is for the serving process only; a client needs the "
+                              "port the server listens on (locus serve prints it, and --ready-file holds it)");
+    }
+  }
+  return Status();
+}
 
 std::string ServerAddress::to_string() const {
   const bool v6 = address.find(':') != std::string::npos;

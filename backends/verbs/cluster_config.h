@@ -78,6 +78,11 @@ struct ClusterConfig {
 // Loads and validates a cluster file. Every error names the file, the line
 // and the key: "cluster.toml:7: server[1].port: must be in [0, 65535]".
 StatusOr<ClusterConfig> load_cluster_config(const std::string& path);
+// An IPv4 or IPv6 address, or a syntactically valid host name.
+bool valid_address(const std::string& address);
+// Refuses a cluster file a client cannot connect with: a server whose port
+// is 0 (any free port, which only the serving process can take).
+Status check_connectable(const ClusterConfig& config);
 // The same, from text (tests; `source` names it in messages).
 StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::string& source);
 

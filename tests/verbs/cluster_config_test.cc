@@ -61,6 +61,28 @@ BOOST_AUTO_TEST_CASE(errors_name_file_line_and_key) {
   BOOST_TEST(error_of("[[server]]\naddress = \"a\nport = 1\n").rfind("cluster.toml:2: ", 0) == 0);
 }
 
+// Issue 17: these were accepted, and failed only when a client connected.
+BOOST_AUTO_TEST_CASE(duplicate_servers_bad_addresses_and_port_zero) {
+  BOOST_TEST(error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n") ==
+             "cluster.toml:5: server[1]: the same address and port as server[0] (10.0.0.1:7471)");
+  BOOST_TEST(error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7472\n") == "");
+  for (const char* bad : {"10.0.0.1 ", "host name", "-host", "host-", "a..b", "10.0.0.1:7471", "[fe80::1]"}) {
+    const std::string e = error_of(std::string("[[server]]\naddress = \"") + bad + "\"\nport = 1\n");
+    BOOST_TEST(e.find("server[0].address: '" + std::string(bad) + "' is neither an IPv4 or IPv6 address nor a host name") !=
+                   std::string::npos,
+               e);
+  }
+  for (const char* good : {"10.0.0.1", "fe80::1", "node-7.cluster.example", "localhost"}) {
+    BOOST_TEST(error_of(std::string("[[server]]\naddress = \"") + good + "\"\nport = 1\n") == "", good);
+  }
+  // Port 0 (any free port) serves, but nobody can connect to it.
+  auto c = parse_cluster_config("[[server]]\naddress = \"10.0.0.1\"\nport = 0\n", "cluster.toml");
+  BOOST_REQUIRE(c.is_ok());
+  const locus::Status st = locus::verbs::check_connectable(*c);
+  BOOST_TEST(st.message().rfind("cluster.toml: server[0].port: 0 (any free port) is for the serving process only", 0) == 0,
+             st.message());
+}
+
 BOOST_AUTO_TEST_CASE(missing_file) {
   auto c = locus::verbs::load_cluster_config("/nonexistent/cluster.toml");
   BOOST_TEST(!c.is_ok());
