@@ -43,7 +43,7 @@ StatusOr<uint64_t> CellClient::read_root() {
     LOCUS_RETURN_IF_ERROR(read_remote(make_ptr(kSuperblockRegion, 0), kSuperblockBytes, superblock_buf_, true));
     Superblock sb;
     std::memcpy(&sb, superblock_buf_, sizeof(sb));
-    if (sb.version_front == sb.version_back && (sb.version_front & 1) == 0) {
+    if (superblock_stable(sb)) {
       root_hint_ = sb.root;
       return sb.root;
     }

@@ -3,7 +3,10 @@
 #include "core/index/cell/layout.h"
 
 #include <atomic>
+#include <cstddef>
 #include <string>
+
+#include "core/common/crc64.h"
 
 namespace locus::cell {
 
@@ -59,11 +62,22 @@ uint32_t NodeView::child_index(const SearchKey& key) const {
   return partition_point(1, [&](uint32_t i) { return compare_slot(key_at + uint64_t{i} * s, key) <= 0; }) - 1;
 }
 
+bool NodeView::stable() const {
+  return (version_front() & 1) == 0 && checksum() == crc64(p_, g_->node_bytes - 8);
+}
+
+bool superblock_stable(const Superblock& sb) {
+  return (sb.version_front & 1) == 0 && sb.checksum == crc64(&sb, offsetof(Superblock, checksum));
+}
+
+void seal_superblock(Superblock& sb) {
+  __atomic_store_n(&sb.checksum, crc64(&sb, offsetof(Superblock, checksum)), __ATOMIC_RELAXED);
+}
+
 void NodeWriter::begin() {
   const uint64_t v = header().version_front;
   const uint64_t odd = (v | 1) == v ? v + 2 : v + 1;  // a node left odd by a crash stays odd-safe
   __atomic_store_n(&header().version_front, odd, __ATOMIC_RELAXED);
-  __atomic_store_n(reinterpret_cast<uint64_t*>(p_ + g_->node_bytes - 8), odd, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_release);
 }
 
@@ -71,7 +85,8 @@ void NodeWriter::end() {
   std::atomic_thread_fence(std::memory_order_release);
   const uint64_t even = header().version_front + 1;
   __atomic_store_n(&header().version_front, even, __ATOMIC_RELAXED);
-  __atomic_store_n(reinterpret_cast<uint64_t*>(p_ + g_->node_bytes - 8), even, __ATOMIC_RELAXED);
+  const uint64_t sum = crc64(p_, g_->node_bytes - 8);
+  __atomic_store_n(reinterpret_cast<uint64_t*>(p_ + g_->node_bytes - 8), sum, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_release);
 }
 

@@ -13,14 +13,20 @@
 //    split copies the root's entries into two new nodes, so every pointer
 //    to a meganode (child pointers, right links across meganodes) stays
 //    valid for the meganode's life.
-//  * A node is a version at the start and at the end (odd while the server
-//    writes it), a valid flag, its local level (0 = local leaf) and its
+//  * A node is a version at the start (odd while the server writes it), a
+//    valid flag, its local level (0 = local leaf) and its
 //    meganode level (0 = leaf meganode), min and max key (or infinities),
 //    a right link and sorted fixed-stride entries. Local leaves of leaf
 //    meganodes hold ExtentRefs (self-verifying pointers to key-value
 //    extents, CRC64 over the extent); every other node holds child
 //    pointers, entry i covering [key_i, key_i+1) and entry 0 everything
-//    from the node's min key.
+//    from the node's min key. Its last 8 bytes are a CRC64 of the rest,
+//    written when a write ends: a READ may copy a node's cache lines in
+//    any order (nothing in the verbs specification orders them, and the
+//    fault transport's split READs copy them backwards or at random), so
+//    a version at each end proves nothing about the middle; the checksum
+//    does, whatever the order (issue 16, defect 6). The superblock is
+//    checked the same way.
 #pragma once
 
 #include <bit>
@@ -73,16 +79,19 @@ static_assert(sizeof(NodeHeader) == 32);
 constexpr uint8_t kMinIsNegInf = 1;
 constexpr uint8_t kMaxIsPosInf = 2;
 
-// At offset 0 of region 0, versioned like a node.
+// At offset 0 of region 0, versioned and checksummed like a node.
 struct Superblock {
   uint64_t version_front = 0;
   uint64_t root = kNullPtr;  // root node of the root meganode
   uint32_t root_level = 0;   // meganode level of the root meganode
   uint32_t reserved = 0;
   uint64_t pad[4] = {};
-  uint64_t version_back = 0;
+  uint64_t checksum = 0;     // CRC64 of the bytes before it
 };
 static_assert(sizeof(Superblock) == 64);
+// Version even and checksum right: no write overlapped the READ.
+bool superblock_stable(const Superblock& sb);
+void seal_superblock(Superblock& sb);
 constexpr uint32_t kSuperblockBytes = sizeof(Superblock);
 
 // A key or an infinity: the min (-inf) or max (+inf) bound of a node.
@@ -161,13 +170,14 @@ class NodeView {
   const std::byte* data() const { return p_; }
   const NodeHeader& header() const { return *reinterpret_cast<const NodeHeader*>(p_); }
   uint64_t version_front() const { return header().version_front; }
-  uint64_t version_back() const {
+  uint64_t checksum() const {
     uint64_t v;
     std::memcpy(&v, p_ + g_->node_bytes - 8, 8);
     return v;
   }
-  // Both versions equal and even: no server write overlapped the read.
-  bool stable() const { return version_front() == version_back() && (version_front() & 1) == 0; }
+  // Version even and the checksum that of the rest of the image: no
+  // server write overlapped the read, in whatever order it copied.
+  bool stable() const;
   bool well_formed() const {
     const NodeHeader& h = header();
     return h.valid <= 1 && h.local_level < kMaxLevels && h.meganode_level < kMaxLevels &&
@@ -288,10 +298,11 @@ class NodeView {
   const Geometry* g_;
 };
 
-// Writes to a live node, bracketed by begin() and end(): begin makes both
-// versions odd, end makes them the next even value, each followed by a
-// release fence so that a NIC reading front to back sees either both
-// versions equal and even around a consistent image, or a mismatch.
+// Writes to a live node, bracketed by begin() and end(): begin makes the
+// version odd, end makes it the next even value and then writes the
+// checksum of the image, each followed by a release fence; a READ
+// overlapping any of it sees an odd version or a checksum that does not
+// match (NodeView::stable).
 class NodeWriter {
  public:
   NodeWriter(std::byte* base, const Geometry& g) : p_(base), g_(&g) {}

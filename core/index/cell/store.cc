@@ -170,6 +170,7 @@ Status Store::init_tree() {
   auto* sb = reinterpret_cast<Superblock*>(nodes_.data());
   sb->root = ptr(root);
   sb->root_level = 0;
+  seal_superblock(*sb);
   return Status();
 }
 
@@ -183,13 +184,13 @@ bool Store::set_root(uint64_t expected, uint64_t new_root, uint32_t level) {
   if (!owns_superblock() || sb->root != expected) return false;
   const uint64_t odd = sb->version_front + 1;
   __atomic_store_n(&sb->version_front, odd, __ATOMIC_RELAXED);
-  __atomic_store_n(&sb->version_back, odd, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_release);
   sb->root = new_root;
   sb->root_level = level;
   std::atomic_thread_fence(std::memory_order_release);
   __atomic_store_n(&sb->version_front, odd + 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&sb->version_back, odd + 1, __ATOMIC_RELAXED);
+  seal_superblock(*sb);
+  std::atomic_thread_fence(std::memory_order_release);
   return true;
 }
 
