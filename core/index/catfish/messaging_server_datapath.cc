@@ -415,7 +415,7 @@ void MessagingServer::reclaim(Worker& w, Connection& c) {
 
 // Heartbeat WRITEs are not waited for either: each round writes from a
 // buffer whose previous WRITEs have all completed (none free: the round
-// waits for the next serve_once), and skips a connection whose last
+// is skipped), and skips a connection whose last
 // heartbeat is still in flight, so a dead peer holds one WRITE and one
 // buffer at most. A round that finds the send queue full sends the rest
 // of its heartbeats nothing this time.
@@ -424,8 +424,11 @@ void MessagingServer::heartbeat(Worker& w, Nanos now) {
   reap_ready(w);
   uint32_t b = 0;
   while (b < kHeartbeatBuffers && w.heartbeat_pending[b] > 0) ++b;
+  // Every buffer still read by WRITEs that hang: this round is skipped (its
+  // interval starts anyway, or the idle wait, bounded by the next beat, would spin).
+  const HeartbeatRecord record = w.sampler.sample(now);
   if (b == kHeartbeatBuffers) return;
-  write_heartbeat(w.heartbeat_bufs[b], w.sampler.sample(now));
+  write_heartbeat(w.heartbeat_bufs[b], record);
   w.heartbeat_batch.clear();
   for (uint32_t k = 0; k < w.connection_count; ++k) {
     Connection& c = *connections_[w.first_connection + k];
