@@ -34,6 +34,7 @@ constexpr uint16_t kBig = 2;      // u32 bytes, u64 seed -> that many generated 
 constexpr uint16_t kChecked = 3;  // u32 index, u64 crc64 of the rest, rest; slow
 constexpr uint16_t kFail = 4;     // NotFound
 constexpr uint16_t kBurn = 5;     // keeps the CPU busy for 1 ms
+constexpr uint16_t kEmpty = 6;    // answers OK with no payload
 
 void fill(std::byte* out, size_t n, uint64_t seed) {
   Random rng(seed);
@@ -872,12 +873,14 @@ BOOST_AUTO_TEST_CASE(a_client_that_stops_consuming_is_dropped_after_its_stall_ti
 // The worker's side of a dead peer on verbs: its queue pair retries for a
 // while, so WRITEs to it neither complete nor fail. This Transport, around
 // the worker's, holds back the completions of WRITEs to `dead` until
-// `release` is set, then fails them as the retries running out would.
+// `release` is set, then fails them as the retries running out would (or,
+// with fail_released off, delivers them as they were: a slow peer).
 class DeadPeerTransport final : public Transport {
  public:
   explicit DeadPeerTransport(Transport& inner) : inner_(inner) {}
   std::atomic<NodeId> dead{kInvalidNode};
   std::atomic<bool> release{false};
+  std::atomic<bool> fail_released{true};
   std::atomic<uint64_t> held_total{0};
 
   NodeId node_id() const override { return inner_.node_id(); }
@@ -909,7 +912,7 @@ class DeadPeerTransport final : public Transport {
     while (release.load() && kept < out.size() && !held_.empty()) {
       Completion c = held_.front();
       held_.pop_front();
-      c.status = WcStatus::kRetryExceeded;
+      if (fail_released.load()) c.status = WcStatus::kRetryExceeded;
       out[kept++] = c;
     }
     return kept;
@@ -1000,6 +1003,65 @@ BOOST_AUTO_TEST_CASE(a_dead_peers_hanging_writes_cost_only_its_own_requests) {
     for (int g = 0; g < 2; ++g) BOOST_TEST(beats[g][1] > beats[g][0]);
     BOOST_TEST(faulty.held_total.load() > 0u);  // the dead peer's WRITEs really hung
     BOOST_TEST(server->stats().requests == 2u + 600u);
+  }
+}
+
+// A response that waits in the outbox may have no payload (an insert's
+// OK): it is still one segment to send. The worker's WRITEs to a slow
+// peer complete only late (held, then delivered as successes), so after
+// kMaxSlotsPerConnection answered calls its connection has no send slot
+// left and the next empty answer waits in the outbox; it must go out once
+// the completions come (an empty outbox was once taken for a sent one, and
+// the call timed out).
+BOOST_AUTO_TEST_CASE(an_empty_response_that_waited_is_sent) {
+  for (ServerMode mode : {ServerMode::kPolling, ServerMode::kEvent}) {
+    auto runtime = loopback::make_loopback_runtime({});
+    const NodeId worker = *runtime->add_node({"server", true});
+    Env setup = runtime->setup_env(worker);
+    DeadPeerTransport slow(*setup.transport);
+    slow.fail_released = false;
+    setup.transport = &slow;
+    MessagingServerOptions o;
+    o.mode = mode;
+    o.heartbeat_interval_ns = 0;
+    auto server = std::move(MessagingServer::create({setup}, o)).value();
+    BOOST_REQUIRE(server->handle(kEmpty, "empty", [](const MessageContext&, rpc::Reader&, rpc::Writer&) {
+      return Status();
+    }).is_ok());
+    BOOST_REQUIRE(runtime->spawn(worker, "worker", ActorKind::kDaemon, [&](Env& env) {
+      Env e = env;
+      e.transport = &slow;
+      server->serve(0, e);
+    }).is_ok());
+    testing::FailureLog failures;
+    std::atomic<bool> parked{false};
+    const NodeId client = *runtime->add_node({"client", false});
+    BOOST_REQUIRE(runtime->spawn(client, "client", ActorKind::kWorker, [&](Env& env) {
+      SetOnExit done{parked};
+      Endpoint ep(env, 10 * kSecond);
+      auto c = MessagingClient::create(ep, {});
+      if (!c.is_ok()) return failures.fail(c.status().to_string());
+      auto info = server->accept((*c)->client_info());
+      if (!info.is_ok()) return failures.fail(info.status().to_string());
+      if (Status st = (*c)->connect(*info); !st.is_ok()) return failures.fail(st.to_string());
+      slow.dead.store(env.transport->node_id());
+      for (int i = 0; i < 8; ++i) {
+        auto r = (*c)->call(kEmpty, 0);
+        if (!r.is_ok()) return failures.fail("call " + std::to_string(i) + ": " + r.status().to_string());
+        if (!r->empty()) return failures.fail("call " + std::to_string(i) + ": a payload from nowhere");
+      }
+    }).is_ok());
+    const NodeId other = *runtime->add_node({"releaser", false});
+    BOOST_REQUIRE(runtime->spawn(other, "releaser", ActorKind::kWorker, [&](Env& env) {
+      // Once a response waits, let the held completions through.
+      while (!parked.load() && server->stats().response_stalls == 0) env.clock->sleep_for(kMillisecond);
+      env.clock->sleep_for(20 * kMillisecond);
+      slow.release.store(true);
+    }).is_ok());
+    BOOST_REQUIRE(runtime->run().is_ok());
+    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+    BOOST_TEST(server->stats().response_stalls >= 1u);
+    BOOST_TEST(server->stats().requests == 8u);
   }
 }
 

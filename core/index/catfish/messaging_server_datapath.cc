@@ -207,8 +207,10 @@ bool MessagingServer::send_segments(Worker& w, Connection& c, const std::byte* p
   return true;
 }
 
+// Called only while pending, when at least one segment is owed: a
+// response without payload (an insert's OK) is one empty segment.
 bool MessagingServer::flush_outbox(Worker& w, Connection& c) {
-  while (c.outbox_sent < c.outbox_bytes) {
+  do {
     const size_t n = std::min<size_t>(options_.segment_bytes, c.outbox_bytes - c.outbox_sent);
     MessageHeader h = c.outbox_header;
     h.kind = c.outbox_error                             ? MessageKind::kError
@@ -219,7 +221,7 @@ bool MessagingServer::flush_outbox(Worker& w, Connection& c) {
     if (sent != Sent::kSent) return false;
     c.outbox_sent += n;
     c.stalled_since = w.env.clock->now();
-  }
+  } while (c.outbox_sent < c.outbox_bytes);
   c.outbox_pending = false;
   return true;
 }
