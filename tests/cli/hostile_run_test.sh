@@ -27,6 +27,13 @@ expect_error "selector.client_fraction: only fixed_ratio" sim "$cell" --set sele
 expect_error "selector.nosuch: unknown key" sim "$cell" --set selector.type=jsq --set selector.nosuch.x=1
 expect_error "--set run.clients" sim "$quick" --set run.clients=abc          # was blamed on the file
 expect_error "--set run.clients" sim "$quick" --set 'run.clients=[1,'
+# Cross-key and load-time limits name the settings (they said "cell
+# geometry: meganode_nodes must be at least 8" and "every server's
+# meganodes are in use").
+expect_error "index.meganode_bytes: holds 2 nodes of index.node_bytes" sim "$cell" \
+  --set index.node_bytes=4096 --set index.meganode_bytes=8192
+expect_error "index.meganodes_per_server (1) x platform.servers" sim "$cell" \
+  --set index.meganodes_per_server=1 --set workload.recordcount=10000000
 # Output paths: checked before the run, not after it.
 for args in "--set output.json=/proc/locus-x.json" "--csv /proc/locus-x.csv" "--json /tmp"; do
   # shellcheck disable=SC2086

@@ -1,8 +1,11 @@
 // Cell as a design plug-in: its [index] keys (the ranges its Store
 // accepts; cross-key checks name the key that breaks them) and its driver
 // (driver.cc), registered under "cell".
+#include <algorithm>
+
 #include "core/design/design.h"
 #include "core/index/cell/config.h"
+#include "core/index/cell/layout.h"
 
 namespace locus::cell {
 
@@ -27,6 +30,19 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   if (x->meganode_bytes % x->node_bytes != 0) {
     return keys.fail("meganode_bytes",
                      "must be a multiple of index.node_bytes (" + std::to_string(x->node_bytes) + ")");
+  }
+  if (const uint64_t nodes = x->meganode_bytes / x->node_bytes; nodes < 8) {
+    return keys.fail("meganode_bytes", "holds " + std::to_string(nodes) + " nodes of index.node_bytes (" +
+                                           std::to_string(x->node_bytes) + "); a meganode needs at least 8");
+  }
+  Geometry g;
+  g.node_bytes = x->node_bytes;
+  g.key_capacity_bytes = x->key_capacity_bytes;
+  g.meganode_nodes = static_cast<uint32_t>(std::min<uint64_t>(x->meganode_bytes / x->node_bytes, UINT32_MAX));
+  g.meganodes_per_server = x->meganodes_per_server;
+  if (Status st = g.validate(); !st.is_ok()) {
+    return keys.fail("node_bytes", "with index.key_capacity_bytes, index.meganode_bytes and "
+                                   "index.meganodes_per_server: " + st.message());
   }
   if (x->extents_bytes != 0 && (x->extents_bytes & (x->extents_bytes - 1)) != 0) {
     return keys.fail("extents_bytes", "must be 0 (sized from the records) or a power of two");

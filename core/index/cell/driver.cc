@@ -62,8 +62,23 @@ class CellDriver final : public design::IndexDriver {
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     for (auto& s : servers_) s->set_layout(layout_);
     LOCUS_RETURN_IF_ERROR(servers_.front()->store().init_tree());
-    LOCUS_RETURN_IF_ERROR(design::load_records(
-        spec, rng, [this](std::string_view key, std::string_view value) { return direct_.put(key, value); }));
+    uint64_t loaded = 0;
+    Status st = design::load_records(spec, rng, [&](std::string_view key, std::string_view value) {
+      ++loaded;
+      return direct_.put(key, value);
+    });
+    // Out of meganodes (or extent room) while loading: name the settings,
+    // not just the store's state (issue 17).
+    if (st.code() == StatusCode::kResourceExhausted) {
+      const Geometry& g = layout_.geometry;
+      return resource_exhausted(
+          st.message() + " after " + std::to_string(loaded - 1) + " of the " +
+          std::to_string(spec.effective_insertcount()) + " records (workload.recordcount): index.meganodes_per_server (" +
+          std::to_string(g.meganodes_per_server) + ") x platform.servers (" + std::to_string(server_count_) +
+          ") meganodes of index.meganode_bytes (" + std::to_string(uint64_t{g.meganode_nodes} * g.node_bytes) +
+          "), with extents of index.extents_bytes, do not hold them: raise those or load fewer records");
+    }
+    LOCUS_RETURN_IF_ERROR(st);
     loaded_splits_ = direct_.split_stats().splits;
     for (auto& gate : gates_) gate->open();
     return Status();
