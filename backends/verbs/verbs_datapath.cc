@@ -143,6 +143,7 @@ void VerbsEndpoint::post_run_locked(std::span<const WorkRequest> run, NodeId pee
     w.num_sge = length > 0 ? 1 : 0;
     w.opcode = misaligned_atomic ? IBV_WR_RDMA_READ : verbs_opcode(wr.op);
     w.send_flags = wr.signaled || misaligned_atomic ? IBV_SEND_SIGNALED : 0;
+    if (wr.fence) w.send_flags |= IBV_SEND_FENCE;
     // Unsigned wrap-around is what a NIC computes too; the target's bounds
     // check rejects any address outside the registration.
     if (is_atomic(wr.op) && !misaligned_atomic) {

@@ -111,6 +111,13 @@ struct WorkRequest {
   uint64_t swap = 0;         // CAS: new value
   uint32_t imm = 0;          // WRITE_WITH_IMM (and SEND with has_imm)
   bool signaled = true;      // unsignaled requests produce a completion only on error
+  // Starts only once every earlier READ and atomic of this endpoint's
+  // queue to the same peer has completed (IBV_SEND_FENCE, ibv_post_send(3)).
+  // Without it a NIC may serve a batch's READs in any order relative to
+  // the target's memory writes. Loopback and SimGrid serve a queue's
+  // requests one after another, which satisfies every fence (the simulator
+  // charges no extra round trip for it).
+  bool fence = false;
 };
 
 struct RecvRequest {

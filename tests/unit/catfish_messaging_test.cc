@@ -25,6 +25,7 @@
 #include "core/index/catfish/messaging.h"
 #include "core/selector/backoff_selector.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/forwarding_transport.h"
 
 namespace locus::catfish {
 namespace {
@@ -875,22 +876,14 @@ BOOST_AUTO_TEST_CASE(a_client_that_stops_consuming_is_dropped_after_its_stall_ti
 // the worker's, holds back the completions of WRITEs to `dead` until
 // `release` is set, then fails them as the retries running out would (or,
 // with fail_released off, delivers them as they were: a slow peer).
-class DeadPeerTransport final : public Transport {
+class DeadPeerTransport final : public testing::ForwardingTransport {
  public:
-  explicit DeadPeerTransport(Transport& inner) : inner_(inner) {}
+  explicit DeadPeerTransport(Transport& inner) : ForwardingTransport(inner) {}
   std::atomic<NodeId> dead{kInvalidNode};
   std::atomic<bool> release{false};
   std::atomic<bool> fail_released{true};
   std::atomic<uint64_t> held_total{0};
 
-  NodeId node_id() const override { return inner_.node_id(); }
-  TransportLimits limits() const override { return inner_.limits(); }
-  StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
-    return inner_.register_memory(addr, length, access);
-  }
-  Status deregister_memory(const Region& region) override { return inner_.deregister_memory(region); }
-  Status post(std::span<const WorkRequest> batch) override { return inner_.post(batch); }
-  Status post_recv(std::span<const RecvRequest> batch) override { return inner_.post_recv(batch); }
   size_t poll(std::span<Completion> out) override { return filter(out, inner_.poll(out)); }
   size_t wait(std::span<Completion> out, Nanos timeout) override {
     if (release.load() && !held_.empty()) return filter(out, 0);
@@ -917,7 +910,6 @@ class DeadPeerTransport final : public Transport {
     }
     return kept;
   }
-  Transport& inner_;
   std::deque<Completion> held_;
 };
 

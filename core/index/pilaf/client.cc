@@ -126,9 +126,13 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
 }
 
 StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* other_keys) {
-  // One batch, executed in order at the server: meta, the three slots,
-  // meta again. An unchanged, even move sequence means no kick chain ran
-  // while the slots were read, so a key absent from all three is absent.
+  // One batch: meta, the three slots, meta again. An unchanged, even move
+  // sequence means no kick chain ran while the slots were read, so a key
+  // absent from all three is absent; but only if the slots were read after
+  // the first meta and before the second, which nothing promises of a
+  // batch's READs (issue 16, defect 6): the first slot READ and the second
+  // meta READ are fenced (IBV_SEND_FENCE), so each starts only once every
+  // READ before it has completed.
   std::byte* buf = buffer_.data();
   const RemoteAddr meta = remote_at(layout_.meta, 0);
   WorkRequest batch[kWays + 2];
@@ -138,6 +142,8 @@ StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* 
                                 buf + kProbeAt + w * kEntryBytes, kEntryBytes);
   }
   batch[kWays + 1] = read_request(meta, buf + kMetaAfterAt, sizeof(Meta));
+  batch[1].fence = true;
+  batch[kWays + 1].fence = true;
   stats_.entry_reads += kWays;
   LOCUS_RETURN_IF_ERROR(endpoint_.execute(batch));
   Meta before, after;
