@@ -250,6 +250,17 @@ class SimRuntime final : public Runtime {
   SimRuntime(const scenario::PlatformSpec& platform, const SimOptions& options)
       : world_(platform, options), seed_rng_(options.seed), clock_(world_, nullptr), sync_(world_) {}
 
+  // Set-up failed after actors were spawned (a load that ran out of room):
+  // run them once with the stop flag up, so each returns before it serves.
+  // Left unstarted, SimGrid exits with live actors, skips its clean-up, and
+  // LeakSanitizer crashes on their contexts.
+  void abandon() override {
+    if (ran_) return;
+    ran_ = true;
+    stop_.store(true, std::memory_order_release);
+    sg4::Engine::get_instance()->run();
+  }
+
   std::string_view backend_name() const override { return "simgrid"; }
 
   StatusOr<NodeId> add_node(const NodeOptions& options) override {
@@ -313,6 +324,7 @@ class SimRuntime final : public Runtime {
   }
 
   Status run() override {
+    ran_ = true;
     const double start = engine_clock_s();
     world_.reset_usage();
     stop_.store(false, std::memory_order_release);
@@ -364,6 +376,7 @@ class SimRuntime final : public Runtime {
   double run_end_s_ = 0;  // when the last worker returned
   uint32_t live_workers_ = 0;
   uint32_t live_daemons_ = 0;
+  bool ran_ = false;
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ class FaultRuntime final : public Runtime {
   StatusOr<NodeId> add_node(const NodeOptions& options) override { return inner_->add_node(options); }
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override;
   Status run() override { return inner_->run(); }
+  void abandon() override { inner_->abandon(); }
   Env setup_env(NodeId node) override { return faulty(node, inner_->setup_env(node)); }
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }

@@ -345,7 +345,10 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
   Env setup;  // of the first server, or with the servers elsewhere of the first client
   if (placement.servers_here) {
-    LOCUS_RETURN_IF_ERROR(start_servers(s, *runtime, *driver, endpoints, sh, rpcs, &setup));
+    if (Status st = start_servers(s, *runtime, *driver, endpoints, sh, rpcs, &setup); !st.is_ok()) {
+      runtime->abandon();  // the RPC workers already spawned end before `rpcs` does
+      return st;
+    }
   } else {
     for (uint32_t i = 0; i < s.platform.servers * endpoints.size(); ++i) sh.servers.push_back(i);
   }

@@ -42,6 +42,10 @@ class Runtime {
                        std::function<void(Env&)> fn) = 0;
   // Runs until every worker has returned, then stops the daemons.
   virtual Status run() = 0;
+  // Set-up failed before run(): actors already spawned run with
+  // stop_requested() true and return (they must check it first). Call it
+  // while what they use still exists.
+  virtual void abandon() {}
   // Env for set-up code outside any actor (registering regions, loading).
   virtual Env setup_env(NodeId node) = 0;
   // Fault injection: the node stops answering, as if its host died. Requests

@@ -194,7 +194,7 @@ bool MessagingServer::send_segments(Worker& w, Connection& c, const std::byte* p
       // The rest waits in the outbox (copied: `payload` is the worker's).
       bump(counters_->response_stalls);
       if (c.outbox.size() < bytes - off) c.outbox.resize(bytes - off);
-      std::memmove(c.outbox.data(), payload + off, bytes - off);
+      if (bytes > off) std::memmove(c.outbox.data(), payload + off, bytes - off);  // payload may be null when empty
       c.outbox_bytes = bytes - off;
       c.outbox_sent = 0;
       c.outbox_pending = true;
