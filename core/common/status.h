@@ -68,6 +68,18 @@ inline Status corruption(std::string m) { return {StatusCode::kCorruption, std::
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 
+// The peer gave no answer (timed out, unreachable, retries exhausted, the
+// queue flushed): a request it was sent may or may not have been applied.
+inline bool is_unanswered(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kRetryExceeded:
+    case StatusCode::kUnavailable:
+    case StatusCode::kFlushed:
+    case StatusCode::kTimeout: return true;
+    default: return false;
+  }
+}
+
 // Holds either a T or a non-OK Status.
 template <typename T>
 class [[nodiscard]] StatusOr {

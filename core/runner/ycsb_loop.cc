@@ -35,16 +35,6 @@ class OpIds {
   size_t used_ = 0;
 };
 
-bool server_gone(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kRetryExceeded:
-    case StatusCode::kUnavailable:
-    case StatusCode::kFlushed:
-    case StatusCode::kTimeout: return true;
-    default: return false;
-  }
-}
-
 bool writes_record(workload::OpKind kind) {
   return kind != workload::OpKind::kRead && kind != workload::OpKind::kScan;
 }
@@ -92,7 +82,7 @@ YcsbRun run_ycsb_ops(Env& env, workload::Workload& workload, design::ClientSessi
     ++run.ops;
     if (!status.is_ok()) {
       if (run.first_error.is_ok()) run.first_error = status;  // keep the first; carry on ...
-      if (limits.stop_when_server_gone && server_gone(status)) break;  // ... unless nobody answers
+      if (limits.stop_when_server_gone && is_unanswered(status)) break;  // ... unless nobody answers
     }
   }
   run.elapsed_ns = env.clock->now() - start;

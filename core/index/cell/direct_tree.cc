@@ -23,7 +23,8 @@ Status DirectTree::drain_splits(int depth) {
   for (CellServer* server : servers_) {
     uint32_t meganode = 0;
     while (server->try_take_split(&meganode)) {
-      SplitDriver driver(direct_, layout_, server->node_id(), split_, *setup_env_.random, *setup_env_.clock,
+      SplitDriver driver(direct_, layout_, server->node_id(), server->split_ids(), split_, *setup_env_.random,
+                         *setup_env_.clock,
                          [this, depth](Nanos d) {
                            // A busy parent waits for a split still queued: run it now.
                            if (!drain_splits(depth + 1).is_ok()) setup_env_.clock->sleep_for(d);

@@ -3,8 +3,14 @@
 // registered regions), and the encodings of the client operations and of
 // the server-to-server meganode split steps. Everything is parsed with the
 // bounds-checked rpc::Reader; decoders return false on anything malformed.
+//
+// Every split step is idempotent, so a split driver whose request got no
+// reply (timeout, lost connection) sends it again: the steps carry the
+// split's id, and a step the server already applied is answered as the
+// first time (see each type below).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -21,23 +27,43 @@ enum RequestType : uint16_t {
   kOp = 2,               // OpRequest -> OpResponse
   kRange = 3,            // RangeRequest -> RangeResponse, then (blob key, blob value)*
   kGetRoot = 4,          // -> u64 root, u32 level (region 0's server)
-  kSplitBegin = 10,      // u32 meganode -> SplitPlan
+  // Source side, on X's server. A re-sent begin gets the same plan; a
+  // re-sent finish is answered OK; an abort answers kAlreadyExists if the
+  // split finished, which is how a driver learns an unanswered finish's fate.
+  kSplitBegin = 10,      // u32 meganode, u64 split id -> SplitPlan
   kSplitScan = 11,       // u32 meganode, blob cursor, u8 exclusive, u32 budget -> u8 done, u8 has_last, blob last, entries
-  kSplitFinish = 12,     // u32 meganode, u64 new root
-  kSplitAbort = 13,      // u32 meganode
-  kMeganodeCreate = 14,  // u8 level, bound min, bound max, u64 right -> u64 root
-  kMeganodeAppend = 15,  // u64 root, entries
-  kMeganodeSeal = 16,    // u64 root
-  kMeganodeAbandon = 17, // u64 root
-  kSetRoot = 18,         // u64 expected, u64 new root, u32 level -> u8 installed
+  kSplitFinish = 12,     // u32 meganode, u64 new root, u64 split id
+  kSplitAbort = 13,      // u32 meganode, u64 split id
+  // Target side: one meganode per split id; chunks numbered from 0, a
+  // re-sent chunk skipped. Abandon frees a meganode only until the split
+  // that built it declares it live, which it does right after linking it.
+  kMeganodeCreate = 14,  // u64 split id, u8 level, bound min, bound max, u64 right -> u64 root
+  kMeganodeAppend = 15,  // u64 root, u64 split id, u32 chunk, entries
+  kMeganodeSeal = 16,    // u64 root, u64 split id
+  kMeganodeAbandon = 17, // u64 root, u64 split id
+  kSetRoot = 18,         // u64 expected, u64 new root, u32 level -> u8 installed (1 again when re-sent)
   kMeganodeCount = 19,   // -> u32 in use, u32 capacity
   // The tree's own servers (split workers) wrap every request in this:
   // u64 tree key, u16 inner type, then the inner request. Types 10-19 and
   // kOp's kInsertChild are served only this way: a client, which never
   // learns the key, cannot reshape or free the tree (issue 16, defect 3).
   kInternal = 20,
+  kMeganodeLive = 21,    // u64 root, u64 split id: linked into the tree, never to be abandoned
 };
 constexpr size_t kInternalHeaderBytes = sizeof(uint64_t) + sizeof(uint16_t);
+
+// Split ids: unique in the tree (the source server's node id above a
+// count), increasing per server, so a server can also tell a late copy of
+// an old begin from a new split. Never 0.
+class SplitIds {
+ public:
+  explicit SplitIds(NodeId server) : base_(uint64_t{server} << 32) {}
+  uint64_t next() { return base_ | next_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  uint64_t base_;
+  std::atomic<uint32_t> next_{1};
+};
 
 enum class OpKind : uint8_t { kContains = 0, kGet = 1, kPut = 2, kDelete = 3, kInsertChild = 4 };
 bool is_write(OpKind op);

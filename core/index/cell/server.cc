@@ -31,7 +31,7 @@ StatusOr<std::unique_ptr<CellServer>> CellServer::create(Env env, CellRegionId f
 }
 
 CellServer::CellServer(Env env, const ServerOptions& options, std::unique_ptr<Store> store)
-    : env_(env), options_(options), store_(std::move(store)) {
+    : env_(env), options_(options), store_(std::move(store)), split_ids_(env.transport->node_id()) {
   store_->set_scheduler(this);
   entries_.resize(options.max_message_bytes);
   queue_mu_ = env_.sync->new_mutex();
@@ -197,43 +197,50 @@ Status CellServer::on_split_scan(rpc::Reader& r, rpc::Writer& w) {
 
 Status CellServer::on_split_step(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   uint32_t meganode = 0;
-  uint64_t root = kNullPtr;
+  uint64_t root = kNullPtr, split_id = 0;
   switch (type) {
     case kSplitBegin: {
-      if (!(r.get(&meganode) && r.at_end())) break;
-      LOCUS_ASSIGN_OR_RETURN(SplitPlan plan, store_->split_begin(meganode));
+      if (!(r.get(&meganode) && r.get(&split_id) && r.at_end())) break;
+      LOCUS_ASSIGN_OR_RETURN(SplitPlan plan, store_->split_begin(meganode, split_id));
       encode_plan(plan, w);
       return Status();
     }
     case kSplitFinish:
-      if (!(r.get(&meganode) && r.get(&root) && r.at_end())) break;
-      return store_->split_finish(meganode, root);
+      if (!(r.get(&meganode) && r.get(&root) && r.get(&split_id) && r.at_end())) break;
+      return store_->split_finish(meganode, root, split_id);
     case kSplitAbort:
-      if (!(r.get(&meganode) && r.at_end())) break;
-      return store_->split_abort(meganode);
+      if (!(r.get(&meganode) && r.get(&split_id) && r.at_end())) break;
+      return store_->split_abort(meganode, split_id);
     case kMeganodeCreate: {
       uint8_t level = 0;
       Bound min, max;
       uint64_t right = kNullPtr;
-      if (!(r.get(&level) && get_bound(r, &min) && get_bound(r, &max) && r.get(&right) && r.at_end())) break;
-      LOCUS_ASSIGN_OR_RETURN(uint64_t created, store_->meganode_create(level, min, max, right));
+      if (!(r.get(&split_id) && r.get(&level) && get_bound(r, &min) && get_bound(r, &max) && r.get(&right) &&
+            r.at_end())) {
+        break;
+      }
+      LOCUS_ASSIGN_OR_RETURN(uint64_t created, store_->meganode_create(split_id, level, min, max, right));
       w.put(created);
       return Status();
     }
-    case kMeganodeAppend:
-      if (!r.get(&root)) break;
-      return store_->meganode_append(root, r);
+    case kMeganodeAppend: {
+      uint32_t chunk = 0;
+      if (!(r.get(&root) && r.get(&split_id) && r.get(&chunk))) break;
+      return store_->meganode_append(root, split_id, chunk, r);
+    }
     case kMeganodeSeal:
-      if (!(r.get(&root) && r.at_end())) break;
-      return store_->meganode_seal(root);
     case kMeganodeAbandon:
-      if (!(r.get(&root) && r.at_end())) break;
-      return store_->meganode_abandon(root);
+    case kMeganodeLive:
+      if (!(r.get(&root) && r.get(&split_id) && r.at_end())) break;
+      if (type == kMeganodeSeal) return store_->meganode_seal(root, split_id);
+      if (type == kMeganodeAbandon) return store_->meganode_abandon(root, split_id);
+      return store_->meganode_live(root, split_id);
     case kSetRoot: {
       uint64_t expected = kNullPtr;
       uint32_t level = 0;
       if (!(r.get(&expected) && r.get(&root) && r.get(&level) && r.at_end())) break;
-      w.put<uint8_t>(store_->set_root(expected, root, level) ? 1 : 0);
+      LOCUS_ASSIGN_OR_RETURN(bool installed, store_->set_root(expected, root, level));
+      w.put<uint8_t>(installed ? 1 : 0);
       return Status();
     }
     case kMeganodeCount:

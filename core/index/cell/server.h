@@ -72,6 +72,8 @@ class CellServer final : public SplitScheduler {
   Status handle_internal(uint16_t type, rpc::Reader& request, rpc::Writer& response);
 
   Store& store() { return *store_; }
+  // Names the splits of this server's meganodes (every driver of them draws here).
+  SplitIds& split_ids() { return split_ids_; }
 
   // SplitScheduler (called by the Store on the server actor).
   void request_split(uint32_t meganode) override;
@@ -99,6 +101,7 @@ class CellServer final : public SplitScheduler {
   Region node_region_, extent_region_;
   bool registered_ = false;
   Layout layout_;
+  SplitIds split_ids_;
   std::vector<std::byte> entries_;  // range and scan entries, before their header goes out
 
   std::unique_ptr<Mutex> queue_mu_;

@@ -47,7 +47,7 @@ void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& op
   // (nested, bounded by the tree's height) instead of just sleeping.
   std::function<void(uint32_t, int)> process = [&](uint32_t meganode, int depth) {
     SplitDriver driver(
-        caller, server.layout(), server.node_id(), options, *env.random, *env.clock,
+        caller, server.layout(), server.node_id(), server.split_ids(), options, *env.random, *env.clock,
         [&, depth](Nanos d) {
           uint32_t next = 0;
           if (depth < kMaxNesting && server.try_take_split(&next)) {

@@ -102,6 +102,8 @@ int64_t Store::alloc_meganode() {
     if (mn.in_use) continue;
     mn.in_use = true;
     mn.splitting = mn.split_requested = mn.building = false;
+    mn.split_id = mn.finished_split = mn.built_by = 0;
+    mn.finished_root = kNullPtr;
     mn.next_unused = 1;
     mn.used = 1;  // the root slot
     mn.free.clear();
@@ -119,7 +121,11 @@ uint32_t Store::meganodes_in_use() const {
 
 void Store::maybe_request_split(uint32_t m) {
   Meganode& mn = meganodes_[m];
-  if (mn.used < split_threshold_nodes_ || mn.split_requested || mn.splitting || mn.building) return;
+  // Not before its split declared it live: one aborted meanwhile would
+  // leave its copy linked into the tree beside the original.
+  if (mn.used < split_threshold_nodes_ || mn.split_requested || mn.splitting || mn.building || mn.built_by != 0) {
+    return;
+  }
   mn.split_requested = true;
   if (scheduler_ != nullptr) scheduler_->request_split(m);
 }
@@ -179,9 +185,12 @@ uint32_t Store::root_level() const {
   return reinterpret_cast<const Superblock*>(nodes_.data())->root_level;
 }
 
-bool Store::set_root(uint64_t expected, uint64_t new_root, uint32_t level) {
+StatusOr<bool> Store::set_root(uint64_t expected, uint64_t new_root, uint32_t level) {
+  if (!owns_superblock()) return invalid_argument("cell set_root: this server holds no superblock");
+  if (level >= kMaxLevels || new_root == kNullPtr) return invalid_argument("cell set_root: bad level or root");
+  if (installed_roots_[level] == new_root) return true;  // re-sent: the answer it got the first time
   auto* sb = reinterpret_cast<Superblock*>(nodes_.data());
-  if (!owns_superblock() || sb->root != expected) return false;
+  if (sb->root != expected) return false;
   const uint64_t odd = sb->version_front + 1;
   __atomic_store_n(&sb->version_front, odd, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_release);
@@ -191,6 +200,7 @@ bool Store::set_root(uint64_t expected, uint64_t new_root, uint32_t level) {
   __atomic_store_n(&sb->version_front, odd + 1, __ATOMIC_RELAXED);
   seal_superblock(*sb);
   std::atomic_thread_fence(std::memory_order_release);
+  installed_roots_[level] = new_root;
   return true;
 }
 

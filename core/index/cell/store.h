@@ -25,9 +25,13 @@
 // its entries to a new meganode Y built by meganode_create/append/seal
 // (here or on another server), split_finish relinks X_left's right edge to
 // Y's root, invalidates and frees X_right. Updates in X_left go on
-// throughout; searches (server or RDMA) are correct at every step.
+// throughout; searches (server or RDMA) are correct at every step. Each
+// step names its split by id and is idempotent (protocol.h), and a
+// meganode built by a split can be abandoned only until that split
+// declares it live (meganode_live, right after linking it), never after.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -146,8 +150,9 @@ class Store {
   bool owns_superblock() const { return node_region_ == kSuperblockRegion; }
   uint64_t root() const;
   uint32_t root_level() const;
-  // Installs a new root meganode if the current root is `expected`.
-  bool set_root(uint64_t expected, uint64_t new_root, uint32_t level);
+  // Installs a new root meganode of `level` if the current root is
+  // `expected`; true also if this one was installed before (a re-sent request).
+  StatusOr<bool> set_root(uint64_t expected, uint64_t new_root, uint32_t level);
 
   // Operations; `start` kNullPtr means the superblock's root (region 0 only).
   OpResult contains(std::string_view key, uint64_t start);
@@ -161,20 +166,24 @@ class Store {
   // local leaves or `budget_bytes` end.
   RangeResult range(const RangeQuery& q, uint64_t start, rpc::Writer& out, size_t budget_bytes);
 
-  // Meganode split, source side.
-  StatusOr<SplitPlan> split_begin(uint32_t meganode);
+  // Meganode split, source side. Split ids of a meganode increase (they
+  // come from its server's SplitIds): a begin with an id at or below the
+  // last one begun is a late copy and refused.
+  StatusOr<SplitPlan> split_begin(uint32_t meganode, uint64_t split_id);
   // X_right's entries after `cursor` (inclusive unless `exclusive`) as
   // (blob key, blob value) or (blob key, u64 child), up to budget_bytes.
   // Sets *done when X_right is exhausted; *last_key views the last entry.
   Status split_scan(uint32_t meganode, std::string_view cursor, bool exclusive, rpc::Writer& out,
                     size_t budget_bytes, bool* done, std::string_view* last_key);
-  Status split_finish(uint32_t meganode, uint64_t new_root);
-  Status split_abort(uint32_t meganode);
+  Status split_finish(uint32_t meganode, uint64_t new_root, uint64_t split_id);
+  // kAlreadyExists if the split finished.
+  Status split_abort(uint32_t meganode, uint64_t split_id);
   // Meganode split, target side: an unreachable meganode filled in key order.
-  StatusOr<uint64_t> meganode_create(uint32_t level, Bound min, Bound max, uint64_t right);
-  Status meganode_append(uint64_t root, rpc::Reader& entries);
-  Status meganode_seal(uint64_t root);
-  Status meganode_abandon(uint64_t root);
+  StatusOr<uint64_t> meganode_create(uint64_t split_id, uint32_t level, Bound min, Bound max, uint64_t right);
+  Status meganode_append(uint64_t root, uint64_t split_id, uint32_t chunk, rpc::Reader& entries);
+  Status meganode_seal(uint64_t root, uint64_t split_id);
+  Status meganode_abandon(uint64_t root, uint64_t split_id);
+  Status meganode_live(uint64_t root, uint64_t split_id);
 
   uint32_t meganodes_in_use() const;
   uint32_t meganode_capacity() const { return g_.meganodes_per_server; }
@@ -195,6 +204,7 @@ class Store {
     std::string min_key, max_key, last_key;
     bool min_inf = false, max_inf = false;
     bool any = false;
+    uint32_t chunks = 0;  // appended so far
     uint64_t right = kNullPtr;
     Bound min() const { return {min_key, min_inf}; }
     Bound max() const { return {max_key, max_inf}; }
@@ -209,6 +219,10 @@ class Store {
     std::vector<uint32_t> free;
     std::string split_key;
     std::unique_ptr<BuildState> build;
+    uint64_t split_id = 0;        // the split under way, else the last one begun
+    uint64_t finished_split = 0;  // the last split finished, and its new meganode
+    uint64_t finished_root = kNullPtr;
+    uint64_t built_by = 0;        // the split building it, until it declares it live; 0: live
   };
   // Ancestors, within the leaf's meganode, of the node a descent ended at.
   struct Cursor {
@@ -261,6 +275,9 @@ class Store {
 
   // Bulk building of split targets (store_split.cc).
   void build_append(uint32_t m, uint32_t level, std::string_view key, const std::byte* value);
+  SplitPlan plan_of(uint32_t m) const;
+  // The meganode whose root `root` is, built by split `split_id`, or -1.
+  int64_t built_meganode(uint64_t root, uint64_t split_id) const;
 
   CellRegionId node_region_;
   CellRegionId extent_region_;
@@ -272,6 +289,7 @@ class Store {
   std::vector<Meganode> meganodes_;
   SplitScheduler* scheduler_ = nullptr;
   uint32_t split_threshold_nodes_ = 0;
+  std::array<uint64_t, kMaxLevels> installed_roots_{};  // by level: recognises a re-sent set_root
 
   // Scratch for splits: the full node's entries plus the new one, and two
   // separator buffers (a propagation step reads one while writing the other).

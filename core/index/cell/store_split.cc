@@ -12,7 +12,11 @@
 // keys disagree and restarts.
 // On the target server, meganode_create/append/seal build the copy bottom
 // up in key order (a right spine per level, nodes filled to
-// bulk_fill_fraction), unreachable until split_finish links it.
+// bulk_fill_fraction), unreachable until split_finish links it;
+// meganode_live then ends the building split's hold on it (until then it
+// may be abandoned, and it may not split).
+// Every step names its split and answers a re-sent request as it answered
+// the first (protocol.h): the driver sends again what got no reply.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,30 +26,44 @@
 
 namespace locus::cell {
 
-StatusOr<SplitPlan> Store::split_begin(uint32_t meganode) {
-  if (meganode >= meganodes_.size() || !meganodes_[meganode].in_use || meganodes_[meganode].building) {
-    return invalid_argument("cell split_begin: no meganode " + std::to_string(meganode));
-  }
-  Meganode& mn = meganodes_[meganode];
-  mn.split_requested = false;
-  if (mn.splitting) return Status(StatusCode::kAborted, "cell split_begin: already splitting");
-  const NodeView root = view(root_of(meganode));
-  if (root.local_level() == 0 || root.count() < 2) {
-    return Status(StatusCode::kAborted, "cell split_begin: meganode too small to split");
-  }
+SplitPlan Store::plan_of(uint32_t m) const {
+  // While X splits, writes into X_left may split its root locally, but
+  // neither its bounds nor its right link change: the plan is the same.
+  const NodeView root = view(root_of(m));
   SplitPlan plan;
-  plan.meganode = meganode;
-  plan.root = ptr(root_of(meganode));
+  plan.meganode = m;
+  plan.root = ptr(root_of(m));
   plan.level = static_cast<uint8_t>(root.meganode_level());
-  plan.split_key.assign(root.key(root.count() / 2));
+  plan.split_key.assign(meganodes_[m].split_key);
   plan.min_inf = root.min_is_inf();
   plan.min_key.assign(root.min_key());
   plan.max_inf = root.max_is_inf();
   plan.max_key.assign(root.max_key());
   plan.right = root.right();
-  mn.splitting = true;
-  mn.split_key.assign(plan.split_key);
   return plan;
+}
+
+StatusOr<SplitPlan> Store::split_begin(uint32_t meganode, uint64_t split_id) {
+  if (meganode >= meganodes_.size() || !meganodes_[meganode].in_use || meganodes_[meganode].building ||
+      split_id == 0) {
+    return invalid_argument("cell split_begin: no meganode " + std::to_string(meganode) + " or no split id");
+  }
+  Meganode& mn = meganodes_[meganode];
+  mn.split_requested = false;
+  if (mn.splitting) {
+    if (mn.split_id == split_id) return plan_of(meganode);  // re-sent
+    return Status(StatusCode::kAborted, "cell split_begin: already splitting");
+  }
+  if (split_id <= mn.split_id) return Status(StatusCode::kAborted, "cell split_begin: a late copy of an old split");
+  if (mn.built_by != 0) return Status(StatusCode::kAborted, "cell split_begin: not yet declared live");
+  const NodeView root = view(root_of(meganode));
+  if (root.local_level() == 0 || root.count() < 2) {
+    return Status(StatusCode::kAborted, "cell split_begin: meganode too small to split");
+  }
+  mn.splitting = true;
+  mn.split_id = split_id;
+  mn.split_key.assign(root.key(root.count() / 2));
+  return plan_of(meganode);
 }
 
 Status Store::split_scan(uint32_t meganode, std::string_view cursor, bool exclusive, rpc::Writer& out,
@@ -91,11 +109,16 @@ Status Store::split_scan(uint32_t meganode, std::string_view cursor, bool exclus
   }
 }
 
-Status Store::split_finish(uint32_t meganode, uint64_t new_root) {
-  if (meganode >= meganodes_.size() || !meganodes_[meganode].splitting || new_root == kNullPtr) {
-    return invalid_argument("cell split_finish: meganode " + std::to_string(meganode) + " is not splitting");
+Status Store::split_finish(uint32_t meganode, uint64_t new_root, uint64_t split_id) {
+  if (meganode >= meganodes_.size() || new_root == kNullPtr) {
+    return invalid_argument("cell split_finish: no meganode " + std::to_string(meganode));
   }
   Meganode& mn = meganodes_[meganode];
+  if (!mn.splitting || mn.split_id != split_id) {
+    if (split_id != 0 && mn.finished_split == split_id && mn.finished_root == new_root) return Status();  // re-sent
+    return invalid_argument("cell split_finish: meganode " + std::to_string(meganode) +
+                            " is not splitting under split " + std::to_string(split_id));
+  }
   const std::string_view s = mn.split_key;
   const uint64_t root_off = root_of(meganode);
   const NodeView root = view(root_off);
@@ -174,28 +197,47 @@ Status Store::split_finish(uint32_t meganode, uint64_t new_root) {
   }
   mn.splitting = false;
   mn.split_key.clear();
+  mn.finished_split = split_id;
+  mn.finished_root = new_root;
   ++stats_.meganode_splits;
   return Status();
 }
 
-Status Store::split_abort(uint32_t meganode) {
-  if (meganode >= meganodes_.size() || !meganodes_[meganode].splitting) {
-    return invalid_argument("cell split_abort: meganode " + std::to_string(meganode) + " is not splitting");
+Status Store::split_abort(uint32_t meganode, uint64_t split_id) {
+  if (meganode >= meganodes_.size() || split_id == 0 || meganodes_[meganode].split_id != split_id) {
+    return invalid_argument("cell split_abort: split " + std::to_string(split_id) + " is not the latest of meganode " +
+                            std::to_string(meganode));
   }
-  meganodes_[meganode].splitting = false;
-  meganodes_[meganode].split_key.clear();
+  Meganode& mn = meganodes_[meganode];
+  if (mn.finished_split == split_id) {
+    return Status(StatusCode::kAlreadyExists, "cell split_abort: split " + std::to_string(split_id) + " finished");
+  }
+  // Still under way, or aborted already (a re-sent abort): either way not linked.
+  mn.splitting = false;
+  mn.split_key.clear();
   return Status();
 }
 
-StatusOr<uint64_t> Store::meganode_create(uint32_t level, Bound min, Bound max, uint64_t right) {
-  if (level >= kMaxLevels || min.key.size() > g_.key_capacity_bytes ||
+int64_t Store::built_meganode(uint64_t root, uint64_t split_id) const {
+  if (!local_node(root) || g_.node_index(ptr_offset(root)) != 0) return -1;
+  const uint32_t m = g_.meganode_of(ptr_offset(root));
+  const Meganode& mn = meganodes_[m];
+  return mn.in_use && split_id != 0 && mn.built_by == split_id ? static_cast<int64_t>(m) : -1;
+}
+
+StatusOr<uint64_t> Store::meganode_create(uint64_t split_id, uint32_t level, Bound min, Bound max, uint64_t right) {
+  if (split_id == 0 || level >= kMaxLevels || min.key.size() > g_.key_capacity_bytes ||
       max.key.size() > g_.key_capacity_bytes) {
-    return invalid_argument("cell meganode_create: bad level or bounds");
+    return invalid_argument("cell meganode_create: bad split id, level or bounds");
+  }
+  for (uint32_t m = 0; m < meganodes_.size(); ++m) {
+    if (meganodes_[m].in_use && meganodes_[m].built_by == split_id) return ptr(root_of(m));  // re-sent
   }
   const int64_t m = alloc_meganode();
   if (m < 0) return resource_exhausted("cell: no free meganode on region " + std::to_string(node_region_));
   Meganode& mn = meganodes_[static_cast<size_t>(m)];
   mn.building = true;
+  mn.built_by = split_id;
   mn.build = std::make_unique<BuildState>();
   BuildState& b = *mn.build;
   b.meganode_level = level;
@@ -272,14 +314,19 @@ void Store::build_append(uint32_t m, uint32_t level, std::string_view key, const
   w.end();
 }
 
-Status Store::meganode_append(uint64_t root, rpc::Reader& entries) {
-  if (!local_node(root) || g_.node_index(ptr_offset(root)) != 0 ||
-      !meganodes_[g_.meganode_of(ptr_offset(root))].building) {
-    return invalid_argument("cell meganode_append: no meganode under construction there");
+Status Store::meganode_append(uint64_t root, uint64_t split_id, uint32_t chunk, rpc::Reader& entries) {
+  const int64_t found = built_meganode(root, split_id);
+  if (found < 0 || !meganodes_[static_cast<uint32_t>(found)].building) {
+    return invalid_argument("cell meganode_append: no meganode under construction by split " +
+                            std::to_string(split_id) + " there");
   }
-  const uint32_t m = g_.meganode_of(ptr_offset(root));
+  const uint32_t m = static_cast<uint32_t>(found);
   Meganode& mn = meganodes_[m];
   BuildState& b = *mn.build;
+  if (b.chunks > 0 && chunk == b.chunks - 1) return Status();  // re-sent
+  if (chunk != b.chunks) {
+    return invalid_argument("cell meganode_append: chunk " + std::to_string(chunk) + " out of order");
+  }
   while (!entries.at_end()) {
     std::string_view key, value;
     uint64_t child = kNullPtr;
@@ -304,16 +351,18 @@ Status Store::meganode_append(uint64_t root, rpc::Reader& entries) {
     b.last_key.assign(key);
     b.any = true;
   }
+  ++b.chunks;
   return Status();
 }
 
-Status Store::meganode_seal(uint64_t root) {
-  if (!local_node(root) || g_.node_index(ptr_offset(root)) != 0 ||
-      !meganodes_[g_.meganode_of(ptr_offset(root))].building) {
-    return invalid_argument("cell meganode_seal: no meganode under construction there");
+Status Store::meganode_seal(uint64_t root, uint64_t split_id) {
+  const int64_t found = built_meganode(root, split_id);
+  if (found < 0) {
+    return invalid_argument("cell meganode_seal: no meganode built by split " + std::to_string(split_id) + " there");
   }
-  const uint32_t m = g_.meganode_of(ptr_offset(root));
+  const uint32_t m = static_cast<uint32_t>(found);
   Meganode& mn = meganodes_[m];
+  if (!mn.building) return Status();  // re-sent
   BuildState& b = *mn.build;
   NodeWriter w = writer(ptr_offset(root));
   if (b.levels == 0) {
@@ -336,12 +385,29 @@ Status Store::meganode_seal(uint64_t root) {
   return Status();
 }
 
-Status Store::meganode_abandon(uint64_t root) {
-  if (!local_node(root) || g_.node_index(ptr_offset(root)) != 0 ||
-      !meganodes_[g_.meganode_of(ptr_offset(root))].in_use) {
-    return invalid_argument("cell meganode_abandon: no meganode there");
+Status Store::meganode_live(uint64_t root, uint64_t split_id) {
+  const int64_t found = built_meganode(root, split_id);
+  if (found >= 0 && !meganodes_[static_cast<uint32_t>(found)].building) {
+    meganodes_[static_cast<uint32_t>(found)].built_by = 0;
+    maybe_request_split(static_cast<uint32_t>(found));  // held back until now
+    return Status();
   }
-  const uint32_t m = g_.meganode_of(ptr_offset(root));
+  if (local_node(root) && g_.node_index(ptr_offset(root)) == 0) {
+    const Meganode& mn = meganodes_[g_.meganode_of(ptr_offset(root))];
+    if (mn.in_use && !mn.building && mn.built_by == 0) return Status();  // re-sent
+  }
+  return invalid_argument("cell meganode_live: no sealed meganode of split " + std::to_string(split_id) + " there");
+}
+
+Status Store::meganode_abandon(uint64_t root, uint64_t split_id) {
+  // Only until its split links it (it cannot split before): freeing a
+  // meganode of the tree would lose its keys.
+  const int64_t found = built_meganode(root, split_id);
+  if (found < 0) {
+    return invalid_argument("cell meganode_abandon: refused, no meganode that split " + std::to_string(split_id) +
+                            " is still building there (a live meganode is never abandoned)");
+  }
+  const uint32_t m = static_cast<uint32_t>(found);
   Meganode& mn = meganodes_[m];
   // Never linked, so no reader can be inside: free its extents and the slot.
   // Its leftmost leaf: down the first children from the top.
@@ -372,6 +438,7 @@ Status Store::meganode_abandon(uint64_t root) {
   w.set_valid(false);
   w.end();
   mn.in_use = mn.building = mn.splitting = false;
+  mn.built_by = 0;
   mn.build.reset();
   return Status();
 }
