@@ -5,6 +5,10 @@
 # Then, once, the verbs tier (ctest label "verbs") on the release build
 # where an RDMA device exists: Soft-RoCE in a qemu guest (ci/softroce-vm.sh).
 # LOCUS_VERBS_TIER=0 leaves it out.
+# Then a bounded fuzz step: every libFuzzer target of tests/fuzz for
+# LOCUS_FUZZ_SECONDS each (default 30: 12 targets, 6 minutes, plus the
+# clang build of build/fuzz); it fails on any crash (docs/fuzzing.md).
+# LOCUS_FUZZ_STEP=0 leaves it out; ci/fuzz.sh runs targets for longer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +30,11 @@ for preset in $presets; do
   fi
 done
 echo "=== all presets passed: $presets"
+
+if [ "${LOCUS_FUZZ_STEP:-1}" != 0 ]; then
+  echo "=== fuzz: every target for ${LOCUS_FUZZ_SECONDS:-30}s (ci/fuzz.sh)"
+  ./ci/fuzz.sh all "${LOCUS_FUZZ_SECONDS:-30}"
+fi
 
 if [[ " $presets " == *" release "* && "${LOCUS_VERBS_TIER:-1}" != 0 ]]; then
   echo "=== verbs tier: Soft-RoCE (serial, bounded by LOCUS_VM_TIMEOUT)"
