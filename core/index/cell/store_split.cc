@@ -77,6 +77,13 @@ Status Store::split_scan(uint32_t meganode, std::string_view cursor, bool exclus
     from = mn.split_key;
     exclusive = false;
   }
+  // Only a peer in error sends a cursor at or past the meganode's upper
+  // bound (the last key it was given lies below it): descend_local would
+  // leave the meganode.
+  if (view(root_of(meganode)).at_or_above_max(from)) {
+    return invalid_argument("cell split_scan: cursor at or past the upper bound of meganode " +
+                            std::to_string(meganode));
+  }
   *done = false;
   uint64_t off = descend_local(meganode, from, 0);
   bool whole_node = false;
