@@ -12,8 +12,9 @@
 # regression/<target>/, keeps what it discovers in build/fuzz/work/<target>/
 # (so long runs resume from there; the checked-in corpus is not touched)
 # and writes crashes to build/fuzz/artifacts/<target>/. LOCUS_FUZZ_RUNS=M
-# also stops a target after M executions; LOCUS_FUZZ_JOBS=J builds with J
-# jobs. Prints executions, time and exec/s per target; exits non-zero if
+# also stops a target after M executions; LOCUS_FUZZ_SEED=S fixes
+# libFuzzer's random seed (0, the default: a new one each run); LOCUS_FUZZ_JOBS=J
+# builds with J jobs. Prints executions, time and exec/s per target; exits non-zero if
 # any target crashed, leaked, timed out or ran out of memory, naming the
 # input to copy into tests/fuzz/regression/<target>/.
 set -euo pipefail
@@ -77,7 +78,7 @@ for t in "${selected[@]}"; do
   set +e
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" "${runs[@]}" -timeout=20 -rss_limit_mb=2048 \
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" "${runs[@]}" -timeout=20 -rss_limit_mb=2048 -seed="${LOCUS_FUZZ_SEED:-0}" \
       -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" "${inputs[@]}" >"$log" 2>&1
   rc=$?
   set -e

@@ -7,7 +7,8 @@
 # LOCUS_VERBS_TIER=0 leaves it out.
 # Then a bounded fuzz step: every libFuzzer target of tests/fuzz for
 # LOCUS_FUZZ_SECONDS each (default 30: 12 targets, 6 minutes, plus the
-# clang build of build/fuzz); it fails on any crash (docs/fuzzing.md).
+# clang build of build/fuzz), with a fixed seed (LOCUS_FUZZ_SEED, default 1)
+# so a red step can be replayed; it fails on any crash (docs/fuzzing.md).
 # LOCUS_FUZZ_STEP=0 leaves it out; ci/fuzz.sh runs targets for longer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ echo "=== all presets passed: $presets"
 
 if [ "${LOCUS_FUZZ_STEP:-1}" != 0 ]; then
   echo "=== fuzz: every target for ${LOCUS_FUZZ_SECONDS:-30}s (ci/fuzz.sh)"
-  ./ci/fuzz.sh all "${LOCUS_FUZZ_SECONDS:-30}"
+  LOCUS_FUZZ_SEED=${LOCUS_FUZZ_SEED:-1} ./ci/fuzz.sh all "${LOCUS_FUZZ_SECONDS:-30}"
 fi
 
 if [[ " $presets " == *" release "* && "${LOCUS_VERBS_TIER:-1}" != 0 ]]; then

@@ -104,9 +104,11 @@ class Decoder {
     for (const toml::node& p : *a) {
       const toml::array* pair = p.as_array();
       if (pair == nullptr || pair->size() != 2) return fail(&p, name, "expected a [bytes, ops_per_s] pair");
-      auto bytes = (*pair)[0].value<int64_t>();
+      // value_exact: toml++'s converting value<int64_t>() of a float such
+      // as 1e25 is undefined behaviour (found by fuzz_scenario).
+      auto bytes = (*pair)[0].value_exact<int64_t>();
       auto rate = (*pair)[1].value<double>();
-      if (!bytes || !rate) return fail(&p, name, "expected a [bytes, ops_per_s] pair of numbers");
+      if (!bytes || !rate) return fail(&p, name, "expected a [bytes, ops_per_s] pair: an integer and a number");
       // Sizes are kept in 32 bits; a rate outside [1, 1e12] ops/s (NaN and
       // infinity included) is no NIC's and would make operations free or
       // push the simulator's clock past its range.
