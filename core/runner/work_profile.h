@@ -20,7 +20,8 @@ namespace locus::runner {
 
 class WorkProfile {
  public:
-  void add(std::string_view name, Nanos native_ns, uint64_t bytes);
+  // `on_server`: charged by an actor (or set-up code) of a server node.
+  void add(std::string_view name, Nanos native_ns, uint64_t bytes, bool on_server);
 
   struct Row {
     std::string name;
@@ -32,6 +33,15 @@ class WorkProfile {
     // counts) without the calls the OS preempted for a time slice (on a
     // shared 2-core machine, 100x the median and more).
     double trimmed_mean_us = 0;
+    bool on_server = false;  // charged on a server node (else a client's work)
+    // Where the bytes of one run's calls vary (an answer's hits, the nodes
+    // of a READ batch): the 10th and 90th percentile of the bytes, and a
+    // least-squares line through the kept calls' (bytes, us), so a cost
+    // that grows with the bytes is measured rather than assumed.
+    uint64_t p10_bytes = 0, p90_bytes = 0;
+    double fit_intercept_us = 0, fit_us_per_byte = 0;
+    bool has_fit = false;  // at least 2 distinct byte counts among the kept calls
+    double fit_us_at(uint64_t bytes) const { return fit_intercept_us + fit_us_per_byte * static_cast<double>(bytes); }
   };
   // One row per name, by name; names never charged with a native time
   // (the client's per-operation charge) are left out.
@@ -41,6 +51,7 @@ class WorkProfile {
   struct Samples {
     std::vector<Nanos> native_ns;
     std::vector<uint64_t> bytes;
+    bool on_server = false;
   };
   mutable ShortMutex mu_;
   std::unordered_map<std::string, Samples> by_name_;
@@ -51,21 +62,23 @@ class ProfilingRuntime final : public Runtime {
   ProfilingRuntime(std::unique_ptr<Runtime> inner, WorkProfile* profile);
 
   std::string_view backend_name() const override { return inner_->backend_name(); }
-  StatusOr<NodeId> add_node(const NodeOptions& options) override { return inner_->add_node(options); }
+  StatusOr<NodeId> add_node(const NodeOptions& options) override;
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override;
   Status run() override { return inner_->run(); }
   void abandon() override { inner_->abandon(); }
-  Env setup_env(NodeId node) override { return profiled(inner_->setup_env(node)); }
+  Env setup_env(NodeId node) override { return profiled(inner_->setup_env(node), node); }
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
 
  private:
-  Env profiled(Env env);
+  Env profiled(Env env, NodeId node);
+  bool is_server(NodeId node);
 
   std::unique_ptr<Runtime> inner_;
   WorkProfile* profile_;
-  ShortMutex mu_;  // guards cpus_ (loopback actors start on threads of their own)
+  ShortMutex mu_;  // guards cpus_ and servers_ (loopback actors start on threads of their own)
   std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::vector<NodeId> servers_;
 };
 
 }  // namespace locus::runner

@@ -5,8 +5,9 @@
 //
 // Per operation: draw it from the workload, build its key and, for a
 // write, its record (both before the clock starts, so a latency is the
-// index's alone), charge the client's per-operation CPU ("client.op":
-// simulated on SimGrid, nothing on OS threads), time session.execute(),
+// index's alone), charge the client's per-operation CPU ("client.op", with
+// the native time those steps took: simulated on SimGrid, measured by
+// `locus calibrate`, nothing on OS threads), time session.execute(),
 // acknowledge an insert, record the latency under the session's name for
 // the operation (names registered on first use, so a run lists only what
 // it did), keep the first error and carry on. A write's record is drawn

@@ -85,6 +85,10 @@ struct CostCurve {
   double us_at(uint64_t bytes) const;
 };
 
+// The client's own work per operation (drawing it, building its key and
+// record: core/runner/ycsb_loop.h), charged by every design's clients.
+inline constexpr const char* kClientOpWork = "client.op";
+
 struct CpuSpec {
   // Server handler costs by handler name (e.g. "pilaf.put"); handlers not
   // listed cost default_handler_us. Measured by `locus calibrate`.
@@ -94,7 +98,8 @@ struct CpuSpec {
   // instead (not deterministic: native times vary run to run).
   bool measured = false;
   double measured_factor = 1.0;
-  // Client-side work per operation (request building, checksums).
+  // The client's work per operation ("client.op") where handler_cost_us
+  // does not cost it (`locus calibrate` measures it).
   double client_op_us = 0.3;
 };
 

@@ -23,7 +23,7 @@ case $design in
     base=(workload.recordcount=2000 workload.operationcount=40000 run.duration_s=0.1 run.wait_timeout_ms=2) ;;
   catfish) scenario=$root/scenarios/catfish/rtree.toml
     base=(index.rectangles=500 workload.readproportion=0.8 workload.insertproportion=0.2 run.clients=16
-          run.duration_s=0.02 run.warmup_s=0.001 run.wait_timeout_ms=1) ;;
+          run.duration_s=0.07 run.warmup_s=0.001 run.wait_timeout_ms=1) ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)

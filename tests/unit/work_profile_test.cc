@@ -33,6 +33,34 @@ BOOST_AUTO_TEST_CASE(records_named_work_by_name_with_median_and_bytes) {
   BOOST_TEST(rows[1].p90_us == 40000.0);
   BOOST_TEST(rows[1].trimmed_mean_us == 3.5);
   BOOST_TEST(rows[1].median_bytes == 64u);
+  BOOST_TEST(rows[1].on_server);
+  BOOST_TEST(!rows[1].has_fit);  // one byte count: no line to fit
+}
+
+// Work whose bytes vary within a run (a READ batch of 1 to 8 nodes) gets a
+// least-squares line through its kept calls; work of a client node is
+// marked as the client's.
+BOOST_AUTO_TEST_CASE(fits_a_line_where_the_bytes_vary_and_tells_client_work_apart) {
+  runner::WorkProfile profile;
+  runner::ProfilingRuntime runtime(loopback::make_loopback_runtime({}), &profile);
+  const NodeId client = *runtime.add_node({"client0", false});
+  BOOST_REQUIRE(runtime.spawn(client, "c", ActorKind::kWorker, [](Env& env) {
+    // 300 ns + 0.5 ns per byte, for 1 to 8 nodes of 1 KB; one preempted call.
+    for (uint64_t nodes = 1; nodes <= 8; ++nodes) {
+      env.cpu->charge_work("x.nodes", static_cast<Nanos>(300 + nodes * 512), nodes * 1024);
+    }
+    env.cpu->charge_work("x.nodes", 90'000'000, 1024);
+  }).is_ok());
+  BOOST_REQUIRE(runtime.run().is_ok());
+  const auto rows = profile.rows();
+  BOOST_TEST_REQUIRE(rows.size() == 1u);
+  const runner::WorkProfile::Row& r = rows[0];
+  BOOST_TEST(!r.on_server);
+  BOOST_TEST_REQUIRE(r.has_fit);
+  BOOST_TEST(r.fit_us_per_byte == 0.0005, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.fit_intercept_us == 0.3, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.p10_bytes == 1024u);
+  BOOST_TEST(r.p90_bytes == 8192u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

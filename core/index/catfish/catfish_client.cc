@@ -10,10 +10,8 @@ namespace locus::catfish {
 StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint, selector::Selector& selector,
                                                              const CatfishClientOptions& options,
                                                              const Exchange& exchange) {
-  if (options.node_ns < 0 || options.reconnect_wait_min_ns <= 0 ||
-      options.reconnect_wait_max_ns < options.reconnect_wait_min_ns) {
-    return invalid_argument("catfish client: node_ns must not be negative, and the reconnect waits positive "
-                            "with min <= max");
+  if (options.reconnect_wait_min_ns <= 0 || options.reconnect_wait_max_ns < options.reconnect_wait_min_ns) {
+    return invalid_argument("catfish client: the reconnect waits must be positive with min <= max");
   }
   std::unique_ptr<CatfishClient> c(new CatfishClient(endpoint, selector, options));
   LOCUS_ASSIGN_OR_RETURN(c->messaging_, MessagingClient::create(endpoint, options.messaging));
@@ -142,8 +140,6 @@ Status CatfishClient::search_client(const Rect& query, std::vector<Hit>* out) {
     return ask_server(query, out);
   }
   const OffloadStats& after = offload_->stats();
-  const uint64_t nodes = after.node_reads - before.node_reads;
-  if (options_.node_ns > 0) env.cpu->charge(options_.node_ns * static_cast<Nanos>(nodes));
   const Nanos t1 = env.clock->now();
   const uint64_t rounds = std::max<uint64_t>(1, after.batches - before.batches);
   selector_.observe(server_node(), selector::Path::kClient, (t1 - t0) / static_cast<Nanos>(rounds), t1);

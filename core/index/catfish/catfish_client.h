@@ -31,7 +31,6 @@ namespace locus::catfish {
 struct CatfishClientOptions {
   MessagingClientOptions messaging;
   OffloadOptions offload;
-  Nanos node_ns = 0;  // simulated client CPU per node an offloaded search examines
   // A broken messaging connection (a request whose fate is unknown, the
   // server's goodbye) is opened again by the next call; a failed attempt
   // waits before the next one, from the first wait doubling up to the last.

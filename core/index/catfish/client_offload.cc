@@ -8,6 +8,20 @@
 namespace locus::catfish {
 
 namespace {
+// Charges the batch's examination however the loop over it ends.
+class ChargeOnExit {
+ public:
+  ChargeOnExit(Env& env, Nanos from, uint64_t bytes) : env_(env), from_(from), bytes_(bytes) {}
+  ~ChargeOnExit() { env_.cpu->charge_work(kClientNodeWork, env_.clock->now() - from_, bytes_); }
+  ChargeOnExit(const ChargeOnExit&) = delete;
+  ChargeOnExit& operator=(const ChargeOnExit&) = delete;
+
+ private:
+  Env& env_;
+  Nanos from_;
+  uint64_t bytes_;
+};
+
 // Why a copy stays torn: its writer holds the node's lock word odd.
 constexpr const char* kLockedTooLong =
     "the server kept it locked: a writer descheduled mid-write, or writing it continuously";
@@ -110,6 +124,14 @@ StatusOr<OffloadClient::Pass> OffloadClient::traverse(const Rect& q, const Heade
     LOCUS_RETURN_IF_ERROR(endpoint_.execute(std::span<const WorkRequest>(wrs_.data(), n)));
     ++stats_.batches;
     stats_.node_reads += n;
+    // The client's CPU for the batch (checking each copy, scanning its
+    // entries): timed natively here (`locus calibrate` measures it on
+    // loopback) and charged as named work, which the simulator costs from
+    // [platform.cpu.handler_cost_us] "catfish.client_node" by the bytes
+    // examined, before the next batch is issued.
+    Clock& clock = *endpoint_.env().clock;
+    const Nanos examined_from = clock.now();
+    ChargeOnExit charge(endpoint_.env(), examined_from, uint64_t{n} * g_.node_bytes);
     for (uint32_t i = 0; i < n; ++i) {
       const Pending& p = inflight_[i];
       const NodeView v(images + uint64_t{i} * g_.node_bytes, lpf);

@@ -34,6 +34,8 @@ namespace locus::catfish {
 // so it must fit the send queue of every backend (loopback and verbs keep
 // at least this many; connect() checks the transport's limit).
 constexpr uint32_t kMaxReadsPerBatch = 16;
+// The named work (Cpu::charge_work) of examining a READ batch's nodes.
+inline constexpr const char* kClientNodeWork = "catfish.client_node";
 static_assert(kMaxReadsPerBatch >= 1 && kMaxReadsPerBatch <= 64, "a batch is a short burst of READs");
 
 struct OffloadOptions {

@@ -1,6 +1,7 @@
 // Catfish as a design plug-in: its [index] keys and its driver
 // (driver.cc), registered under "catfish".
 #include "core/design/design.h"
+#include "core/index/catfish/client_offload.h"
 #include "core/index/catfish/config.h"
 
 namespace locus::catfish {
@@ -23,7 +24,6 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   }
   LOCUS_RETURN_IF_ERROR(keys.text("server_mode", &x->server_mode, {"polling", "event"}));
   LOCUS_RETURN_IF_ERROR(keys.number("server_result_us", &x->server_result_us, 0, 1e6));
-  LOCUS_RETURN_IF_ERROR(keys.number("client_node_us", &x->client_node_us, 0, 1e6));
   return std::shared_ptr<const scenario::IndexConfig>(std::move(x));
 }
 
@@ -33,7 +33,7 @@ Status register_design(design::Registry& registry) {
   return registry.add({{"catfish",
                         "R*-tree of rectangles; searches by fast messaging over RDMA WRITE rings or offloaded as "
                         "multi-issue RDMA READs, chosen by a back-off selector on server heartbeats",
-                        true, read_keys, {"catfish.search", "catfish.insert", "catfish.delete", "catfish.connect"}},
+                        true, read_keys, {"catfish.search", "catfish.insert", "catfish.delete", "catfish.connect", kClientNodeWork}},
                        make_driver});
 }
 

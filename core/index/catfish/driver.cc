@@ -62,7 +62,6 @@ class CatfishDriver final : public design::IndexDriver {
     m.heartbeat_interval_ns = selector_.backoff.interval_ns;
     server_options_.result_ns = us_to_ns(x.server_result_us);
     client_options_.messaging.max_response_bytes = kMaxResponseBytes;
-    client_options_.node_ns = us_to_ns(x.client_node_us);
   }
 
   // A messaging worker per core, each with its own queue pairs; when the
