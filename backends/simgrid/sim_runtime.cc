@@ -37,6 +37,13 @@ class SimTransport final : public Transport {
 
   Status post(std::span<const WorkRequest> batch) override {
     if (batch.empty()) return Status();
+    // Posted at the engine's time, the debt slept off first: a request
+    // posted at a later own time would take its NIC and link slots (FCFS
+    // in the order of the calls) ahead of requests other actors post
+    // before that time. A Catfish worker owing a few handlers' CPU thus
+    // held offloaded READs behind its responses for milliseconds
+    // (catfish_scenario_test an_observer_actor_changes_nothing).
+    settle_debt();
     const SimOptions& o = world_.options();
     for (const WorkRequest& wr : batch) {
       LOCUS_RETURN_IF_ERROR(check_work_request(wr, o.max_message_bytes, local_ok(wr.local), node_.name));
