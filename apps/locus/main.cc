@@ -7,6 +7,7 @@
 #include "apps/locus/bench_command.h"
 #include "apps/locus/calibrate_command.h"
 #include "apps/locus/model_command.h"
+#include "apps/locus/reproduce_command.h"
 #include "apps/locus/serve_command.h"
 #include "apps/locus/run_command.h"
 #include "core/designs/designs.h"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   locus::cli::add_bench_command(app, exit_code);
   locus::cli::add_calibrate_command(app, exit_code);
   locus::cli::add_serve_command(app, exit_code);
+  locus::cli::add_reproduce_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,194 @@
+// Experiment files of `locus reproduce`: see experiment.h.
+#include "apps/locus/experiment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#define TOML_EXCEPTIONS 1
+#include <toml++/toml.h>
+
+namespace locus::cli {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  Status fail(const toml::node* n, const std::string& key, const std::string& what) const {
+    std::string where = path_;
+    if (n != nullptr && n->source().begin.line > 0) where += fmt::format(":{}", n->source().begin.line);
+    return invalid_argument(where + ": " + key + ": " + what);
+  }
+
+  Status only(const toml::table& t, const std::string& section, std::initializer_list<std::string_view> known) const {
+    for (auto&& [k, v] : t) {
+      if (std::find(known.begin(), known.end(), k.str()) == known.end()) {
+        return fail(&v, section + "." + std::string(k.str()), "unknown key");
+      }
+    }
+    return Status();
+  }
+
+  Status text(const toml::table& t, const std::string& section, std::string_view key, std::string* out,
+              bool required) const {
+    const toml::node* n = t.get(key);
+    const std::string name = section + "." + std::string(key);
+    if (n == nullptr) return required ? fail(&t, name, "missing") : Status();
+    auto s = n->value_exact<std::string>();
+    if (!s || s->empty()) return fail(n, name, "expected a non-empty string");
+    *out = *s;
+    return Status();
+  }
+
+  Status sets(const toml::table& t, const std::string& section, std::vector<std::string>* out) const {
+    const toml::node* n = t.get("set");
+    if (n == nullptr) return Status();
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return fail(n, section + ".set", "expected an array of \"key=value\" strings");
+    for (const toml::node& e : *a) {
+      auto s = e.value_exact<std::string>();
+      if (!s || s->find('=') == std::string::npos || s->front() == '=') {
+        return fail(&e, section + ".set", "expected \"key=value\" strings");
+      }
+      out->push_back(*s);
+    }
+    return Status();
+  }
+
+  // A number or a string, as --set takes it.
+  Status value(const toml::node& n, const std::string& key, std::string* out, bool* numeric) const {
+    if (auto i = n.value_exact<int64_t>()) {
+      *out = std::to_string(*i);
+      *numeric = true;
+    } else if (auto d = n.value_exact<double>()) {
+      *out = fmt::format("{}", *d);
+      *numeric = true;
+    } else if (auto s = n.value_exact<std::string>(); s && !s->empty()) {
+      *out = *s;
+      *numeric = false;
+    } else {
+      return fail(&n, key, "expected a number or a non-empty string");
+    }
+    return Status();
+  }
+
+  Status metric(const toml::table& t, const std::string& section, std::string* out) const {
+    const toml::node* n = t.get("metric");
+    if (n == nullptr) return Status();
+    std::string m;
+    LOCUS_RETURN_IF_ERROR(text(t, section, "metric", &m, false));
+    if (std::find(std::begin(kReproduceMetrics), std::end(kReproduceMetrics), m) == std::end(kReproduceMetrics)) {
+      return fail(n, section + ".metric", "expected ops_per_s, latency_us_mean or server_share");
+    }
+    *out = m;
+    return Status();
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view text) {
+  Reader r(path);
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return invalid_argument(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
+  }
+  Experiment x;
+  x.path = path;
+  const std::filesystem::path p(path);
+  x.name = p.stem().string();
+  x.design = p.parent_path().filename().string();
+  LOCUS_RETURN_IF_ERROR(r.only(root, "", {"experiment", "series", "claim"}));
+  const toml::table* e = root["experiment"].as_table();
+  if (e == nullptr) return r.fail(&root, "experiment", "missing [experiment] table");
+  LOCUS_RETURN_IF_ERROR(r.only(*e, "experiment", {"title", "source", "scenario", "set", "x", "values", "metric"}));
+  LOCUS_RETURN_IF_ERROR(r.text(*e, "experiment", "title", &x.title, true));
+  LOCUS_RETURN_IF_ERROR(r.text(*e, "experiment", "source", &x.source, true));
+  LOCUS_RETURN_IF_ERROR(r.text(*e, "experiment", "scenario", &x.scenario, true));
+  x.scenario = (p.parent_path() / x.scenario).lexically_normal().string();
+  LOCUS_RETURN_IF_ERROR(r.sets(*e, "experiment", &x.sets));
+  LOCUS_RETURN_IF_ERROR(r.text(*e, "experiment", "x", &x.x, true));
+  LOCUS_RETURN_IF_ERROR(r.metric(*e, "experiment", &x.metric));
+  const toml::array* values = (*e)["values"].as_array();
+  if (values == nullptr || values->empty()) return r.fail(e, "experiment.values", "expected a non-empty array");
+  for (const toml::node& v : *values) {
+    std::string s;
+    bool numeric = false;
+    LOCUS_RETURN_IF_ERROR(r.value(v, "experiment.values", &s, &numeric));
+    if (std::find(x.values.begin(), x.values.end(), s) != x.values.end()) {
+      return r.fail(&v, "experiment.values", "'" + s + "' is listed twice");
+    }
+    x.values.push_back(s);
+    x.numeric_x = x.numeric_x && numeric;
+  }
+
+  const toml::array* series = root["series"].as_array();
+  if (series == nullptr || series->empty()) return r.fail(&root, "series", "expected at least one [[series]]");
+  for (const toml::node& n : *series) {
+    const toml::table* t = n.as_table();
+    if (t == nullptr) return r.fail(&n, "series", "expected a table");
+    ExperimentSeries s;
+    LOCUS_RETURN_IF_ERROR(r.only(*t, "series", {"name", "set"}));
+    LOCUS_RETURN_IF_ERROR(r.text(*t, "series", "name", &s.name, true));
+    LOCUS_RETURN_IF_ERROR(r.sets(*t, "series", &s.sets));
+    for (const ExperimentSeries& other : x.series) {
+      if (other.name == s.name) return r.fail(t, "series.name", "'" + s.name + "' is used twice");
+    }
+    x.series.push_back(std::move(s));
+  }
+  auto has_series = [&x](const std::string& name) {
+    return std::any_of(x.series.begin(), x.series.end(), [&](const ExperimentSeries& s) { return s.name == name; });
+  };
+
+  if (const toml::node* claims = root.get("claim")) {
+    const toml::array* a = claims->as_array();
+    if (a == nullptr) return r.fail(claims, "claim", "expected [[claim]] tables");
+    for (const toml::node& n : *a) {
+      const toml::table* t = n.as_table();
+      if (t == nullptr) return r.fail(&n, "claim", "expected a table");
+      ExperimentClaim c;
+      c.metric = x.metric;
+      LOCUS_RETURN_IF_ERROR(r.only(*t, "claim", {"text", "series", "at", "over", "value", "metric"}));
+      LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "text", &c.text, true));
+      LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "series", &c.series, true));
+      LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "over", &c.over, false));
+      LOCUS_RETURN_IF_ERROR(r.metric(*t, "claim", &c.metric));
+      if (!has_series(c.series)) return r.fail(t->get("series"), "claim.series", "no series '" + c.series + "'");
+      if (!c.over.empty() && !has_series(c.over)) return r.fail(t->get("over"), "claim.over", "no series '" + c.over + "'");
+      const toml::node* at = t->get("at");
+      if (at == nullptr) return r.fail(t, "claim.at", "missing");
+      bool numeric = false;
+      LOCUS_RETURN_IF_ERROR(r.value(*at, "claim.at", &c.at, &numeric));
+      if (std::find(x.values.begin(), x.values.end(), c.at) == x.values.end()) {
+        return r.fail(at, "claim.at", "'" + c.at + "' is not one of experiment.values");
+      }
+      const toml::node* v = t->get("value");
+      std::optional<double> d = v == nullptr ? std::nullopt : v->value<double>();
+      if (!d || !(*d > 0) || !std::isfinite(*d)) return r.fail(v != nullptr ? v : t, "claim.value", "expected a positive number");
+      c.value = *d;
+      x.claims.push_back(std::move(c));
+    }
+  }
+  return x;
+}
+
+StatusOr<Experiment> load_experiment(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return not_found(path + ": cannot read");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_experiment(path, buf.str());
+}
+
+}  // namespace locus::cli
