@@ -175,6 +175,18 @@ BOOST_AUTO_TEST_CASE(client_only_leaves_server_cpu_idle) {
   BOOST_TEST(testing::utilization_of(r, "server0.cpu") < 0.02);
 }
 
+// Multi-issue (the paper's section IV-C) posts the READs of a search's
+// pending nodes together; without it every node is its own round trip,
+// and a search takes longer.
+BOOST_AUTO_TEST_CASE(multi_issue_batches_reads_and_without_it_each_read_is_a_round_trip) {
+  const auto multi = simulate({"selector.type=client_only", "index.query_scale=1e-2"});
+  const auto single = simulate({"selector.type=client_only", "index.query_scale=1e-2", "index.multi_issue=false"});
+  BOOST_TEST(counter(multi, "catfish.node_reads") > counter(multi, "catfish.read_batches"));
+  BOOST_TEST(counter(single, "catfish.node_reads") == counter(single, "catfish.read_batches"));
+  BOOST_TEST(counter(single, "catfish.node_reads") > 0);
+  BOOST_TEST(multi.result.throughput_ops_per_s() > single.result.throughput_ops_per_s());
+}
+
 BOOST_AUTO_TEST_CASE(backoff_offloads_when_heartbeats_say_busy) {
   const auto r = simulate({"selector.type=backoff", "selector.backoff.interval_ms=1", "selector.backoff.threshold=0.5"});
   BOOST_TEST_MESSAGE("back-off: " << counter(r, "catfish.server_searches") << " server, "

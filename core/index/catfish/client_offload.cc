@@ -36,13 +36,13 @@ OffloadClient::~OffloadClient() {
 
 StatusOr<std::unique_ptr<OffloadClient>> OffloadClient::connect(Endpoint& endpoint, const RemoteRegion& region,
                                                                 OffloadOptions options) {
-  if (options.torn.max_attempts == 0 || options.max_restarts == 0) {
-    return invalid_argument("catfish client: torn.max_attempts and max_restarts must be positive");
+  if (options.torn.max_attempts == 0 || options.max_restarts == 0 || options.max_batch == 0) {
+    return invalid_argument("catfish client: torn.max_attempts, max_restarts and max_batch must be positive");
   }
   std::unique_ptr<OffloadClient> c(new OffloadClient(endpoint, region, options));
   const uint32_t send_wr = endpoint.transport().limits().max_send_wr;
   if (send_wr == 0) return invalid_argument("catfish client: transport allows no outstanding work requests");
-  c->batch_limit_ = std::min(kMaxReadsPerBatch, send_wr);
+  c->batch_limit_ = std::min({kMaxReadsPerBatch, send_wr, options.max_batch});
   const uint64_t bytes = kLineBytes + uint64_t{kMaxReadsPerBatch} * kMaxNodeBytes;
   c->buffer_ = AlignedBuffer(bytes);
   if (!c->buffer_.valid()) return resource_exhausted("catfish client: cannot allocate its READ buffers");

@@ -44,6 +44,9 @@ struct OffloadOptions {
   // reads that keep finding the move epoch odd.
   TornReadPolicy torn;
   uint32_t max_restarts = 4096;   // traversals a search may restart because the tree moved
+  // READs posted at once (up to kMaxReadsPerBatch): the paper's
+  // multi-issue (section IV-C); 1 fetches one node at a time.
+  uint32_t max_batch = kMaxReadsPerBatch;
 };
 
 struct OffloadStats {

@@ -5,7 +5,8 @@
 // server_result_us of server CPU per rectangle a search returns on top of
 // the handler "catfish.search"'s [platform.cpu] figure (0: a measured
 // figure already grows with the answer). The client's CPU per offloaded
-// READ batch is the named work "catfish.client_node" (client_offload.h).
+// READ batch is the named work "catfish.client_node" (client_offload.h);
+// multi_issue = false fetches one node per READ round trip.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct CatfishConfig final : scenario::IndexConfig {
   std::string query_scale = "1e-5";
   std::string server_mode = "event";
   double server_result_us = 0;
+  bool multi_issue = true;  // offloaded searches post a batch of READs at once (section IV-C)
 };
 
 }  // namespace locus::catfish

@@ -24,6 +24,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   }
   LOCUS_RETURN_IF_ERROR(keys.text("server_mode", &x->server_mode, {"polling", "event"}));
   LOCUS_RETURN_IF_ERROR(keys.number("server_result_us", &x->server_result_us, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(keys.flag("multi_issue", &x->multi_issue));
   return std::shared_ptr<const scenario::IndexConfig>(std::move(x));
 }
 

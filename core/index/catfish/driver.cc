@@ -62,6 +62,7 @@ class CatfishDriver final : public design::IndexDriver {
     m.heartbeat_interval_ns = selector_.backoff.interval_ns;
     server_options_.result_ns = us_to_ns(x.server_result_us);
     client_options_.messaging.max_response_bytes = kMaxResponseBytes;
+    client_options_.offload.max_batch = x.multi_issue ? kMaxReadsPerBatch : 1;
   }
 
   // A messaging worker per core, each with its own queue pairs; when the
