@@ -193,13 +193,12 @@ Status calibrate(const CalibrateOptions& o) {
       const double offset = r.on_server ? server_offset_us : 0;
       auto cost = [&](double native_us) { return native_us * factor + offset; };
       // Bytes that vary widely within the run (hits, nodes per batch): two
-      // points on the measured line, at the 10th and 90th percentile.
-      if (r.has_fit && r.p90_bytes >= 2 * std::max<uint64_t>(r.p10_bytes, 1) && r.fit_us_at(r.p10_bytes) > 0) {
-        curves[r.name].push_back({r.p10_bytes, cost(r.fit_us_at(r.p10_bytes)), r.calls, cost(r.median_us)});
-        curves[r.name].push_back({r.p90_bytes, cost(r.fit_us_at(r.p90_bytes)), 0, cost(r.median_us)});
-        continue;
+      // points on the measured line (WorkProfile::Row::cost_points).
+      uint64_t calls = r.calls;
+      for (const auto& [bytes, us] : r.cost_points()) {
+        curves[r.name].push_back({bytes, cost(us), calls, cost(r.median_us)});
+        calls = 0;
       }
-      curves[r.name].push_back({r.median_bytes, cost(r.trimmed_mean_us), r.calls, cost(r.median_us)});
     }
   }
   if (curves.empty()) return not_found("calibrate: the run charged no named work (no RPC or messaging handler ran)");

@@ -89,6 +89,13 @@ std::vector<WorkProfile::Row> WorkProfile::rows() const {
   return rows;
 }
 
+std::vector<std::pair<uint64_t, double>> WorkProfile::Row::cost_points() const {
+  if (has_fit && fit_us_per_byte > 0 && p90_bytes >= 2 * std::max<uint64_t>(p10_bytes, 1) && fit_us_at(p10_bytes) > 0) {
+    return {{p10_bytes, fit_us_at(p10_bytes)}, {p90_bytes, fit_us_at(p90_bytes)}};
+  }
+  return {{median_bytes, trimmed_mean_us}};
+}
+
 ProfilingRuntime::ProfilingRuntime(std::unique_ptr<Runtime> inner, WorkProfile* profile)
     : inner_(std::move(inner)), profile_(profile) {}
 

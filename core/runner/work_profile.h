@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/common/short_mutex.h"
@@ -42,6 +43,12 @@ class WorkProfile {
     double fit_intercept_us = 0, fit_us_per_byte = 0;
     bool has_fit = false;  // at least 2 distinct byte counts among the kept calls
     double fit_us_at(uint64_t bytes) const { return fit_intercept_us + fit_us_per_byte * static_cast<double>(bytes); }
+    // What a cost table takes from the row: two points of the line, at
+    // the 10th and 90th percentile of the bytes, where the cost grows with
+    // them (a positive slope over bytes spread at least twofold, positive
+    // at both ends); else one point, the trimmed mean at the median bytes
+    // (a slope that is flat or negative is noise, not a cost that falls).
+    std::vector<std::pair<uint64_t, double>> cost_points() const;
   };
   // One row per name, by name; names never charged with a native time
   // (the client's per-operation charge) are left out.

@@ -61,6 +61,30 @@ BOOST_AUTO_TEST_CASE(fits_a_line_where_the_bytes_vary_and_tells_client_work_apar
   BOOST_TEST(r.fit_intercept_us == 0.3, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(r.p10_bytes == 1024u);
   BOOST_TEST(r.p90_bytes == 8192u);
+  // A cost table gets two points of the line.
+  const auto points = r.cost_points();
+  BOOST_TEST_REQUIRE(points.size() == 2u);
+  BOOST_TEST(points[0].first == 1024u);
+  BOOST_TEST(points[1].second == 0.3 + 0.0005 * 8192, boost::test_tools::tolerance(1e-9));
+}
+
+// Noise that makes the line fall with the bytes (a client's draw of a get
+// and of a 4 KB put take the same time) must not become a cost table
+// with a negative cost at the large end (`locus sim` refuses it): one
+// point, the mean.
+BOOST_AUTO_TEST_CASE(a_falling_line_is_not_a_cost_curve) {
+  runner::WorkProfile profile;
+  for (int i = 0; i < 50; ++i) {
+    profile.add("client.op", 200, 23, false);
+    profile.add("client.op", 150, 4119, false);
+  }
+  const auto rows = profile.rows();
+  BOOST_TEST_REQUIRE(rows.size() == 1u);
+  BOOST_TEST_REQUIRE(rows[0].has_fit);
+  BOOST_TEST(rows[0].fit_us_per_byte < 0);
+  const auto points = rows[0].cost_points();
+  BOOST_TEST_REQUIRE(points.size() == 1u);
+  BOOST_TEST(points[0].second == 0.175, boost::test_tools::tolerance(1e-9));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
