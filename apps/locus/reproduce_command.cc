@@ -221,7 +221,7 @@ Status reproduce(const ReproduceOptions& o) {
   }
   if (o.list) {
     for (const Experiment& x : experiments) {
-      fmt::print("{}/{}: {} ({} series x {} values of {}, {} claims)\n", x.design, x.name, x.title, x.series.size(),
+      fmt::print("{}/{}: {} ({} series x {} values of {}, paper figures: {})\n", x.design, x.name, x.title, x.series.size(),
                  x.values.size(), x.x, x.claims.size());
     }
     fmt::print("reproduce: {} experiments, {} simulations, all settings valid\n", experiments.size(), points.size());
@@ -270,7 +270,7 @@ Status reproduce(const ReproduceOptions& o) {
   std::string report = fmt::format("# Reproduction\n\n`locus reproduce` on {} simulations; each figure is one `locus sim` "
                                    "run (the commands: each experiment's file in {}).\n",
                                    points.size(), o.papers);
-  size_t first = 0;
+  size_t first = 0, claims = 0, claims_within = 0;
   for (size_t e = 0; e < experiments.size(); ++e) {
     const Experiment& x = experiments[e];
     while (first < points.size() && points[first].experiment != e) ++first;
@@ -312,12 +312,17 @@ Status reproduce(const ReproduceOptions& o) {
       for (const ExperimentClaim& cl : x.claims) {
         const double sim = claimed(x, cl, points, first);
         const double ratio = sim / cl.value;
+        ++claims;
+        if (std::fabs(ratio - 1) <= 0.10) ++claims_within;
         report += fmt::format("| {} | {} | {} | {}{} |\n", cl.text, number(cl.value), number(sim), number(ratio),
                               std::isnan(ratio) ? "" : (std::fabs(ratio - 1) <= 0.10 ? " (within 10%)" : ""));
       }
     }
     if (plotted) report += fmt::format("\n![{}]({}/{}.png)\n", x.name, x.design, x.name);
   }
+  const std::string summary = fmt::format("{} of {} paper figures within 10% of the simulated ones", claims_within, claims);
+  report.insert(report.find('\n') + 1, "\n" + summary + ".\n");
+  fmt::print("reproduce: {}\n", summary);
   const fs::path report_path = fs::path(o.out) / "report.md";
   std::ofstream r(report_path);
   r << report;

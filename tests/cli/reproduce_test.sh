@@ -36,6 +36,7 @@ EOT
 [ "$(wc -l <"$out/r/pilaf/tiny.csv")" -eq 3 ] || { echo "CSV:"; cat "$out/r/pilaf/tiny.csv"; exit 1; }
 grep -q "^| 4 | [0-9]" "$out/r/report.md" || { echo "no row for 4 clients:"; cat "$out/r/report.md"; exit 1; }
 grep -q "^| a figure | 1000 | [0-9]* | [0-9.]* |" "$out/r/report.md" || { echo "no claim row:"; cat "$out/r/report.md"; exit 1; }
+grep -q "^[01] of 1 paper figures within 10%" "$out/r/report.md" || { echo "no summary:"; cat "$out/r/report.md"; exit 1; }
 
 # Errors: file, line and key; a claim at a value not swept; no such design.
 sed 's/^title = "tiny"/titel = "tiny"/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
