@@ -119,11 +119,10 @@ StatusOr<std::vector<runner::WorkProfile::Row>> profile_run(const CalibrateOptio
 // the request path's fixed cost there (event channel wake-ups, the
 // testbed's own R-tree code), added to every server handler's native time.
 StatusOr<double> catfish_request_overhead_us(const CalibrateOptions& o, std::string* how) {
-  LOCUS_ASSIGN_OR_RETURN(const auto rows,
-                         profile_run(o,
-                                     {"index.query_scale=1e-5", "workload.readproportion=1", "workload.updateproportion=0",
-                                      "workload.insertproportion=0", "selector.type=server_only"},
-                                     nullptr));
+  const std::vector<std::string> search_only = {"index.query_scale=1e-5", "workload.readproportion=1",
+                                                "workload.updateproportion=0", "workload.insertproportion=0",
+                                                "selector.type=server_only"};
+  LOCUS_ASSIGN_OR_RETURN(const auto rows, profile_run(o, search_only, nullptr));
   for (const runner::WorkProfile::Row& r : rows) {
     if (r.name != "catfish.search") continue;
     const double testbed = catfish_testbed_search_us();
@@ -155,9 +154,10 @@ Status calibrate(const CalibrateOptions& o) {
     MicroBlinkConfig mb;
     LOCUS_ASSIGN_OR_RETURN(LocalSearchRate here, cell_local_search_rate(mb));
     factor = here.per_s / kCellTestbedSearchesPerS;
-    how_factor = fmt::format("times the machine factor {:.3f} = Cell local B-link search here ({:.0f}/s, {} levels, {} keys) / the Cell "
-                             "testbed's 379 K/s (calibration.md)",
-                             factor, here.per_s, here.levels, mb.records);
+    how_factor = fmt::format(
+        "times the machine factor {:.3f} = Cell local B-link search here ({:.0f}/s, {} levels, {} keys) / the "
+        "Cell testbed's 379 K/s (calibration.md)",
+        factor, here.per_s, here.levels, mb.records);
   }
   std::vector<std::string> size_sets;
   for (uint32_t size : o.sizes) size_sets.push_back(fmt::format("workload.fieldlength={}", size));

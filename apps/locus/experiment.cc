@@ -1,48 +1,30 @@
 // Experiment files of `locus reproduce`: see experiment.h.
 #include "apps/locus/experiment.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
-#include <fmt/format.h>
-
-#define TOML_EXCEPTIONS 1
-#include <toml++/toml.h>
+#include "core/common/file_text.h"
+#include "core/scenario/scenario_decoder.h"
 
 namespace locus::cli {
 namespace {
 
-class Reader {
+// The scenario decoder's reads, and the pieces only experiments have.
+class Reader : public scenario::Decoder {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  using Decoder::Decoder;
 
-  Status fail(const toml::node* n, const std::string& key, const std::string& what) const {
-    std::string where = path_;
-    if (n != nullptr && n->source().begin.line > 0) where += fmt::format(":{}", n->source().begin.line);
-    return invalid_argument(where + ": " + key + ": " + what);
-  }
-
-  Status only(const toml::table& t, const std::string& section, std::initializer_list<std::string_view> known) const {
-    for (auto&& [k, v] : t) {
-      if (std::find(known.begin(), known.end(), k.str()) == known.end()) {
-        return fail(&v, section + "." + std::string(k.str()), "unknown key");
-      }
-    }
-    return Status();
-  }
-
+  // A non-empty string, present where `required`.
   Status text(const toml::table& t, const std::string& section, std::string_view key, std::string* out,
               bool required) const {
-    const toml::node* n = t.get(key);
-    const std::string name = section + "." + std::string(key);
-    if (n == nullptr) return required ? fail(&t, name, "missing") : Status();
-    auto s = n->value_exact<std::string>();
-    if (!s || s->empty()) return fail(n, name, "expected a non-empty string");
-    *out = *s;
+    if (required) LOCUS_RETURN_IF_ERROR(need(t, section, key));
+    LOCUS_RETURN_IF_ERROR(Decoder::text(t, section, key, out));
+    if (t.get(key) != nullptr && out->empty()) return fail(t.get(key), section + "." + std::string(key), "empty");
     return Status();
   }
 
@@ -79,31 +61,15 @@ class Reader {
   }
 
   Status metric(const toml::table& t, const std::string& section, std::string* out) const {
-    const toml::node* n = t.get("metric");
-    if (n == nullptr) return Status();
-    std::string m;
-    LOCUS_RETURN_IF_ERROR(text(t, section, "metric", &m, false));
-    if (std::find(std::begin(kReproduceMetrics), std::end(kReproduceMetrics), m) == std::end(kReproduceMetrics)) {
-      return fail(n, section + ".metric", "expected ops_per_s, latency_us_mean or server_share");
-    }
-    *out = m;
-    return Status();
+    return Decoder::text(t, section, "metric", out, {kReproduceMetrics[0], kReproduceMetrics[1], kReproduceMetrics[2]});
   }
-
- private:
-  std::string path_;
 };
 
 }  // namespace
 
 StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view text) {
   Reader r(path);
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return invalid_argument(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
-  }
+  LOCUS_ASSIGN_OR_RETURN(toml::table root, scenario::parse_toml(text, path));
   Experiment x;
   x.path = path;
   const std::filesystem::path p(path);
@@ -165,7 +131,8 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
       LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "over", &c.over, false));
       LOCUS_RETURN_IF_ERROR(r.metric(*t, "claim", &c.metric));
       if (!has_series(c.series)) return r.fail(t->get("series"), "claim.series", "no series '" + c.series + "'");
-      if (!c.over.empty() && !has_series(c.over)) return r.fail(t->get("over"), "claim.over", "no series '" + c.over + "'");
+      if (!c.over.empty() && !has_series(c.over))
+        return r.fail(t->get("over"), "claim.over", "no series '" + c.over + "'");
       const toml::node* at = t->get("at");
       if (at == nullptr) return r.fail(t, "claim.at", "missing");
       bool numeric = false;
@@ -175,7 +142,8 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
       }
       const toml::node* v = t->get("value");
       std::optional<double> d = v == nullptr ? std::nullopt : v->value<double>();
-      if (!d || !(*d > 0) || !std::isfinite(*d)) return r.fail(v != nullptr ? v : t, "claim.value", "expected a positive number");
+      if (!d || !(*d > 0) || !std::isfinite(*d))
+        return r.fail(v != nullptr ? v : t, "claim.value", "expected a positive number");
       c.value = *d;
       x.claims.push_back(std::move(c));
     }
@@ -184,11 +152,8 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
 }
 
 StatusOr<Experiment> load_experiment(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return not_found(path + ": cannot read");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_experiment(path, buf.str());
+  LOCUS_ASSIGN_OR_RETURN(std::string text, read_file_text(path, "the experiment file"));
+  return parse_experiment(path, text);
 }
 
 }  // namespace locus::cli

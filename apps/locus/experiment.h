@@ -53,9 +53,9 @@ struct ExperimentClaim {
 };
 
 struct Experiment {
-  std::string path;      // the file
-  std::string design;    // its directory's name
-  std::string name;      // its file name without .toml
+  std::string path;    // the file
+  std::string design;  // its directory's name
+  std::string name;    // its file name without .toml
   std::string title, source;
   std::string scenario;  // path, resolved against the file's directory
   std::vector<std::string> sets;

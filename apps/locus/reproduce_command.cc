@@ -2,6 +2,7 @@
 #include "apps/locus/reproduce_command.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,12 +15,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "apps/locus/experiment.h"
 #include "core/designs/designs.h"
@@ -61,7 +60,8 @@ std::string safe(std::string s) {
 StatusOr<std::vector<Experiment>> find_experiments(const ReproduceOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.papers, ec)) {
-    return not_found("--papers: " + o.papers + " is not a directory (run from the repository's root, or give --papers)");
+    return not_found("--papers: " + o.papers +
+                     " is not a directory (run from the repository's root, or give --papers)");
   }
   std::vector<std::string> designs = o.designs;
   if (designs.empty()) {
@@ -73,13 +73,15 @@ StatusOr<std::vector<Experiment>> find_experiments(const ReproduceOptions& o) {
   std::vector<Experiment> out;
   for (const std::string& design : designs) {
     const fs::path dir = fs::path(o.papers) / design;
-    if (!fs::is_directory(dir, ec)) return not_found("no experiments for '" + design + "': " + dir.string() + " does not exist");
+    if (!fs::is_directory(dir, ec))
+      return not_found("no experiments for '" + design + "': " + dir.string() + " does not exist");
     std::vector<std::string> files;
     for (const fs::directory_entry& f : fs::directory_iterator(dir)) {
       if (f.is_regular_file() && f.path().extension() == ".toml") files.push_back(f.path().string());
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) return not_found("no experiments for '" + design + "': " + dir.string() + " holds no .toml file");
+    if (files.empty())
+      return not_found("no experiments for '" + design + "': " + dir.string() + " holds no .toml file");
     for (const std::string& f : files) {
       LOCUS_ASSIGN_OR_RETURN(Experiment x, load_experiment(f));
       if (!fs::is_regular_file(x.scenario, ec)) return not_found(f + ": experiment.scenario: no file " + x.scenario);
@@ -89,18 +91,24 @@ StatusOr<std::vector<Experiment>> find_experiments(const ReproduceOptions& o) {
   return out;
 }
 
+// A point's --set list: the experiment's, its series', the swept value,
+// then the command line's.
+std::vector<std::string> point_sets(const Experiment& x, const ReproduceOptions& o, const Point& p) {
+  std::vector<std::string> sets = x.sets;
+  sets.insert(sets.end(), x.series[p.series].sets.begin(), x.series[p.series].sets.end());
+  sets.push_back(x.x + "=" + x.values[p.value]);
+  sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+  return sets;
+}
+
 // Starts `locus sim` for one point, output to its log.
 StatusOr<pid_t> spawn_point(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
                             const fs::path& raw) {
   std::vector<std::string> args = {self, "sim", x.scenario, "--quiet"};
-  auto add_set = [&args](const std::string& s) {
+  for (const std::string& s : point_sets(x, o, p)) {
     args.push_back("--set");
     args.push_back(s);
-  };
-  for (const std::string& s : x.sets) add_set(s);
-  for (const std::string& s : x.series[p.series].sets) add_set(s);
-  add_set(x.x + "=" + x.values[p.value]);
-  for (const std::string& s : o.sets) add_set(s);
+  }
   args.push_back("--json");
   args.push_back((raw / (p.stem + ".json")).string());
   args.push_back("--csv");
@@ -137,7 +145,8 @@ Status read_point(const fs::path& json_path, Point* p) {
       n += c;
     }
     p->latency_us_mean = n > 0 ? sum / n / 1e3 : NAN;
-    if (r.contains("extra") && r["extra"].contains("server_share")) p->server_share = r["extra"]["server_share"].get<double>();
+    if (r.contains("extra") && r["extra"].contains("server_share"))
+      p->server_share = r["extra"]["server_share"].get<double>();
   } catch (const nlohmann::json::exception& e) {
     return corruption(json_path.string() + ": " + e.what());
   }
@@ -185,7 +194,8 @@ bool write_plot(const Experiment& x, const fs::path& dir, const std::string& csv
     const auto at = std::find(x.values.begin(), x.values.end(), c.at) - x.values.begin();
     claims += fmt::format("{},{}\n", x.numeric_x ? c.at : std::to_string(at), c.value);
   }
-  if (!claims.empty()) g << ", '-' using 1:2 with points pt 7 ps 1.5 lc rgb 'black' title 'the paper'\n" << claims << "e";
+  if (!claims.empty())
+    g << ", '-' using 1:2 with points pt 7 ps 1.5 lc rgb 'black' title 'the paper'\n" << claims << "e";
   g << "\n";
   g.close();
   return std::system(("gnuplot '" + gp.string() + "' > /dev/null 2>&1").c_str()) == 0;
@@ -209,11 +219,7 @@ Status reproduce(const ReproduceOptions& o) {
   // misspelt key fails now rather than after the others.
   for (const Point& p : points) {
     const Experiment& x = experiments[p.experiment];
-    std::vector<std::string> sets = x.sets;
-    sets.insert(sets.end(), x.series[p.series].sets.begin(), x.series[p.series].sets.end());
-    sets.push_back(x.x + "=" + x.values[p.value]);
-    sets.insert(sets.end(), o.sets.begin(), o.sets.end());
-    auto s = designs::load_scenario(x.scenario, sets);
+    auto s = designs::load_scenario(x.scenario, point_sets(x, o, p));
     if (!s.is_ok()) {
       return Status(s.status().code(), fmt::format("{}: series '{}' at {} = {}: {}", x.path, x.series[p.series].name,
                                                    x.x, x.values[p.value], s.status().message()));
@@ -221,15 +227,16 @@ Status reproduce(const ReproduceOptions& o) {
   }
   if (o.list) {
     for (const Experiment& x : experiments) {
-      fmt::print("{}/{}: {} ({} series x {} values of {}, paper figures: {})\n", x.design, x.name, x.title, x.series.size(),
-                 x.values.size(), x.x, x.claims.size());
+      fmt::print("{}/{}: {} ({} series x {} values of {}, paper figures: {})\n", x.design, x.name, x.title,
+                 x.series.size(), x.values.size(), x.x, x.claims.size());
     }
     fmt::print("reproduce: {} experiments, {} simulations, all settings valid\n", experiments.size(), points.size());
     return Status();
   }
   for (const Experiment& x : experiments) {
     fs::create_directories(fs::path(o.out) / x.design / "raw", ec);
-    if (ec) return invalid_argument("--out: cannot create " + (fs::path(o.out) / x.design).string() + ": " + ec.message());
+    if (ec)
+      return invalid_argument("--out: cannot create " + (fs::path(o.out) / x.design).string() + ": " + ec.message());
   }
   fmt::print("reproduce: {} experiments, {} simulations, {} at a time\n", experiments.size(), points.size(), o.jobs);
   std::fflush(stdout);
@@ -258,7 +265,8 @@ Status reproduce(const ReproduceOptions& o) {
     p.ok = st.is_ok();
     if (!p.ok) {
       ++failed;
-      fmt::print(stderr, "reproduce: {} failed ({}); see {}\n", p.stem, st.message(), (raw / (p.stem + ".log")).string());
+      fmt::print(stderr, "reproduce: {} failed ({}); see {}\n", p.stem, st.message(),
+                 (raw / (p.stem + ".log")).string());
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("reproduce: {}/{} done, {:.0f} s\n", done, points.size(), wall);
@@ -267,9 +275,10 @@ Status reproduce(const ReproduceOptions& o) {
 
   // Per experiment: a CSV (x, one column per series, in the experiment's
   // metric; then every metric of every point), the plot, the report.
-  std::string report = fmt::format("# Reproduction\n\n`locus reproduce` on {} simulations; each figure is one `locus sim` "
-                                   "run (the commands: each experiment's file in {}).\n",
-                                   points.size(), o.papers);
+  std::string report = fmt::format(
+      "# Reproduction\n\n`locus reproduce` on {} simulations; each figure is one `locus sim` "
+      "run (the commands: each experiment's file in {}).\n",
+      points.size(), o.papers);
   size_t first = 0, claims = 0, claims_within = 0;
   for (size_t e = 0; e < experiments.size(); ++e) {
     const Experiment& x = experiments[e];
@@ -312,15 +321,17 @@ Status reproduce(const ReproduceOptions& o) {
       for (const ExperimentClaim& cl : x.claims) {
         const double sim = claimed(x, cl, points, first);
         const double ratio = sim / cl.value;
+        const bool within = std::fabs(ratio - 1) <= 0.10;  // false for NaN (a failed run)
         ++claims;
-        if (std::fabs(ratio - 1) <= 0.10) ++claims_within;
+        claims_within += within ? 1 : 0;
         report += fmt::format("| {} | {} | {} | {}{} |\n", cl.text, number(cl.value), number(sim), number(ratio),
-                              std::isnan(ratio) ? "" : (std::fabs(ratio - 1) <= 0.10 ? " (within 10%)" : ""));
+                              within ? " (within 10%)" : "");
       }
     }
     if (plotted) report += fmt::format("\n![{}]({}/{}.png)\n", x.name, x.design, x.name);
   }
-  const std::string summary = fmt::format("{} of {} paper figures within 10% of the simulated ones", claims_within, claims);
+  const std::string summary =
+      fmt::format("{} of {} paper figures within 10% of the simulated ones", claims_within, claims);
   report.insert(report.find('\n') + 1, "\n" + summary + ".\n");
   fmt::print("reproduce: {}\n", summary);
   const fs::path report_path = fs::path(o.out) / "report.md";
@@ -328,7 +339,9 @@ Status reproduce(const ReproduceOptions& o) {
   r << report;
   if (!r) return invalid_argument("--out: cannot write " + report_path.string());
   fmt::print("reproduce: report in {}\n", report_path.string());
-  if (failed > 0) return internal_error(fmt::format("{} of {} simulations failed (their logs are named above)", failed, points.size()));
+  if (failed > 0)
+    return internal_error(
+        fmt::format("{} of {} simulations failed (their logs are named above)", failed, points.size()));
   return Status();
 }
 
@@ -337,15 +350,17 @@ Status reproduce(const ReproduceOptions& o) {
 void add_reproduce_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ReproduceOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "reproduce", "Run the papers' experiments (scenarios/papers/DESIGN/*.toml) on the simulator and write a report "
-                   "with the papers' claims beside the simulated figures");
+      "reproduce",
+      "Run the papers' experiments (scenarios/papers/DESIGN/*.toml) on the simulator and write a report "
+      "with the papers' claims beside the simulated figures");
   cmd->add_option("designs", o->designs, "Designs to reproduce (default: every directory of --papers)");
   cmd->add_option("--papers", o->papers, "Directory of the experiments")->capture_default_str();
   cmd->add_option("--out", o->out, "Directory of the results and report.md")->capture_default_str();
   cmd->add_option("--jobs", o->jobs, "Simulations at a time")->check(CLI::Range(1u, 1024u))->capture_default_str();
   cmd->add_flag("--list", o->list, "Check every experiment and its settings and list them; run nothing");
-  cmd->add_option("--set", o->sets, "Override a scenario key in every run (after the experiment's own), e.g. a shorter "
-                                     "run.duration_s for a quick look");
+  cmd->add_option("--set", o->sets,
+                  "Override a scenario key in every run (after the experiment's own), e.g. a shorter "
+                  "run.duration_s for a quick look");
   cmd->callback([o, &exit_code] {
     const Status st = reproduce(*o);
     if (!st.is_ok()) {

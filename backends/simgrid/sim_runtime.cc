@@ -171,7 +171,7 @@ class SimCpu final : public Cpu {
   }
   void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
     if (spec_.measured) return charge(static_cast<Nanos>(static_cast<double>(native_ns) * spec_.measured_factor));
-    auto it = spec_.handler_cost_us.find(std::string(name));
+    auto it = spec_.handler_cost_us.find(name);
     if (it != spec_.handler_cost_us.end()) return charge(us_to_ns(it->second.us_at(bytes)));
     charge(us_to_ns(name == "client.op" ? spec_.client_op_us : spec_.default_handler_us));
   }

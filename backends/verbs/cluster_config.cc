@@ -8,11 +8,11 @@
 #include <cctype>
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <toml++/toml.h>
+
+#include "core/common/file_text.h"
 
 namespace locus::verbs {
 namespace {
@@ -197,11 +197,8 @@ StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::s
 }
 
 StatusOr<ClusterConfig> load_cluster_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return not_found(path + ": cannot open the cluster file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_cluster_config(text.str(), path);
+  LOCUS_ASSIGN_OR_RETURN(std::string text, read_file_text(path, "the cluster file"));
+  return parse_cluster_config(text, path);
 }
 
 }  // namespace locus::verbs

@@ -92,7 +92,7 @@ inline constexpr const char* kClientOpWork = "client.op";
 struct CpuSpec {
   // Server handler costs by handler name (e.g. "pilaf.put"); handlers not
   // listed cost default_handler_us. Measured by `locus calibrate`.
-  std::map<std::string, CostCurve> handler_cost_us;
+  std::map<std::string, CostCurve, std::less<>> handler_cost_us;  // looked up by string_view on hot paths
   double default_handler_us = 2.0;
   // "measured": charge the handler's native time times measured_factor
   // instead (not deterministic: native times vary run to run).

@@ -1,6 +1,7 @@
-// Decoder: typed, range-checked reads of scenario TOML tables, with errors
-// that name the file, line, column and the dotted key. Internal to
-// core/scenario.
+// Decoder: typed, range-checked reads of TOML tables, with errors that
+// name the file, line, column and the dotted key. Scenarios use it, and so
+// do the other TOML files locus reads (the experiments of `locus
+// reproduce`).
 #pragma once
 
 #include <cmath>
@@ -15,7 +16,17 @@
 #include "core/common/status.h"
 #include "core/scenario/platform.h"
 
-namespace locus::scenario::detail {
+namespace locus::scenario {
+
+// `text` parsed as TOML; a syntax error names the file, line and column.
+inline StatusOr<toml::table> parse_toml(std::string_view text, const std::string& source) {
+  try {
+    return toml::parse(text, std::string_view(source));
+  } catch (const toml::parse_error& e) {
+    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ":" +
+                            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+}
 
 class Decoder {
  public:
@@ -38,6 +49,12 @@ class Decoder {
       if (!ok) return fail(&v, section + "." + std::string(k.str()), "unknown key");
     }
     return Status();
+  }
+
+  // Fails where `key` is absent from `t`.
+  Status need(const toml::table& t, const std::string& section, std::string_view key) const {
+    if (t.get(key) != nullptr) return Status();
+    return fail(&t, section + "." + std::string(key), "missing");
   }
 
   template <typename T>
@@ -147,4 +164,4 @@ class Decoder {
   std::string source_;
 };
 
-}  // namespace locus::scenario::detail
+}  // namespace locus::scenario

@@ -7,17 +7,17 @@
 #include <filesystem>
 #include <optional>
 #include <set>
-#include <fstream>
 #include <sstream>
 #include <string>
 
 #include "core/scenario/scenario.h"
+#include "core/common/file_text.h"
 #include "core/scenario/scenario_decoder.h"
 
 namespace locus::scenario {
 
 struct IndexKeys::Impl {
-  const detail::Decoder& d;
+  const Decoder& d;
   const toml::table& t;
   std::set<std::string> known;
 };
@@ -55,8 +55,6 @@ Status IndexKeys::fail(std::string_view key, const std::string& what) const {
 }
 
 namespace {
-
-using detail::Decoder;
 
 constexpr int kMaxTimeseriesWindows = 100000;  // each holds a latency histogram
 
@@ -479,13 +477,7 @@ Status apply_override(toml::table& root, const std::string& spec) {
 
 StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& overrides, const IndexTypes& types) {
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(source));
-  } catch (const toml::parse_error& e) {
-    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ":" +
-                            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
-  }
+  LOCUS_ASSIGN_OR_RETURN(toml::table root, parse_toml(text, source));
   // An empty file (or /dev/null) is a mistake, not the default scenario.
   if (root.empty() && overrides.empty()) {
     return invalid_argument(source + ": the scenario is empty; it needs at least [index] type");
@@ -500,11 +492,8 @@ StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& sour
 
 StatusOr<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                                  const IndexTypes& types) {
-  std::ifstream in(path);
-  if (!in) return not_found(path + ": cannot open the scenario file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path, overrides, types);
+  LOCUS_ASSIGN_OR_RETURN(std::string text, read_file_text(path, "the scenario file"));
+  return parse_scenario(text, path, overrides, types);
 }
 
 }  // namespace locus::scenario

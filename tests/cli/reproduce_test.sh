@@ -40,7 +40,7 @@ grep -q "^[01] of 1 paper figures within 10%" "$out/r/report.md" || { echo "no s
 
 # Errors: file, line and key; a claim at a value not swept; no such design.
 sed 's/^title = "tiny"/titel = "tiny"/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
-expect_error "bad.toml:2: experiment.titel: unknown key" reproduce --papers "$out/papers" --out "$out/r2" --list
+expect_error "bad.toml:2:9: experiment.titel: unknown key" reproduce --papers "$out/papers" --out "$out/r2" --list
 sed 's/^at = 4/at = 8/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
 expect_error "claim.at: '8' is not one of experiment.values" reproduce --papers "$out/papers" --list
 rm "$out/papers/pilaf/bad.toml"

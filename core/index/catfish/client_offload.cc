@@ -11,7 +11,7 @@ namespace {
 // Charges the batch's examination however the loop over it ends.
 class ChargeOnExit {
  public:
-  ChargeOnExit(Env& env, Nanos from, uint64_t bytes) : env_(env), from_(from), bytes_(bytes) {}
+  ChargeOnExit(Env& env, uint64_t bytes) : env_(env), from_(env.clock->now()), bytes_(bytes) {}
   ~ChargeOnExit() { env_.cpu->charge_work(kClientNodeWork, env_.clock->now() - from_, bytes_); }
   ChargeOnExit(const ChargeOnExit&) = delete;
   ChargeOnExit& operator=(const ChargeOnExit&) = delete;
@@ -128,40 +128,43 @@ StatusOr<OffloadClient::Pass> OffloadClient::traverse(const Rect& q, const Heade
     // entries): timed natively here (`locus calibrate` measures it on
     // loopback) and charged as named work, which the simulator costs from
     // [platform.cpu.handler_cost_us] "catfish.client_node" by the bytes
-    // examined, before the next batch is issued.
-    Clock& clock = *endpoint_.env().clock;
-    const Nanos examined_from = clock.now();
-    ChargeOnExit charge(endpoint_.env(), examined_from, uint64_t{n} * g_.node_bytes);
-    for (uint32_t i = 0; i < n; ++i) {
-      const Pending& p = inflight_[i];
-      const NodeView v(images + uint64_t{i} * g_.node_bytes, lpf);
-      const CopyState state = v.check(lines, capacity);
-      if (state == CopyState::kTorn) {
-        ++stats_.torn_reads;
-        // Nodes of one batch are torn independently: each keeps its own
-        // count in its Pending, so this uses the policy, not a TornRetry.
-        if (!options_.torn.allows_another(p.torn + 1)) {
-          return Status(StatusCode::kAborted, "catfish client: node at offset " + std::to_string(p.off) +
-                                                  " torn in " + std::to_string(p.torn + 1) +
-                                                  " READs in a row (" + kLockedTooLong + ")");
+    // examined, before the next batch is issued. Torn copies back off once
+    // the batch is examined, so the sleep is not counted as CPU.
+    uint32_t torn_run = 0;  // the most torn READs in a row of a node here
+    {
+      ChargeOnExit charge(endpoint_.env(), uint64_t{n} * g_.node_bytes);
+      for (uint32_t i = 0; i < n; ++i) {
+        const Pending& p = inflight_[i];
+        const NodeView v(images + uint64_t{i} * g_.node_bytes, lpf);
+        const CopyState state = v.check(lines, capacity);
+        if (state == CopyState::kTorn) {
+          ++stats_.torn_reads;
+          // Nodes of one batch are torn independently: each keeps its own
+          // count in its Pending, so this uses the policy, not a TornRetry.
+          if (!options_.torn.allows_another(p.torn + 1)) {
+            return Status(StatusCode::kAborted, "catfish client: node at offset " + std::to_string(p.off) +
+                                                    " torn in " + std::to_string(p.torn + 1) + " READs in a row (" +
+                                                    kLockedTooLong + ")");
+          }
+          torn_run = std::max(torn_run, p.torn + 1);
+          pending_.push_back({p.off, p.level, p.torn + 1});
+          continue;
         }
-        options_.torn.back_off(*endpoint_.env().clock, p.torn + 1);
-        pending_.push_back({p.off, p.level, p.torn + 1});
-        continue;
-      }
-      if (state == CopyState::kMalformed || v.level() != p.level) return Pass::kMoved;
-      const bool leaf = p.level == 0;
-      const bool complete = scan_intersecting(v, v.count(), q, [&](const Rect& r, uint64_t ptr) {
-        if (leaf) {
-          out->push_back({r, ptr});
+        if (state == CopyState::kMalformed || v.level() != p.level) return Pass::kMoved;
+        const bool leaf = p.level == 0;
+        const bool complete = scan_intersecting(v, v.count(), q, [&](const Rect& r, uint64_t ptr) {
+          if (leaf) {
+            out->push_back({r, ptr});
+            return true;
+          }
+          if (!g_.is_node_offset(ptr)) return false;
+          pending_.push_back({ptr, p.level - 1, 0});
           return true;
-        }
-        if (!g_.is_node_offset(ptr)) return false;
-        pending_.push_back({ptr, p.level - 1, 0});
-        return true;
-      });
-      if (!complete) return Pass::kMoved;
+        });
+        if (!complete) return Pass::kMoved;
+      }
     }
+    if (torn_run > 0) options_.torn.back_off(*endpoint_.env().clock, torn_run);
   }
   return Pass::kDone;
 }
