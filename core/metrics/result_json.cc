@@ -44,6 +44,7 @@ nlohmann::ordered_json run_json(const RunResult& r) {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   for (const auto& [key, value] : r.extra) extra[key] = value;
   run["extra"] = std::move(extra);
+  if (!r.first_failure.empty()) run["first_failure"] = r.first_failure;
   if (!r.resources.empty()) {
     nlohmann::ordered_json resources = nlohmann::ordered_json::array();
     for (const ResourceUsage& u : r.resources) {

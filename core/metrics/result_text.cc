@@ -119,6 +119,7 @@ std::string format_table(const std::vector<RunResult>& results) {
     for (const NamedCounter& c : r.stats.counters()) notes += fmt::format(" {}={}", c.name, c.value);
     for (const auto& [key, value] : r.extra) notes += fmt::format(" {}={}", key, value);
     if (!notes.empty()) out += fmt::format("{}:{}\n", r.name, notes);
+    if (!r.first_failure.empty()) out += fmt::format("{}: first failure: {}\n", r.name, r.first_failure);
   }
   return out;
 }

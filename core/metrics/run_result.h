@@ -26,6 +26,9 @@ struct RunResult {
   std::map<std::string, double> extra;
   // Simulated runs: every resource of the platform model, in platform order.
   std::vector<ResourceUsage> resources;
+  // Why operations failed: the first failure of the first client that had
+  // one (empty when none did), so a count of failures comes with a cause.
+  std::string first_failure;
 
   uint64_t total_ops() const { return stats.total_ops(); }
   // Operations per second over duration_ns; 0 when the duration is 0.

@@ -77,6 +77,7 @@ struct Shared {
 void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
   Endpoint ep(env, to_ns(s.run.wait_timeout_ms / 1e3));
+  ep.set_timeout_setting("run.wait_timeout_ms");
   auto rpc = rpc::RpcClient::create(ep, client_rpc_options(*sh.driver));
   if (!rpc.is_ok()) {
     out->error = rpc.status();
@@ -317,7 +318,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     return invalid_argument("run_scenario: serving without clients needs a stop flag");
   }
   const design::Design* design = designs.find(s.index.type);
-  if (design == nullptr) return invalid_argument("index.type: '" + s.index.type + "' is not a design of this build");
+  if (design == nullptr) return scenario::setting_error(s, "index.type", "'" + s.index.type + "' is not a design of this build");
   // The runtime outlives everything registered on it: declared first. It
   // is made after the memory check, so that a run that cannot fit opens no
   // device (verbs) and builds no platform.
@@ -338,7 +339,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   sh.driver = driver.get();
   if (s.check.linearizability) {
     if (!placement.servers_here || !placement.clients_here) {
-      return invalid_argument("check.linearizability: needs the servers and the clients in this one run");
+      return scenario::setting_error(s, "check.linearizability", "needs the servers and the clients in this one run");
     }
     sh.history.emplace();
   }
@@ -434,6 +435,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       return Status(o.error.code(), "a client could not run: " + o.error.message());
     }
     r.stats.merge(o.stats);
+    if (r.first_failure.empty() && !o.error.is_ok()) r.first_failure = o.error.to_string();
     server_choices += o.server_choices;
     client_choices += o.client_choices;
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ struct CheckSpec {
 
 struct Scenario {
   std::string source;  // the file it came from
+  // Where each key given was written: dotted key -> "file:line:col", or
+  // "--set KEY" for an override (setting_error names it).
+  std::map<std::string, std::string, std::less<>> written_at;
   PlatformSpec platform;
   IndexSpec index;
   workload::WorkloadSpec workload;
@@ -81,6 +85,13 @@ struct Scenario {
   fault::FaultOptions faults;
   CheckSpec check;
 };
+
+// An invalid-argument error about setting `key` ("workload.scanproportion")
+// found after parsing (a design's or the runner's own check), in the form
+// the parser's errors take: "file:line:col: key: what" where the file
+// gives the key, "--set key: what" for an override, "file: key: what" for
+// a default.
+Status setting_error(const Scenario& s, std::string_view key, const std::string& what);
 
 // Loads `path`, applying `overrides` ("section.key=value", TOML values;
 // a bare word is taken as a string) on top of the file before checking.

@@ -33,12 +33,17 @@ class Decoder {
   explicit Decoder(std::string source) : source_(std::move(source)) {}
 
   Status fail(const toml::node* n, const std::string& key, const std::string& what) const {
-    std::string where = source_;
-    if (n != nullptr && n->source().begin.line > 0) {
-      where += ":" + std::to_string(n->source().begin.line) + ":" + std::to_string(n->source().begin.column);
-      if (n->source().path && *n->source().path == "--set") where = "--set " + key;
-    }
-    return invalid_argument(where + ": " + key + ": " + what);
+    const std::string at = where(n, key);
+    // "--set KEY" names the key already.
+    return invalid_argument(at.starts_with("--set ") ? at + ": " + what : at + ": " + key + ": " + what);
+  }
+
+  // Where node `n` (of dotted key `key`) was written: "file:line:col", or
+  // "--set KEY" for an override; the file alone without a position.
+  std::string where(const toml::node* n, const std::string& key) const {
+    if (n == nullptr || n->source().begin.line == 0) return source_;
+    if (n->source().path && *n->source().path == "--set") return "--set " + key;
+    return source_ + ":" + std::to_string(n->source().begin.line) + ":" + std::to_string(n->source().begin.column);
   }
 
   // Fails on keys of `t` outside `known`.

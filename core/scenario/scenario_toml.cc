@@ -473,7 +473,27 @@ Status apply_override(toml::table& root, const std::string& spec) {
   return Status();
 }
 
+// Scenario::written_at: every key given, leaves and arrays alike.
+void record_where(const Decoder& d, const toml::table& t, const std::string& prefix, Scenario* sc) {
+  for (auto&& [k, v] : t) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      record_where(d, *sub, key, sc);
+    } else {
+      sc->written_at.emplace(key, d.where(&v, key));
+    }
+  }
+}
+
 }  // namespace
+
+Status setting_error(const Scenario& s, std::string_view key, const std::string& what) {
+  auto it = s.written_at.find(key);
+  const std::string k(key);
+  if (it == s.written_at.end()) return invalid_argument(s.source + ": " + k + ": " + what);
+  if (it->second.starts_with("--set ")) return invalid_argument(it->second + ": " + what);
+  return invalid_argument(it->second + ": " + k + ": " + what);
+}
 
 StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& overrides, const IndexTypes& types) {
@@ -486,7 +506,9 @@ StatusOr<Scenario> parse_scenario(std::string_view text, const std::string& sour
   Scenario sc;
   sc.source = source;
   sc.output.name = std::filesystem::path(source).stem().string();
-  LOCUS_RETURN_IF_ERROR(read_rest(Decoder(source), root, types, &sc));
+  const Decoder d(source);
+  LOCUS_RETURN_IF_ERROR(read_rest(d, root, types, &sc));
+  record_where(d, root, "", &sc);
   return sc;
 }
 

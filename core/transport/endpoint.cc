@@ -144,9 +144,9 @@ StatusOr<Completion> Endpoint::await_matching(Match match, Nanos timeout, const 
   while (true) {
     const Nanos left = deadline - env_.clock->now();
     if (left <= 0) {
-      return timeout_error(std::string("no completion for ") + what + " on node " +
-                           std::to_string(node_id()) + " within " +
-                           std::to_string(timeout / kMillisecond) + " ms");
+      return timeout_error(std::string("no completion for ") + what + " on node " + std::to_string(node_id()) +
+                           " within " + std::to_string(timeout / kMillisecond) + " ms" +
+                           (timeout == timeout_ && !timeout_setting_.empty() ? " (" + timeout_setting_ + ")" : ""));
     }
     const size_t n = env_.transport->wait(scratch_, left);
     std::optional<Completion> found;

@@ -67,6 +67,9 @@ class Endpoint {
   Transport& transport() { return *env_.transport; }
   NodeId node_id() const { return env_.transport->node_id(); }
   Nanos timeout() const { return timeout_; }
+  // The setting the default timeout came from ("run.wait_timeout_ms"),
+  // named in the errors of waits that ran out of it.
+  void set_timeout_setting(std::string name) { timeout_setting_ = std::move(name); }
 
   uint64_t next_wr_id() { return ++last_wr_id_; }
 
@@ -121,6 +124,7 @@ class Endpoint {
 
   Env env_;
   Nanos timeout_;
+  std::string timeout_setting_;
   uint64_t last_wr_id_ = 0;
   std::vector<Completion> parked_;  // capacity fixed at construction
   std::vector<Completion> scratch_;

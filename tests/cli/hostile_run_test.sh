@@ -34,6 +34,29 @@ expect_error "index.meganode_bytes: holds 2 nodes of index.node_bytes" sim "$cel
   --set index.node_bytes=4096 --set index.meganode_bytes=8192
 expect_error "index.meganodes_per_server (1) x platform.servers" sim "$cell" \
   --set index.meganodes_per_server=1 --set workload.recordcount=10000000
+# Checks a design or the runner makes after parsing name where the
+# setting was written, as the parser's own errors do (they named the key
+# alone).
+scan=$(mktemp --suffix=.toml)
+trap 'rm -f "$scan"' EXIT
+sed '/^\[workload\]/a scanproportion = 0.05\nreadproportion = 0.9' "$quick" > "$scan"
+line=$(grep -n '^scanproportion' "$scan" | cut -d: -f1)
+expect_error "$scan:$line:18: workload.scanproportion: pilaf is a hash table" sim "$scan"
+expect_error "--set workload.scanproportion: pilaf is a hash table" sim "$quick" \
+  --set workload.scanproportion=0.05 --set workload.readproportion=0.9
+expect_error "--set platform.servers: catfish runs one R-tree server" sim "$root/scenarios/catfish/rtree.toml" \
+  --set platform.servers=2
+expect_error "--set workload.fieldlength: records of 100000 bytes" sim "$cell" --set workload.fieldlength=100000
+# Operations that fail say why, and a wait that ran out names the setting
+# it came from (it was "TIMEOUT ... rpc type 2 ... within 5000 ms" at
+# most, and only "failed=61" in a run's report).
+out=$(timeout 120 "$locus" sim "$quick" --set 'platform.cpu.handler_cost_us."pilaf.put"=1e6' --set run.duration_s=8 \
+  --set run.warmup_s=0 --quiet 2>&1)
+if ! grep -q "quickstart: first failure: TIMEOUT: .* within 5000 ms (run.wait_timeout_ms)" <<<"$out"; then
+  echo "FAIL: a run whose puts take 1 s each should report its first failure naming run.wait_timeout_ms:"
+  echo "$out" | tail -3
+  fail=1
+fi
 # Output paths: checked before the run, not after it.
 for args in "--set output.json=/proc/locus-x.json" "--csv /proc/locus-x.csv" "--json /tmp"; do
   # shellcheck disable=SC2086

@@ -203,8 +203,9 @@ class CatfishDriver final : public design::IndexDriver {
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s,
                                                            const design::Placement& placement) {
   if (s.platform.servers != 1) {
-    return invalid_argument("platform.servers: catfish runs one R-tree server (give it cores with "
-                            "platform.cores_per_server: one messaging worker each)");
+    return scenario::setting_error(s, "platform.servers",
+                                   "catfish runs one R-tree server (give it cores with platform.cores_per_server: "
+                                   "one messaging worker each)");
   }
   return std::unique_ptr<design::IndexDriver>(new CatfishDriver(s, *s.index.get<CatfishConfig>(), placement));
 }

@@ -176,17 +176,20 @@ class CellDriver final : public design::IndexDriver {
 };
 
 // What Cell can run, with a message naming the offending setting.
-Status check_workload(const workload::WorkloadSpec& w, const StoreOptions& store) {
+Status check_workload(const scenario::Scenario& s, const StoreOptions& store) {
+  const workload::WorkloadSpec& w = s.workload;
   const uint64_t key_bytes = workload::max_key_bytes(w.zeropadding);
   if (key_bytes > store.geometry.key_capacity_bytes) {
-    return invalid_argument("workload.zeropadding: keys of " + std::to_string(key_bytes) +
-                            " bytes exceed index.key_capacity_bytes " +
-                            std::to_string(store.geometry.key_capacity_bytes));
+    return scenario::setting_error(s, "workload.zeropadding",
+                                   "keys of " + std::to_string(key_bytes) + " bytes exceed index.key_capacity_bytes " +
+                                       std::to_string(store.geometry.key_capacity_bytes) + " (cell)");
   }
   const uint64_t record_bytes = uint64_t{w.fieldcount} * w.fieldlength;
   if (record_bytes + key_bytes + memory::kExtentHeaderBytes > store.max_kv_bytes) {
-    return invalid_argument("workload.fieldcount * fieldlength: records of " + std::to_string(record_bytes) +
-                            " bytes exceed index.max_kv_bytes " + std::to_string(store.max_kv_bytes));
+    return scenario::setting_error(s, "workload.fieldlength",
+                                   "records of " + std::to_string(record_bytes) +
+                                       " bytes (workload.fieldcount x fieldlength) exceed index.max_kv_bytes " +
+                                       std::to_string(store.max_kv_bytes) + " (cell)");
   }
   return Status();
 }
@@ -233,7 +236,7 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
       design::saturating_mul(design::saturating_mul(s.platform.servers, x.meganodes_per_server), x.meganode_bytes);
   client.node_cache_bytes = std::min<uint64_t>(x.node_cache_bytes, tree_bytes);
   client.cpu_node_ns = us_to_ns(x.client_node_us);
-  if (Status v = check_workload(s.workload, st); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
+  LOCUS_RETURN_IF_ERROR(check_workload(s, st));
   if (Status v = server.validate(); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
   return std::unique_ptr<design::IndexDriver>(new CellDriver(s, server, client, SplitDriverOptions{}));
 }

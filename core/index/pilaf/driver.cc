@@ -129,12 +129,13 @@ class PilafDriver final : public design::IndexDriver {
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
   const PilafConfig& config = *s.index.get<PilafConfig>();
   if (s.workload.scanproportion > 0) {
-    return invalid_argument("workload.scanproportion: pilaf is a hash table and cannot scan");
+    return scenario::setting_error(s, "workload.scanproportion", "pilaf is a hash table and cannot scan");
   }
   const uint64_t record_bytes = uint64_t{s.workload.fieldcount} * s.workload.fieldlength + 64 + kExtentHeaderBytes;
   if (record_bytes > config.max_kv_bytes) {
-    return invalid_argument("index.max_kv_bytes: records of about " + std::to_string(record_bytes) +
-                            " bytes do not fit");
+    return scenario::setting_error(s, "index.max_kv_bytes",
+                                   "records of about " + std::to_string(record_bytes) +
+                                       " bytes (workload.fieldcount x fieldlength) do not fit");
   }
   return std::unique_ptr<design::IndexDriver>(new PilafDriver(s, config));
 }
