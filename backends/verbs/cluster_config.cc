@@ -104,7 +104,8 @@ class Loader {
     LOCUS_RETURN_IF_ERROR(only_known(*t, "verbs.",
                                      {"ack_timeout", "retry_count", "rnr_retry_count", "min_rnr_timer",
                                       "max_rd_atomic", "connect_timeout_ms", "reconnect_holddown_ms",
-                                      "max_send_wr", "max_recv_wr", "max_message_bytes", "poll_spin_us"}));
+                                      "max_send_wr", "max_recv_wr", "max_message_bytes", "poll_spin_us",
+                                      "max_connections"}));
     LOCUS_RETURN_IF_ERROR(integer(*t, "ack_timeout", "verbs.ack_timeout", 1, 31, false, &v->ack_timeout));
     LOCUS_RETURN_IF_ERROR(integer(*t, "retry_count", "verbs.retry_count", 0, 7, false, &v->retry_count));
     // 7 is "infinite" in the IB encoding: a SEND to a peer that never posts
@@ -120,6 +121,8 @@ class Loader {
     LOCUS_RETURN_IF_ERROR(integer(*t, "max_recv_wr", "verbs.max_recv_wr", 1, 65536, false, &v->max_recv_wr));
     LOCUS_RETURN_IF_ERROR(integer(*t, "max_message_bytes", "verbs.max_message_bytes", 64, 1 << 30, false,
                                   &v->max_message_bytes));
+    LOCUS_RETURN_IF_ERROR(
+        integer(*t, "max_connections", "verbs.max_connections", 1, 1'000'000, false, &v->max_connections));
     return integer(*t, "poll_spin_us", "verbs.poll_spin_us", 0, 1'000'000, false, &v->poll_spin_us);
   }
 

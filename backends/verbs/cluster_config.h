@@ -62,6 +62,12 @@ struct VerbsTuning {
   uint32_t max_message_bytes = 1u << 20;
   // wait() polls this long before sleeping on the completion channel.
   uint32_t poll_spin_us = 50;
+  // Per server endpoint: clients connected at once. One more is refused
+  // (its connect is rejected with the reason) once connections whose queue
+  // pair failed are let go, so a client that opens connection after
+  // connection cannot take the NIC's queue-pair state (a few thousand
+  // connections, calibration.md's Cell testbed) from the others.
+  uint32_t max_connections = 1024;
 };
 
 // The RNR retry budget in nanoseconds that `tuning` configures.

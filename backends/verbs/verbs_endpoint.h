@@ -174,6 +174,9 @@ class VerbsEndpoint final : public Transport {
   void listener_loop();
   void on_connect_request(rdma_cm_event* event);
   void on_connection_gone(rdma_cm_id* id);
+  // Whether one more client may connect (VerbsTuning::max_connections),
+  // after letting go of connections whose queue pair failed.
+  bool room_for_a_connection();
   NodeId assign_peer_id_locked(const Hello& hello);
 
   // --- data path (verbs_datapath.cc) ---

@@ -102,11 +102,17 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
   auto reject = [&](const std::string& why) {
     rdma_reject(id, why.c_str(), static_cast<uint8_t>(std::min<size_t>(why.size() + 1, 140)));
     rdma_destroy_id(id);
-    if (directory_.log_connections()) log_line(name_ + ": rejected a connection: " + why);
+    // Always said, quiet or not: a refusal is what an operator looks for.
+    log_line(name_ + ": refused a connection" +
+             (hello_ok ? " from a client claiming node " + std::to_string(hello.claimed) : std::string()) + ": " + why);
   };
   if (crashed_.load(std::memory_order_acquire)) return reject("server crashed (fault injection)");
   if (!hello_ok) return reject("not a locus client (no hello in the connect request)");
   if (id->verbs != context_) return reject("the request arrived on another RDMA device than the server's");
+  if (!room_for_a_connection()) {
+    return reject("server at its limit of " + std::to_string(tuning_.max_connections) +
+                  " connections (verbs.max_connections in " + directory_.source() + ")");
+  }
   if (Status s = create_qp(id); !s.is_ok()) return reject("server cannot create a queue pair: " + s.message());
 
   Connection* c = nullptr;
@@ -142,6 +148,27 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
                                               ", which another client holds or held moments ago)"
                                         : ""));
   }
+}
+
+bool VerbsEndpoint::room_for_a_connection() {
+  bool wake = false, room = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (connections_.size() >= tuning_.max_connections) {
+      // Connections whose queue pair failed go first: their clients
+      // connect again, and the disconnect tells them.
+      for (size_t i = connections_.size(); i-- > 0;) {
+        if (connections_[i]->broken) destroy_connection_locked(connections_[i].get(), WcStatus::kFlushed);
+      }
+      wake = !synthesized_.empty();
+    }
+    room = connections_.size() < tuning_.max_connections;
+  }
+  if (wake) {
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+  }
+  return room;
 }
 
 void VerbsEndpoint::on_connection_gone(rdma_cm_id* id) {

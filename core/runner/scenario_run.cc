@@ -455,12 +455,16 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   r.extra["clients"] = s.run.clients;
   if (placement.servers_here) {
     driver->report_servers(r.extra);
-    uint64_t rejected = 0, requests = 0;
+    uint64_t rejected = 0, requests = 0, send_failures = 0;
     for (const auto& rpc : rpcs) {
       rejected += rpc->stats().rejected();
       requests += rpc->stats().requests;
+      send_failures += rpc->stats().send_failures;
     }
     r.extra["rpc_rejected"] = static_cast<double>(rejected);
+    // Responses that could not be delivered (a dead client, or one that
+    // never reads its responses).
+    r.extra["rpc_send_failures"] = static_cast<double>(send_failures);
     if (!placement.clients_here) r.extra["rpc_requests"] = static_cast<double>(requests);
   }
   r.resources = runtime->resource_usage();

@@ -32,6 +32,7 @@
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
 #include "tests/support/rtree_oracle.h"
+#include "tests/verbs/catfish_clients.h"
 #include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
@@ -50,20 +51,11 @@ const bool skip_checked = [] {
   return true;
 }();
 
-// catfish.toml's: index.rectangles, run.seed, platform.cores_per_server.
-constexpr uint64_t kRectangles = 3000;
-constexpr uint64_t kSeed = 11;
-constexpr uint32_t kWorkers = 2;
-// Entries 0..kWorkers-1 are the messaging workers, then the connect RPC.
-constexpr NodeId kConnectNode = kWorkers;
-constexpr size_t kEndpoints = kWorkers + 1;
-// The server's largest answer (Catfish's driver's: 6,500 hits); a client
-// must take as much.
-constexpr uint32_t kMaxResponseBytes = 256 * 1024;
+constexpr uint64_t kRectangles = verbs::testing::kCatfishRectangles;
+constexpr uint64_t kSeed = verbs::testing::kCatfishSeed;
 
 verbs::testing::ServedIndex start_tree(const std::string& name, const std::string& server_mode = "event") {
-  return verbs::testing::start_served_index(name, verbs::testing::scenario_path("catfish.toml"),
-                                            {"index.server_mode=" + server_mode}, kEndpoints);
+  return verbs::testing::start_catfish_tree(name, server_mode);
 }
 
 // SIGTERM, then the server's own account: a clean stop, exactly
@@ -91,64 +83,13 @@ void run_selector(const verbs::testing::ServedIndex& t, const std::string& sel) 
   if (sel != "server_only" && sel != "client_only") BOOST_TEST((share >= 0.0 && share <= 1.0), sel << ":\n" << b->output());
 }
 
-bool intersects(const Rect& a, const Rect& b) {
-  return a.x_min <= b.x_max && b.x_min <= a.x_max && a.y_min <= b.y_max && b.y_min <= a.y_max;
+void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind,
+                 const verbs::testing::CatfishClientBody& fn, FailureLog& failures) {
+  verbs::testing::with_catfish_client(config, kind, fn, failures);
 }
 
-// The ids of the loaded rectangles that `q` intersects (what the server
-// loaded for kSeed), sorted.
-std::vector<uint64_t> loaded_ids_in(const Rect& q) {
-  std::vector<uint64_t> ids;
-  for (uint64_t id = 0; id < kRectangles; ++id) {
-    if (intersects(loaded_rectangle(kSeed, id), q)) ids.push_back(id);
-  }
-  return ids;
-}
-
-
-// A client of a fresh client-only runtime, connected over the connect RPC
-// (kConnectNode), running fn in its actor.
-using ClientBody = std::function<void(catfish::CatfishClient&, Env&)>;
-void with_client(const verbs::ClusterConfig& config, selector::SelectorKind kind, const ClientBody& fn,
-                 FailureLog& failures) {
-  // Runs on test threads too: failures go to the log, not to Boost.Test.
-  auto runtime = verbs::make_verbs_runtime(config);
-  auto node = runtime->add_node({"client0", false});
-  if (!node.is_ok()) return failures.fail("client node: " + node.status().to_string());
-  Status spawned = runtime->spawn(*node, "client0", ActorKind::kWorker, [&](Env& env) {
-    Endpoint ep(env, 20 * kSecond);
-    auto rpc = rpc::RpcClient::create(ep);
-    if (!rpc.is_ok()) return failures.fail("rpc client: " + rpc.status().to_string());
-    selector::SelectorConfig sc;
-    sc.kind = kind;
-    auto sel = selector::make_selector(sc, *env.random);
-    if (!sel.is_ok()) return failures.fail("selector: " + sel.status().to_string());
-    catfish::CatfishClientOptions options;
-    options.messaging.max_response_bytes = kMaxResponseBytes;
-    auto client = catfish::CatfishClient::connect(ep, **rpc, kConnectNode, **sel, options);
-    if (!client.is_ok()) return failures.fail("connect: " + client.status().to_string());
-    fn(**client, env);
-  });
-  if (!spawned.is_ok()) return failures.fail("spawn: " + spawned.to_string());
-  if (Status ran = runtime->run(); !ran.is_ok()) failures.fail("run: " + ran.to_string());
-}
-
-// Queries around loaded rectangles: both paths give the same, non-empty
-// answer, which is the loaded rectangles it intersects.
 void check_searches(catfish::CatfishClient& c, const std::string& tag, uint64_t first, FailureLog& failures) {
-  std::vector<Hit> by_server, by_client;
-  for (uint64_t k = 0; k < 8; ++k) {
-    const Rect r = loaded_rectangle(kSeed, (first + k * 373) % kRectangles);
-    const double pad = k % 2 == 0 ? 0.01 : 0.03;
-    const Rect q{r.x_min - pad, r.y_min - pad, r.x_max + pad, r.y_max + pad};
-    Status s1 = c.search_by(selector::Path::kServer, q, &by_server);
-    Status s2 = c.search_by(selector::Path::kClient, q, &by_client);
-    if (!s1.is_ok() || !s2.is_ok()) return failures.fail(tag + " search: " + s1.to_string() + " / " + s2.to_string());
-    const std::vector<uint64_t> want = loaded_ids_in(q);
-    if (by_server.empty()) return failures.fail(tag + ": a search around a loaded rectangle found nothing");
-    if (sorted_ids(by_server) != sorted_ids(by_client)) return failures.fail(tag + ": the two paths differ");
-    if (sorted_ids(by_server) != want) return failures.fail(tag + ": the answer is not the loaded rectangles");
-  }
+  verbs::testing::check_catfish_searches(c, tag, first, 8, failures);
 }
 
 // Inserts found by both paths, then deleted (the tree is as loaded again).

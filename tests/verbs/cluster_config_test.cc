@@ -89,4 +89,35 @@ BOOST_AUTO_TEST_CASE(missing_file) {
   BOOST_TEST(c.status().message() == "/nonexistent/cluster.toml: cannot open the cluster file");
 }
 
+// config/cluster-example.toml shows every [verbs] key at its default: it
+// loads, and each value is what VerbsTuning starts with.
+BOOST_AUTO_TEST_CASE(the_example_file_shows_the_defaults) {
+  auto c = locus::verbs::load_cluster_config(LOCUS_SOURCE_DIR "/config/cluster-example.toml");
+  BOOST_REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  const locus::verbs::VerbsTuning d;
+  const locus::verbs::VerbsTuning& e = c->verbs;
+  BOOST_TEST(e.ack_timeout == d.ack_timeout);
+  BOOST_TEST(e.retry_count == d.retry_count);
+  BOOST_TEST(e.rnr_retry_count == d.rnr_retry_count);
+  BOOST_TEST(e.min_rnr_timer == d.min_rnr_timer);
+  BOOST_TEST(e.max_rd_atomic == d.max_rd_atomic);
+  BOOST_TEST(e.connect_timeout_ms == d.connect_timeout_ms);
+  BOOST_TEST(e.reconnect_holddown_ms == d.reconnect_holddown_ms);
+  BOOST_TEST(e.max_send_wr == d.max_send_wr);
+  BOOST_TEST(e.max_recv_wr == d.max_recv_wr);
+  BOOST_TEST(e.max_message_bytes == d.max_message_bytes);
+  BOOST_TEST(e.poll_spin_us == d.poll_spin_us);
+  BOOST_TEST(e.max_connections == d.max_connections);
+}
+
+BOOST_AUTO_TEST_CASE(max_connections_is_read_and_bounded) {
+  auto c = parse_cluster_config("[[server]]\naddress = \"10.0.0.1\"\nport = 1\n[verbs]\nmax_connections = 6\n",
+                                "cluster.toml");
+  BOOST_REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  BOOST_TEST(c->verbs.max_connections == 6u);
+  const std::string e = error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 1\n[verbs]\nmax_connections = 0\n");
+  BOOST_TEST(e.find("cluster.toml:5") != std::string::npos, e);
+  BOOST_TEST(e.find("verbs.max_connections") != std::string::npos, e);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,13 +12,14 @@ namespace locus::verbs::testing {
 std::string scenario_path(const std::string& file) { return std::string(LOCUS_VERBS_SCENARIOS) + "/" + file; }
 
 ServedIndex start_served_index(const std::string& name, const std::string& scenario,
-                               const std::vector<std::string>& sets, size_t endpoints) {
+                               const std::vector<std::string>& sets, size_t endpoints,
+                               const std::string& serve_verbs) {
   ServedIndex t;
   t.dir = make_temp_dir(name);
   t.scenario = scenario;
   t.sets = sets;
   const std::string address = local_address();
-  write_file(t.dir + "/serve.toml", cluster_toml(address, std::vector<std::string>(endpoints, "0")));
+  write_file(t.dir + "/serve.toml", cluster_toml(address, std::vector<std::string>(endpoints, "0")) + serve_verbs + "\n");
   std::vector<std::string> argv{LOCUS_BINARY, "serve", scenario, "--config", t.dir + "/serve.toml",
                                 "--ready-file", t.dir + "/ready"};
   for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});

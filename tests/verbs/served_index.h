@@ -34,9 +34,11 @@ struct ServedIndex {
 };
 
 // Starts `locus serve` of `scenario` with `sets` and waits (Boost.Test
-// REQUIRE) until it listens on all `endpoints` of it.
+// REQUIRE) until it listens on all `endpoints` of it. `serve_verbs`:
+// lines added to the server's own [verbs] table ("max_connections = 4").
 ServedIndex start_served_index(const std::string& name, const std::string& scenario,
-                               const std::vector<std::string>& sets, size_t endpoints);
+                               const std::vector<std::string>& sets, size_t endpoints,
+                               const std::string& serve_verbs = "");
 
 // Starts `locus run SCENARIO --backend verbs` against `t`, with t.sets and
 // then `extra` overrides; its output goes to <dir>/<tag>.log and its

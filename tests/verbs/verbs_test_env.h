@@ -31,7 +31,8 @@ std::string local_address();
 ClusterConfig local_cluster(int servers);
 
 // A cluster file's text: one [[server]] per port (all on `address`; "0"
-// lets a server in this host pick a free port), tuned for tests.
+// lets a server in this host pick a free port), tuned for tests. It ends
+// in its [verbs] table, so lines appended to it add to that table.
 std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports);
 
 // Key `keynum` of the records a `locus serve` of a Pilaf or Cell scenario

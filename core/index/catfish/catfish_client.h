@@ -96,6 +96,11 @@ class CatfishClient {
   selector::Selector& selector() { return selector_; }
   // The node the selector knows the server by (the connection's worker).
   NodeId server_node() const { return messaging_->connection().server; }
+  // What the server gave this client: its messaging connection (request
+  // ring, id) and the tree's region. The verbs abuse test writes and READs
+  // there as a hostile client would.
+  const ConnectionInfo& connection() const { return messaging_->connection(); }
+  const RemoteRegion& tree_region() const { return offload_->region(); }
 
  private:
   CatfishClient(Endpoint& endpoint, selector::Selector& selector, const CatfishClientOptions& options)

@@ -76,6 +76,7 @@ class OffloadClient {
   ~OffloadClient();
   OffloadClient(const OffloadClient&) = delete;
   OffloadClient& operator=(const OffloadClient&) = delete;
+  const RemoteRegion& region() const { return remote_; }
 
   // Every stored entry intersecting `query`, into *out (cleared first).
   // kAborted if the tree kept moving for max_restarts traversals or a node
