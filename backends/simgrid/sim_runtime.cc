@@ -19,7 +19,8 @@ class SimTransport final : public Transport {
   NodeId node_id() const override { return node_.id; }
   TransportLimits limits() const override {
     const SimOptions& o = world_.options();
-    return {o.max_send_wr, o.max_recv_wr, o.max_message_bytes};
+    // A WRITE's data lands at one simulated instant, between actors' steps.
+    return {o.max_send_wr, o.max_recv_wr, o.max_message_bytes, true};
   }
 
   StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {

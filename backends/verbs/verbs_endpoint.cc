@@ -189,7 +189,7 @@ void VerbsEndpoint::release_all() {
 }
 
 TransportLimits VerbsEndpoint::limits() const {
-  return {tuning_.max_send_wr, tuning_.max_recv_wr, tuning_.max_message_bytes};
+  return {tuning_.max_send_wr, tuning_.max_recv_wr, tuning_.max_message_bytes, writes_land_in_order_};
 }
 
 std::string VerbsEndpoint::device_name() const {

@@ -177,6 +177,9 @@ class VerbsEndpoint final : public Transport {
   // Whether one more client may connect (VerbsTuning::max_connections),
   // after letting go of connections whose queue pair failed.
   bool room_for_a_connection();
+  // Asks the device, through a queue pair made for the question, whether
+  // RDMA WRITE data is written in order (TransportLimits).
+  bool probe_write_order();
   NodeId assign_peer_id_locked(const Hello& hello);
 
   // --- data path (verbs_datapath.cc) ---
@@ -210,6 +213,9 @@ class VerbsEndpoint final : public Transport {
   int stop_fd_ = -1;  // eventfd: stops the listener thread
   std::thread listener_;
   uint8_t rd_atomic_ = 0;  // negotiated READ/atomic depth (device-clamped)
+  // Servers: what ibv_query_qp_data_in_order says of an RC queue pair of
+  // this device for RDMA WRITE (probe_write_order, at listen()).
+  bool writes_land_in_order_ = false;
 
   std::atomic<bool> crashed_{false};
 

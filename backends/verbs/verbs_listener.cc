@@ -37,6 +37,7 @@ Status VerbsEndpoint::listen() {
                        directory_.source());
   }
   LOCUS_RETURN_IF_ERROR(init_verbs(anchor_id_->verbs));
+  writes_land_in_order_ = probe_write_order();
   if (rdma_listen(anchor_id_, 64) != 0) return unavailable(name_ + ": rdma_listen: " + errno_text(errno));
   const uint16_t port = ntohs(rdma_get_src_port(anchor_id_));
   directory_.set_port(id_, port);
@@ -148,6 +149,26 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
                                               ", which another client holds or held moments ago)"
                                         : ""));
   }
+}
+
+bool VerbsEndpoint::probe_write_order() {
+  ibv_qp_init_attr attr{};
+  attr.send_cq = cq_;
+  attr.recv_cq = cq_;
+  attr.srq = srq_;
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_wr = 1;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  ibv_qp* qp = ibv_create_qp(pd_, &attr);
+  if (qp == nullptr) {
+    log_line(name_ + ": cannot create a queue pair to ask the device about WRITE ordering (" + errno_text(errno) +
+             "); taking it as unordered");
+    return false;
+  }
+  const bool in_order = ibv_query_qp_data_in_order(qp, IBV_WR_RDMA_WRITE, 0) == 1;
+  ibv_destroy_qp(qp);
+  return in_order;
 }
 
 bool VerbsEndpoint::room_for_a_connection() {

@@ -145,7 +145,9 @@ StatusOr<Completion> Endpoint::await_matching(Match match, Nanos timeout, const 
     const Nanos left = deadline - env_.clock->now();
     if (left <= 0) {
       return timeout_error(std::string("no completion for ") + what + " on node " + std::to_string(node_id()) +
-                           " within " + std::to_string(timeout / kMillisecond) + " ms" +
+                           " within " +
+                           (timeout % kMillisecond == 0 ? std::to_string(timeout / kMillisecond) + " ms"
+                                                        : std::to_string(timeout / kMicrosecond) + " us") +
                            (timeout == timeout_ && !timeout_setting_.empty() ? " (" + timeout_setting_ + ")" : ""));
     }
     const size_t n = env_.transport->wait(scratch_, left);

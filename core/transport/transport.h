@@ -54,6 +54,13 @@ struct TransportLimits {
   uint32_t max_send_wr = 0;   // outstanding work requests (signaled or not)
   uint32_t max_recv_wr = 0;   // posted receives
   uint32_t max_message_bytes = 0;  // largest SEND the backend carries
+  // Whether an RDMA WRITE into this node's memory lands in address order
+  // as seen by its CPU, so that a reader polling the target sees a
+  // message's last word only after the rest. RDMA promises no such order
+  // (a NIC may place a WRITE's data in any order); a device may (verbs:
+  // ibv_query_qp_data_in_order(3)). A design that polls memory for
+  // messages needs it; one woken by a completion does not.
+  bool writes_land_in_order = false;
 };
 
 class Transport {

@@ -1057,6 +1057,37 @@ BOOST_AUTO_TEST_CASE(an_empty_response_that_waited_is_sent) {
   }
 }
 
+// Polling takes a request whose trailer carries the sequence as landed
+// whole, which holds only where the transport says WRITEs land in order
+// (issue 16, defect 6): elsewhere a polling server is refused, naming the
+// setting and the way out; event mode is not.
+BOOST_AUTO_TEST_CASE(polling_is_refused_where_writes_may_land_out_of_order) {
+  struct Unordered : locus::testing::ForwardingTransport {
+    using ForwardingTransport::ForwardingTransport;
+    TransportLimits limits() const override {
+      TransportLimits l = ForwardingTransport::limits();
+      l.writes_land_in_order = false;
+      return l;
+    }
+  };
+  auto runtime = loopback::make_loopback_runtime({});
+  const NodeId node = *runtime->add_node({"server", true});
+  Env env = runtime->setup_env(node);
+  BOOST_TEST(env.transport->limits().writes_land_in_order);  // the loopback NIC's, on x86
+  Unordered unordered(*env.transport);
+  env.transport = &unordered;
+  MessagingServerOptions o;
+  o.mode = ServerMode::kPolling;
+  auto polling = MessagingServer::create({env}, o);
+  BOOST_REQUIRE(!polling.is_ok());
+  BOOST_TEST(polling.status().message().find("index.server_mode = \"polling\"") != std::string::npos,
+             polling.status().message());
+  BOOST_TEST(polling.status().message().find("ibv_query_qp_data_in_order") != std::string::npos);
+  o.mode = ServerMode::kEvent;
+  auto event = MessagingServer::create({env}, o);
+  BOOST_TEST(event.is_ok(), event.status().to_string());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace locus::catfish

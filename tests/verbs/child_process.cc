@@ -100,15 +100,18 @@ std::string wait_for_file(const std::string& path, int timeout_ms) {
   return "";
 }
 
-std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms) {
+std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms,
+                                        ChildProcess* writer) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {
+    const bool writer_gone = writer != nullptr && !writer->running();
     std::ifstream in(path);
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
       if (!line.empty()) lines.push_back(line);
     }
     if (lines.size() == count) return lines;
+    if (writer_gone) return {};
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return {};

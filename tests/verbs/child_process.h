@@ -43,6 +43,8 @@ void write_file(const std::string& path, const std::string& text);
 std::string wait_for_file(const std::string& path, int timeout_ms);
 // Polls until `path` has `count` non-empty lines (a ready file listing
 // several listening addresses); returns them, or {} at the deadline.
-std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms);
+// ... or until `writer`, when given, has exited (it will write no more).
+std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms,
+                                        ChildProcess* writer = nullptr);
 
 }  // namespace locus::verbs::testing

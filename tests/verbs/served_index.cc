@@ -25,7 +25,7 @@ ServedIndex start_served_index(const std::string& name, const std::string& scena
   for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
   t.server = std::make_unique<ChildProcess>(argv, t.dir + "/serve.log");
   // Loading a large scenario (Cell's split tree) in an emulated guest takes a while.
-  const std::vector<std::string> where = wait_for_lines(t.dir + "/ready", endpoints, 240'000);
+  const std::vector<std::string> where = wait_for_lines(t.dir + "/ready", endpoints, 240'000, t.server.get());
   BOOST_REQUIRE_MESSAGE(where.size() == endpoints, "locus serve did not start (" << t.server->ending() << "):\n"
                                                                                  << t.server->output());
   std::vector<std::string> ports;
@@ -36,6 +36,18 @@ ServedIndex start_served_index(const std::string& name, const std::string& scena
   BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
   t.config = *config;
   return t;
+}
+
+std::string refused_serve(const std::string& name, const std::string& scenario, const std::vector<std::string>& sets,
+                          size_t endpoints) {
+  const std::string dir = make_temp_dir(name);
+  write_file(dir + "/serve.toml", cluster_toml(local_address(), std::vector<std::string>(endpoints, "0")));
+  std::vector<std::string> argv{LOCUS_BINARY, "serve", scenario, "--config", dir + "/serve.toml"};
+  for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
+  ChildProcess serve(argv, dir + "/serve.log");
+  const int end = serve.wait(120'000);
+  BOOST_TEST(end == 1, "locus serve should have refused: " << serve.ending() << ":\n" << serve.output());
+  return serve.output();
 }
 
 std::string run_json(const ServedIndex& t, const std::string& tag) { return t.dir + "/" + tag + ".json"; }

@@ -40,6 +40,11 @@ ServedIndex start_served_index(const std::string& name, const std::string& scena
                                const std::vector<std::string>& sets, size_t endpoints,
                                const std::string& serve_verbs = "");
 
+// Starts `locus serve` of `scenario` with `sets`, expects it to refuse
+// (exit 1, checked with Boost.Test) and returns its output.
+std::string refused_serve(const std::string& name, const std::string& scenario, const std::vector<std::string>& sets,
+                          size_t endpoints);
+
 // Starts `locus run SCENARIO --backend verbs` against `t`, with t.sets and
 // then `extra` overrides; its output goes to <dir>/<tag>.log and its
 // results to <dir>/<tag>.json (run_json).

@@ -40,6 +40,13 @@ std::string cluster_toml(const std::string& address, const std::vector<std::stri
   return text + "[verbs]\nconnect_timeout_ms = 10000\n";
 }
 
+bool device_writes_land_in_order() {
+  auto runtime = make_verbs_runtime(local_cluster(1));
+  auto node = runtime->add_node({"probe", true});
+  if (!node.is_ok()) return false;
+  return runtime->setup_env(*node).transport->limits().writes_land_in_order;
+}
+
 std::string loaded_key(char workload, uint64_t records, uint64_t keynum) {
   workload::WorkloadSpec spec = workload::standard_workload(workload).value();
   spec.recordcount = records;

@@ -35,6 +35,10 @@ ClusterConfig local_cluster(int servers);
 // in its [verbs] table, so lines appended to it add to that table.
 std::string cluster_toml(const std::string& address, const std::vector<std::string>& ports);
 
+// Whether this host's RDMA device promises that an RDMA WRITE's data lands
+// in order (ibv_query_qp_data_in_order, as a server endpoint reports it).
+bool device_writes_land_in_order();
+
 // Key `keynum` of the records a `locus serve` of a Pilaf or Cell scenario
 // loads with workload.standard = `workload` (a-f) and workload.recordcount
 // = `records` (the YCSB keys as the workload builds them).

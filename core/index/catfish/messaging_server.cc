@@ -26,6 +26,17 @@ StatusOr<std::unique_ptr<MessagingServer>> MessagingServer::create(
   if (o.first_message_timeout_ns <= 0) {
     return invalid_argument("catfish messaging: first_message_timeout_ns must be positive");
   }
+  // Polling takes a request as whole once its trailer (its last word)
+  // carries the sequence: sound only where WRITEs land in address order.
+  for (const Env& env : worker_envs) {
+    if (o.mode == ServerMode::kPolling && !env.transport->limits().writes_land_in_order) {
+      return invalid_argument(
+          "index.server_mode = \"polling\": this transport does not promise that an RDMA WRITE's data lands in "
+          "order (on verbs: ibv_query_qp_data_in_order says no for this device), so a polling worker could take a "
+          "half-landed request for a whole one; use index.server_mode = \"event\" (woken by each request's "
+          "WRITE_WITH_IMM completion)");
+    }
+  }
   std::unique_ptr<MessagingServer> server(new MessagingServer(o));
   LOCUS_RETURN_IF_ERROR(server->init(std::move(worker_envs)));
   return server;

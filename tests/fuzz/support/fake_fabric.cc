@@ -6,7 +6,8 @@ namespace locus::fuzz {
 FakeTransport::FakeTransport(FakeFabric& fabric, NodeId id) : fabric_(fabric), id_(id) {}
 
 TransportLimits FakeTransport::limits() const {
-  return {FakeFabric::kMaxSendWr, FakeFabric::kMaxRecvWr, FakeFabric::kMaxMessageBytes};
+  // One thread: a WRITE is copied whole between the steps that could read it.
+  return {FakeFabric::kMaxSendWr, FakeFabric::kMaxRecvWr, FakeFabric::kMaxMessageBytes, true};
 }
 
 StatusOr<Region> FakeTransport::register_memory(void* addr, uint64_t length, Access access) {
