@@ -173,8 +173,9 @@ StatusOr<runner::ScenarioRuntimeFactory> runtime_factory(const RunOptionsCli& o,
   if (o.backend == "verbs") {
     if (o.config_path.empty()) return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
     LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
-    placement->servers_here = false;
-    LOCUS_RETURN_IF_ERROR(verbs::check_connectable(cluster));  // clients connect to every server
+    placement->servers_here = o.serve_here;
+    // Clients connect to every server: elsewhere, at the ports the file gives.
+    if (!o.serve_here) LOCUS_RETURN_IF_ERROR(verbs::check_connectable(cluster));
     return runner::ScenarioRuntimeFactory([cluster](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
       return verbs::make_verbs_runtime(cluster, {.seed = sc.run.seed});
     });
@@ -270,6 +271,9 @@ void add_scenario_options(CLI::App& cmd, RunOptionsCli& o) {
   cmd.add_option("--json", o.json_path, "Write the results as JSON to FILE (overrides output.json)");
   cmd.add_option("--csv", o.csv_path, "Write the results as CSV to FILE (overrides output.csv)");
   cmd.add_option("--config", o.config_path, "verbs: the cluster file whose servers `locus serve` runs");
+  cmd.add_flag("--serve-here", o.serve_here,
+               "verbs: serve the cluster file's entries in this process too (port 0: any free port), servers and "
+               "clients in one run as on the other backends");
   cmd.add_flag("--quiet", o.quiet, "No progress on stderr");
 }
 
@@ -278,6 +282,9 @@ Status run_scenario_command(const RunOptionsCli& o, std::string_view command) {
     return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
   }
   if (o.backend != "verbs" && !o.config_path.empty()) return invalid_argument("--config: only for --backend verbs");
+  if (o.backend != "verbs" && o.serve_here) {
+    return invalid_argument("--serve-here: only for --backend verbs (the other backends serve here anyway)");
+  }
   return catch_bad_alloc(fmt::format("locus {} {}", command, o.scenario_path), [&] { return run(o, command); });
 }
 

@@ -23,6 +23,10 @@ struct RunOptionsCli {
   std::string scenario_path;
   std::string backend = "simgrid";
   std::string config_path;  // verbs: the cluster file
+  // verbs: serve the cluster file's entries in this process too (port 0:
+  // any free port), so one run has servers and clients, as on the other
+  // backends ([check], the fault campaign); else `locus serve` serves them.
+  bool serve_here = false;
   std::vector<std::string> sets;
   std::string json_path;
   std::string csv_path;

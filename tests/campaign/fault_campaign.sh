@@ -41,6 +41,23 @@ mixes=(
 )
 # Loopback runs in wall time on a shared machine: waits and runs longer.
 if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=1000 --set run.duration_s=1.5 --set run.warmup_s=0.5)
+elif [ "$backend" = verbs ]; then
+  # Servers and clients in this one process (--serve-here) on a real RDMA
+  # device: Soft-RoCE in the guest (ci/softroce-vm.sh exports its address),
+  # where a READ takes ~100 us, so fewer clients, longer waits, and one
+  # cluster-file entry per server endpoint (Catfish: two workers and its
+  # connect RPC).
+  if [ -z "${LOCUS_VERBS_ADDRESS:-}" ]; then
+    echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
+    exit 77
+  fi
+  case $design in pilaf) entries=1 ;; cell) entries=2 ;; catfish) entries=3 ;; esac
+  for _ in $(seq 1 "$entries"); do
+    printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
+  done > "$out/cluster.toml"
+  printf '[verbs]\nconnect_timeout_ms = 10000\n' >> "$out/cluster.toml"
+  extra=(--config "$out/cluster.toml" --serve-here --set platform.cores_per_server=2 --set run.clients=4
+         --set run.wait_timeout_ms=2000 --set run.duration_s=3 --set run.warmup_s=1)
 else extra=(); fi
 
 total=0
