@@ -174,7 +174,12 @@ class SimCpu final : public Cpu {
     if (spec_.measured) return charge(static_cast<Nanos>(static_cast<double>(native_ns) * spec_.measured_factor));
     auto it = spec_.handler_cost_us.find(name);
     if (it != spec_.handler_cost_us.end()) return charge(us_to_ns(it->second.us_at(bytes)));
-    charge(us_to_ns(name == "client.op" ? spec_.client_op_us : spec_.default_handler_us));
+    // Not costed by name: a server handler costs the default; a client's
+    // work costs client_op_us for "client.op" and nothing else (a design's
+    // client-side step the scenario does not cost, e.g. Pilaf's CRC
+    // checks, is no server handler).
+    if (name == scenario::kClientOpWork) return charge(us_to_ns(spec_.client_op_us));
+    if (node_.is_server) charge(us_to_ns(spec_.default_handler_us));
   }
 
  private:

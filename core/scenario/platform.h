@@ -90,8 +90,11 @@ struct CostCurve {
 inline constexpr const char* kClientOpWork = "client.op";
 
 struct CpuSpec {
-  // Server handler costs by handler name (e.g. "pilaf.put"); handlers not
-  // listed cost default_handler_us. Measured by `locus calibrate`.
+  // Costs of named work (Cpu::charge_work) by name: server handlers
+  // ("pilaf.put") and client steps ("pilaf.client_crc"). Server handlers
+  // not listed cost default_handler_us; client work not listed costs
+  // nothing, except "client.op" (client_op_us). Measured by `locus
+  // calibrate`, or taken from a paper where its testbed's figure is known.
   std::map<std::string, CostCurve, std::less<>> handler_cost_us;  // looked up by string_view on hot paths
   double default_handler_us = 2.0;
   // "measured": charge the handler's native time times measured_factor

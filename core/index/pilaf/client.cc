@@ -72,13 +72,21 @@ WorkRequest PilafClient::read_request(const RemoteAddr& from, void* into, uint32
   return wr;
 }
 
+bool PilafClient::crc_matches(const void* data, uint32_t bytes, uint64_t want) {
+  Env& env = endpoint_.env();
+  const Nanos from = env.clock->now();
+  const bool match = crc64(data, bytes) == want;
+  env.cpu->charge_work(kClientCrcWork, env.clock->now() - from, bytes);
+  return match;
+}
+
 Status PilafClient::read_entry(uint64_t slot, Entry* out) {
   std::byte* into = buffer_.data() + kEntryAt;
   ++stats_.entry_reads;
   LOCUS_RETURN_IF_ERROR(
       endpoint_.execute(read_request(remote_at(layout_.table, slot * kEntryBytes), into, kEntryBytes)));
   std::memcpy(out, into, kEntryBytes);
-  if (!entry_intact(*out)) {
+  if (!crc_matches(out, kEntryCrcBytes, out->entry_crc)) {
     ++stats_.entry_retries;
     return retry_status();
   }
@@ -99,7 +107,7 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
     ++stats_.extent_reads;
     LOCUS_RETURN_IF_ERROR(endpoint_.execute(
         read_request(remote_at(layout_.extents, e.kv_offset), extent, e.kv_length)));
-    if (crc64(extent, e.kv_length) != e.kv_crc) {
+    if (!crc_matches(extent, e.kv_length, e.kv_crc)) {
       ++stats_.extent_retries;
       return retry_status();
     }
@@ -156,7 +164,7 @@ StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* 
   for (int w = 0; w < kWays; ++w) {
     Entry e;
     std::memcpy(&e, buf + kProbeAt + w * kEntryBytes, kEntryBytes);
-    if (!entry_intact(e)) return false;
+    if (!crc_matches(&e, kEntryCrcBytes, e.entry_crc)) return false;
     if (e.empty() || e.key_tag != kh.tag) continue;
     // Our tag: doubtful unless it is the very entry the first pass read
     // and found to hold another key (its CRC covers the extent's, so the

@@ -49,7 +49,6 @@ inline Entry seal(Entry e) {
   e.entry_crc = entry_checksum(e);
   return e;
 }
-inline bool entry_intact(const Entry& e) { return e.entry_crc == entry_checksum(e); }
 inline Entry empty_entry() { return seal(Entry{}); }
 
 // A key's 128-bit hash; its slots and tag derive from it, so the server
