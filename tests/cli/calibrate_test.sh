@@ -20,4 +20,10 @@ awk -v a="$small" -v b="$large" 'BEGIN { exit !(b > a && a > 0) }' || { echo "pu
 cat "$out/costs.toml" >>"$out/s.toml"
 "$locus" sim "$out/s.toml" --set run.duration_s=0.005 --set run.warmup_s=0.001 --set "output.json=$out/r.json" \
   --set "output.csv=$out/r.csv" >"$out/sim.log" 2>&1 || { cat "$out/sim.log"; exit 1; }
+# --testbed pilaf: the clients' CRC64 checks (RDMA gets) are costed from
+# the Pilaf paper's figure, not from this machine's isa-l.
+"$locus" calibrate "$root/scenarios/pilaf/get-rdma.toml" --set run.clients=2 --duration 0.2 --testbed pilaf \
+  --out "$out/crc.toml" >"$out/log" 2>&1 || { cat "$out/log"; exit 1; }
+grep -q '^"pilaf.client_crc" = \[\[1, 0.005714\], \[65536, 374.491\]\]  # the Pilaf paper' "$out/crc.toml" ||
+  { echo "no testbed CRC line"; cat "$out/crc.toml"; exit 1; }
 echo "calibrate: ok ($put)"
