@@ -275,6 +275,7 @@ class SimRuntime final : public Runtime {
   }
 
   std::string_view backend_name() const override { return "simgrid"; }
+  bool simulated() const override { return true; }
 
   StatusOr<NodeId> add_node(const NodeOptions& options) override {
     SimNode* host_of = nullptr;

@@ -21,6 +21,7 @@ class FaultRuntime final : public Runtime {
   FaultRuntime(std::unique_ptr<Runtime> inner, const FaultOptions& options);
 
   std::string_view backend_name() const override { return inner_->backend_name(); }
+  bool simulated() const override { return inner_->simulated(); }
   StatusOr<NodeId> add_node(const NodeOptions& options) override { return inner_->add_node(options); }
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override;
   Status run() override { return inner_->run(); }

@@ -139,7 +139,7 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
                      std::vector<std::unique_ptr<rpc::RpcServer>>& rpcs, Env* setup) {
   // Only the simulator runs several worker actors on one RpcServer (its
   // actors never run at the same time); OS-thread backends use one.
-  const uint32_t workers = runtime.backend_name() == "simgrid" ? s.platform.cores_per_server : 1;
+  const uint32_t workers = runtime.simulated() ? s.platform.cores_per_server : 1;
   const rpc::RpcServerOptions so = server_rpc_options(s, driver);
   // Server machines in platform order, each with the design's endpoints on
   // its host, numbered on.
@@ -443,7 +443,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     return Status(StatusCode::kTimeout,
                   fmt::format("no operation finished between run.warmup_s ({:g} s) and run.duration_s ({:g} s) of {}",
                               s.run.warmup_s, s.run.duration_s, runtime->backend_name()) +
-                      (runtime->backend_name() == "simgrid"
+                      (runtime->simulated()
                            ? " time"
                            : " wall time, which includes the clients' connecting: lengthen the run (--set "
                              "run.duration_s=2 --set run.warmup_s=0.5)"));

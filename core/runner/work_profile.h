@@ -69,6 +69,7 @@ class ProfilingRuntime final : public Runtime {
   ProfilingRuntime(std::unique_ptr<Runtime> inner, WorkProfile* profile);
 
   std::string_view backend_name() const override { return inner_->backend_name(); }
+  bool simulated() const override { return inner_->simulated(); }
   StatusOr<NodeId> add_node(const NodeOptions& options) override;
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override;
   Status run() override { return inner_->run(); }

@@ -33,6 +33,11 @@ class Runtime {
  public:
   virtual ~Runtime() = default;
   virtual std::string_view backend_name() const = 0;
+  // Whether time is simulated (SimGrid): actors are coroutines of one OS
+  // thread that never run at once, so several may share an RpcServer, and
+  // the clock stands still while set-up code runs. Else actors are OS
+  // threads and the clock is the wall clock.
+  virtual bool simulated() const { return false; }
 
   // Creates an endpoint with its own Transport and returns its id.
   virtual StatusOr<NodeId> add_node(const NodeOptions& options) = 0;

@@ -19,6 +19,8 @@
 #include "backends/simgrid/sim_runtime.h"
 #include "core/designs/designs.h"
 #include "core/common/aligned_buffer.h"
+#include "core/fault/fault_runtime.h"
+#include "core/runner/work_profile.h"
 #include "core/transport/runtime.h"
 
 namespace locus {
@@ -64,6 +66,18 @@ struct OneServer {
   AlignedBuffer served;
   Region remote;
 };
+
+// The runner gives a simulated server an RPC worker per core and an
+// OS-thread backend one (scenario_run.cc asks Runtime::simulated()): the
+// fault and profiling decorators must say what they wrap.
+BOOST_AUTO_TEST_CASE(decorated_runtimes_say_whether_time_is_simulated) {
+  auto sim = simgrid_backend::make_simgrid_runtime(scenario::PlatformSpec{}, simgrid_backend::SimOptions{});
+  BOOST_TEST(sim->simulated());
+  runner::WorkProfile profile;
+  runner::ProfilingRuntime profiled(std::make_unique<fault::FaultRuntime>(std::move(sim), fault::FaultOptions{}),
+                                    &profile);
+  BOOST_TEST(profiled.simulated());
+}
 
 BOOST_AUTO_TEST_CASE(read_into_a_buffer_deregistered_in_flight_is_flushed) {
   OneServer w(1);
