@@ -29,6 +29,7 @@ class NoopCpu final : public Cpu {
  public:
   void charge(Nanos) override {}
   void charge_work(std::string_view, Nanos, uint64_t) override {}
+  bool uses_native_time() const override { return false; }
 };
 
 class StdMutex final : public Mutex {

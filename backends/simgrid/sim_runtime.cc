@@ -170,6 +170,7 @@ class SimCpu final : public Cpu {
     NativeActivity exec(&world_, world_.host_uncontended(node_) ? engine_clock_s() + s : 0.0);
     sg4::this_actor::execute(static_cast<double>(d));
   }
+  bool uses_native_time() const override { return spec_.measured; }
   void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
     if (spec_.measured) return charge(static_cast<Nanos>(static_cast<double>(native_ns) * spec_.measured_factor));
     auto it = spec_.handler_cost_us.find(name);

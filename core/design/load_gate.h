@@ -28,6 +28,7 @@ class LoadGate final : public Cpu, public SyncFactory {
   void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
     if (open_) node_.cpu->charge_work(name, native_ns, bytes);
   }
+  bool uses_native_time() const override { return node_.cpu->uses_native_time(); }
   std::unique_ptr<Mutex> new_mutex() override { return std::make_unique<GatedMutex>(open_, node_.sync->new_mutex()); }
   std::unique_ptr<CondVar> new_condvar() override {
     return std::make_unique<GatedCondVar>(open_, node_.sync->new_condvar());

@@ -163,11 +163,11 @@ void RpcServer::on_request(const Completion& c) {
   Reader reader(std::span<const std::byte>(buf + kHeaderBytes, c.byte_len - kHeaderBytes));
   std::byte* out = send_buf(static_cast<uint32_t>(send_index));
   Writer writer(std::span<std::byte>(out + kHeaderBytes, options_.max_message_bytes - kHeaderBytes));
-  const Nanos started = env_.clock->now();
+  const WorkTimer handling(env_);
   Status st = handlers_[ctx.type].handler(ctx, reader, writer);
   // Handlers run in zero simulated time; their cost is charged here, by
   // the bytes they took in and gave out.
-  env_.cpu->charge_work(handlers_[ctx.type].name, env_.clock->now() - started, reader.size() + writer.size());
+  env_.cpu->charge_work(handlers_[ctx.type].name, handling.elapsed(), reader.size() + writer.size());
   (void)post_recv_buffer(index);  // after the handler: it read the request in place
   if (st.is_ok() && !writer.ok()) {
     st = internal_error(handlers_[ctx.type].name + ": response exceeds the message limit");

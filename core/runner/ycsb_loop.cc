@@ -68,14 +68,14 @@ YcsbRun run_ycsb_ops(Env& env, workload::Workload& workload, design::ClientSessi
     // The client's own work for the operation (drawing it, building its key
     // and record), timed natively: `locus calibrate` measures it on
     // loopback; a simulator charges its "client.op" figure.
-    const Nanos drawn_from = env.clock->now();
+    const WorkTimer drawing(env);
     const workload::Op op = workload.next_operation(rng);
     const std::string_view k(key.data(), workload.build_key(op.keynum, key.data(), key.size()));
     std::string_view v;
     if (writes_record(op.kind)) {
       v = std::string_view(value.data(), workload.build_record(rng, op.keynum, value.data(), value.size()));
     }
-    env.cpu->charge_work(scenario::kClientOpWork, env.clock->now() - drawn_from, k.size() + v.size());
+    env.cpu->charge_work(scenario::kClientOpWork, drawing.elapsed(), k.size() + v.size());
     const Nanos t0 = env.clock->now();
     std::string_view measured_as;
     const Status status = session.execute(op, k, v, &measured_as);

@@ -32,6 +32,9 @@ class Cpu {
   // A simulator charges the cost its model gives that name at that size;
   // real backends do nothing; `locus calibrate` records native times.
   virtual void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) = 0;
+  // Whether charge_work uses `native_ns` (profiling, the simulator's
+  // measured mode). Where it does not, WorkTimer reads no clock.
+  virtual bool uses_native_time() const { return true; }
 };
 
 class Mutex {
@@ -81,6 +84,19 @@ struct Env {
   const std::atomic<bool>* stop = nullptr;  // set when daemons should wind down
 
   bool stop_requested() const { return stop != nullptr && stop->load(std::memory_order_acquire); }
+};
+
+// Times a piece of named work for Cpu::charge_work: two clock reads where
+// the Cpu uses native times, none on the data path of a real backend.
+class WorkTimer {
+ public:
+  explicit WorkTimer(const Env& env)
+      : clock_(env.cpu->uses_native_time() ? env.clock : nullptr), from_(clock_ ? clock_->now() : 0) {}
+  Nanos elapsed() const { return clock_ ? clock_->now() - from_ : 0; }
+
+ private:
+  Clock* clock_;
+  Nanos from_;
 };
 
 }  // namespace locus

@@ -87,6 +87,37 @@ BOOST_AUTO_TEST_CASE(a_falling_line_is_not_a_cost_curve) {
   BOOST_TEST(points[0].second == 0.175, boost::test_tools::tolerance(1e-9));
 }
 
+// A piece of named work is timed only for a Cpu that uses native times:
+// on a real backend's data path (a Pilaf client's CRC checks, every
+// operation's client.op) WorkTimer reads no clock.
+BOOST_AUTO_TEST_CASE(work_is_timed_only_for_a_cpu_that_uses_native_times) {
+  struct CountingClock : Clock {
+    mutable int reads = 0;
+    Nanos now() const override { return ++reads * 10; }
+    void sleep_for(Nanos) override {}
+  } clock;
+  struct TheCpu : Cpu {
+    bool native = false;
+    void charge(Nanos) override {}
+    void charge_work(std::string_view, Nanos, uint64_t) override {}
+    bool uses_native_time() const override { return native; }
+  } cpu;
+  Env env;
+  env.clock = &clock;
+  env.cpu = &cpu;
+  const WorkTimer untimed(env);
+  BOOST_TEST(untimed.elapsed() == 0);
+  BOOST_TEST(clock.reads == 0);
+  cpu.native = true;
+  const WorkTimer timed(env);
+  BOOST_TEST(timed.elapsed() == 10);
+  BOOST_TEST(clock.reads == 2);
+  // The OS-thread backends' Cpu does not use them; the profiler does.
+  auto runtime = loopback::make_loopback_runtime({});
+  const NodeId node = *runtime->add_node({"n", false});
+  BOOST_TEST(!runtime->setup_env(node).cpu->uses_native_time());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -11,14 +11,14 @@ namespace {
 // Charges the batch's examination however the loop over it ends.
 class ChargeOnExit {
  public:
-  ChargeOnExit(Env& env, uint64_t bytes) : env_(env), from_(env.clock->now()), bytes_(bytes) {}
-  ~ChargeOnExit() { env_.cpu->charge_work(kClientNodeWork, env_.clock->now() - from_, bytes_); }
+  ChargeOnExit(Env& env, uint64_t bytes) : env_(env), timer_(env), bytes_(bytes) {}
+  ~ChargeOnExit() { env_.cpu->charge_work(kClientNodeWork, timer_.elapsed(), bytes_); }
   ChargeOnExit(const ChargeOnExit&) = delete;
   ChargeOnExit& operator=(const ChargeOnExit&) = delete;
 
  private:
   Env& env_;
-  Nanos from_;
+  WorkTimer timer_;
   uint64_t bytes_;
 };
 

@@ -74,9 +74,9 @@ WorkRequest PilafClient::read_request(const RemoteAddr& from, void* into, uint32
 
 bool PilafClient::crc_matches(const void* data, uint32_t bytes, uint64_t want) {
   Env& env = endpoint_.env();
-  const Nanos from = env.clock->now();
+  const WorkTimer checking(env);
   const bool match = crc64(data, bytes) == want;
-  env.cpu->charge_work(kClientCrcWork, env.clock->now() - from, bytes);
+  env.cpu->charge_work(kClientCrcWork, checking.elapsed(), bytes);
   return match;
 }
 
