@@ -194,6 +194,12 @@ void Node::nic_loop() {
       if (std::find(stalled.begin(), stalled.end(), it->source) != stalled.end()) continue;
       InboundOp op = *it;
       if (crashed()) {
+        // Unanswered: the initiator's transport retries run out.
+        const Nanos fails_at = op.ready_at_ns + opt.retry_exceeded_after;
+        if (now < fails_at) {
+          wake_at = std::min(wake_at, fails_at);
+          break;  // later entries were posted later
+        }
         inbound_.erase(it);
         lock.unlock();
         finish_initiator(op, WcStatus::kRetryExceeded);

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/common/time.h"
+#include "core/transport/rc_retry.h"
 #include "core/transport/runtime.h"
 
 namespace locus::loopback {
@@ -23,6 +24,9 @@ struct LoopbackOptions {
   Nanos op_latency = 0;        // added before the target NIC serves each request
   NoRecvPolicy no_recv_policy = NoRecvPolicy::kWait;
   Nanos rnr_timeout = 2 * kSecond;
+  // A request to a crashed node fails (kRetryExceeded) this long after it
+  // reached its NIC: what a real queue pair's transport retries take.
+  Nanos retry_exceeded_after = RcRetry{}.retry_exceeded_after();
   uint32_t max_send_wr = 256;  // outstanding work requests per endpoint
   uint32_t max_recv_wr = 1024; // posted receives per endpoint
   uint32_t max_message_bytes = 1u << 20;

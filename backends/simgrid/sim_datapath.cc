@@ -47,6 +47,9 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   std::vector<WcStatus> status(n, WcStatus::kSuccess);
   std::vector<NicQueues::Slot> slots(n);
   std::vector<Nanos> service(n, 0);
+  // A request to a crashed node fails when its transport retries run out.
+  std::vector<double> fails_at(n, 0);
+  const double retry_exceeded_s = static_cast<double>(options_.retry_exceeded_after) * 1e-9;
 
   // 1. Requests onto the wire.
   for (size_t i = 0; i < n; ++i) {
@@ -58,6 +61,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     }
     if (target == nullptr || target->crashed) {
       status[i] = WcStatus::kRetryExceeded;
+      if (target != nullptr) fails_at[i] = engine_clock_s() + retry_exceeded_s;
       continue;
     }
     const uint64_t bytes = request_bytes(wr);
@@ -110,6 +114,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     status[i] = apply(from, target, wr, slots[i]);
     if (target.crashed) {
       status[i] = WcStatus::kRetryExceeded;
+      fails_at[i] = engine_clock_s() + retry_exceeded_s;
       continue;
     }
     const uint64_t bytes = response_bytes(wr, status[i] == WcStatus::kSuccess);
@@ -122,6 +127,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   for (size_t i = 0; i < n; ++i) {
     const WorkRequest& wr = batch.wrs[i];
     if (flows[i]) flows[i]->wait();
+    if (fails_at[i] > 0) sleep_until(fails_at[i]);
     Connection& conn = connection_to(from, wr.remote.node);
     wait_turn(from, conn, &Connection::completing, batch.tickets[i]);
     --from.outstanding_send;

@@ -323,7 +323,10 @@ void World::drain(Connection& c, double now, bool may_wake) {
     }
     f.done_s = now;
     SimNode* target = f.target;
-    if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
+    if (target != nullptr && target->crashed && f.status == WcStatus::kRetryExceeded) {
+      // Unanswered: it fails when its transport retries run out.
+      f.done_s = now + static_cast<double>(options_.retry_exceeded_after) * 1e-9;
+    } else if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
       const uint64_t bytes = response_bytes(f.wr, f.status == WcStatus::kSuccess);
       target->bytes_out += bytes;
       f.from->bytes_in += bytes;

@@ -15,6 +15,7 @@
 
 #include "core/common/time.h"
 #include "core/scenario/platform.h"
+#include "core/transport/rc_retry.h"
 #include "core/transport/runtime.h"
 
 namespace locus::simgrid_backend {
@@ -24,8 +25,11 @@ struct SimOptions {
   uint32_t max_send_wr = 64;
   uint32_t max_recv_wr = 1024;
   uint32_t max_message_bytes = 1u << 20;
-  // How long a SEND waits for a posted receive (RNR retries), simulated.
-  Nanos rnr_timeout = 1 * kSecond;
+  // How long a SEND waits for a posted receive (RNR retries), and how long
+  // a request to a crashed node takes to fail (transport retries),
+  // simulated: what the verbs backend's queue pairs are given by default.
+  Nanos rnr_timeout = RcRetry{}.rnr_retry_budget();
+  Nanos retry_exceeded_after = RcRetry{}.retry_exceeded_after();
   // Bytes on the wire besides the payload (transport headers).
   uint32_t header_bytes = 30;
   // Lets the effect of a one-sided request run ahead of the engine's clock

@@ -169,19 +169,6 @@ std::string ServerAddress::to_string() const {
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
-double rnr_timer_ms(uint8_t code) {
-  // IB spec table 45: code 0 is the longest; 1..31 grow roughly by 1.5x.
-  static constexpr double kMs[32] = {655.36, 0.01,  0.02,  0.03,  0.04,  0.06,   0.08,   0.12,
-                                     0.16,   0.24,  0.32,  0.48,  0.64,  0.96,   1.28,   1.92,
-                                     2.56,   3.84,  5.12,  7.68,  10.24, 15.36,  20.48,  30.72,
-                                     40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
-  return kMs[code & 31];
-}
-
-Nanos rnr_retry_budget(const VerbsTuning& tuning) {
-  return static_cast<Nanos>(std::llround(rnr_timer_ms(tuning.min_rnr_timer) * tuning.rnr_retry_count * 1e6));
-}
-
 StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::string& source) {
   Loader loader(source);
   toml::table root;

@@ -28,6 +28,7 @@
 
 #include "core/common/status.h"
 #include "core/common/time.h"
+#include "core/transport/rc_retry.h"
 #include "core/transport/types.h"
 
 namespace locus::verbs {
@@ -41,15 +42,9 @@ struct ServerAddress {
   std::string to_string() const;
 };
 
-struct VerbsTuning {
-  // Local ACK timeout exponent: 4.096 us * 2^ack_timeout per transport retry
-  // (14: ~67 ms), and how many transport retries before kRetryExceeded.
-  uint8_t ack_timeout = 14;
-  uint8_t retry_count = 7;
-  // RNR: a SEND that finds no receive is retried rnr_retry_count times,
-  // min_rnr_timer apart (IB encoding; 22 = 20.48 ms). Finite on purpose.
-  uint8_t rnr_retry_count = 6;
-  uint8_t min_rnr_timer = 22;
+// The queue pairs' retry settings (ack_timeout, retry_count,
+// rnr_retry_count, min_rnr_timer) are RcRetry's, defaults included.
+struct VerbsTuning : RcRetry {
   // Outstanding one-sided READs/atomics per connection, both directions.
   uint8_t max_rd_atomic = 16;
   uint32_t connect_timeout_ms = 5000;
@@ -69,11 +64,6 @@ struct VerbsTuning {
   // connections, calibration.md's Cell testbed) from the others.
   uint32_t max_connections = 1024;
 };
-
-// The RNR retry budget in nanoseconds that `tuning` configures.
-Nanos rnr_retry_budget(const VerbsTuning& tuning);
-// Milliseconds of the IB min_rnr_timer encoding (0 means 655.36 ms).
-double rnr_timer_ms(uint8_t code);
 
 struct ClusterConfig {
   std::string source = "<built-in>";  // file name, for messages

@@ -46,10 +46,19 @@ struct FaultOptions {
   // Clients whose host dies (Runtime::crash_node) at a random time after
   // the warm-up: the servers must go on serving the others.
   uint32_t crash_clients = 0;
+  // Server machines (every endpoint and daemon node of each) that die the
+  // same way: the others must go on serving, and calls that needed a dead
+  // one must fail within their bounded waits. A dead server stays dead: it
+  // would come back without its index until issue 20's logs exist.
+  uint32_t crash_servers = 0;
+  // A crashed client comes back this long after its crash (0: never), as a
+  // restarted process does: a new endpoint on the same host, connecting
+  // afresh, remembering nothing of the one that died.
+  Nanos restart_after_ns = 0;
 
   bool any() const {
     return delay > 0 || retry_exceeded > 0 || remote_access_error > 0 || rnr > 0 || register_failure > 0 ||
-           split_read > 0 || crash_clients > 0;
+           split_read > 0 || crash_clients > 0 || crash_servers > 0;
   }
 };
 

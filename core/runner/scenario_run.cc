@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -69,12 +70,25 @@ struct Shared {
   // [check]: every client's calls, and the Random load() drew the records from.
   std::optional<check::HistoryRecorder> history;
   std::optional<Random> load_rng;
-  // faults.crash_clients: set before the client's node is crashed; the
-  // client then idles to the end instead of failing call after call.
+  // faults.crash_clients: set before the client's node is crashed.
   std::unique_ptr<std::atomic<bool>[]> crashed;
+  // Every node of each server machine (its endpoints, its daemons' own
+  // nodes), for faults.crash_servers.
+  std::vector<std::vector<NodeId>> machine_nodes;
+  std::atomic<uint32_t> crashed_servers{0};
+  // When the first server machine died (check::kNeverNs: none has), and the calls
+  // answered after that: the other servers kept serving.
+  std::atomic<Nanos> first_server_crash_ns{check::kNeverNs};
+  std::atomic<uint64_t> ok_after_server_crash{0};
 };
 
-void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
+// Client `index` (its place in [[phases]]) as one process: connects, runs
+// YCSB operations until the run ends, and records them as history client
+// `history_id` (a restarted client is a new process with an id of its own).
+// `crashed`, set when its host dies, makes it idle to the end instead of
+// failing call after call.
+void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic<bool>& crashed, Shared& sh,
+                ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
   Endpoint ep(env, to_ns(s.run.wait_timeout_ms / 1e3));
   ep.set_timeout_setting("run.wait_timeout_ms");
@@ -96,7 +110,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   const Nanos duration = to_ns(s.run.duration_s);
   design::ClientSession& session = **session_or;
   out->connected = true;
-  if (sh.history) session.record_into({&sh.history->client(index), env.clock});
+  if (sh.history) session.record_into({&sh.history->client(history_id), env.clock});
   metrics::OpStats& st = out->stats;
   const auto failures = st.counter("failed_ops");
   uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
@@ -104,7 +118,7 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
   // [[phases]]: a client beyond the active count idles until that changes.
   hooks.idle_for = [&](Nanos now) -> Nanos {
     const Nanos t = now - sh.run_start;
-    if (sh.crashed[index].load(std::memory_order_relaxed)) return std::max<Nanos>(duration - t, 1);
+    if (crashed.load(std::memory_order_relaxed)) return std::max<Nanos>(duration - t, 1);
     Nanos next_change = duration;
     return index >= active_clients(s, t, &next_change) ? next_change - t : 0;
   };
@@ -123,6 +137,9 @@ void run_client(Env& env, uint32_t index, Shared& sh, ClientOutcome* out) {
     server_seen = server;
     client_seen = client;
     sh.ops.fetch_add(1, std::memory_order_relaxed);
+    if (done.status.is_ok() && done.start_ns > sh.first_server_crash_ns.load(std::memory_order_relaxed)) {
+      sh.ok_after_server_crash.fetch_add(1, std::memory_order_relaxed);
+    }
   };
   YcsbLimits limits;
   limits.end_ns = sh.run_start + duration;
@@ -164,18 +181,22 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
     }
     rpcs.push_back(std::move(rpc));
     sh.servers.push_back(node);
+    if (machine == sh.machine_nodes.size()) sh.machine_nodes.emplace_back();
+    sh.machine_nodes[machine].push_back(node);
   }
   *setup = runtime.setup_env(sh.servers.front());
   sh.load_rng = *setup->random;
   return driver.load(s.workload, *setup->random);
 }
 
-Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, const Shared& sh) {
+Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, Shared& sh) {
+  const size_t per_machine = sh.servers.size() / sh.machine_nodes.size();
   for (uint32_t i = 0; i < sh.servers.size(); ++i) {
     for (design::DaemonSpec& d : driver.server_daemons(i)) {
       NodeId node = sh.servers[i];
       if (d.own_node) {
         LOCUS_ASSIGN_OR_RETURN(node, runtime.add_node({d.name, false, sh.servers[i]}));
+        sh.machine_nodes[i / per_machine].push_back(node);
       }
       LOCUS_RETURN_IF_ERROR(runtime.spawn(node, d.name, ActorKind::kDaemon, std::move(d.body)));
     }
@@ -183,31 +204,83 @@ Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, const Shared
   return Status();
 }
 
-// faults.crash_clients: distinct clients drawn from faults.seed, each
-// crashed at a time drawn uniformly between the end of the warm-up and the
-// end of the run, in time order.
-Status spawn_client_crashes(const scenario::Scenario& s, Runtime& runtime, NodeId at, Nanos from_ns, Shared& sh,
-                            const std::vector<NodeId>& clients) {
-  Random rng = Random(s.faults.seed).fork(0xC7A5);
-  std::vector<uint32_t> order(clients.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  const uint32_t n = std::min<uint32_t>(s.faults.crash_clients, static_cast<uint32_t>(order.size()));
-  const Nanos until_ns = sh.run_start + to_ns(s.run.duration_s);
+// When each crash happens: `n` distinct members of 0..count-1 drawn from
+// faults.seed (a stream per kind, `salt`), each at a time drawn uniformly
+// in [from_ns, until_ns), in time order.
+std::vector<std::pair<Nanos, uint32_t>> plan_crashes(const scenario::Scenario& s, uint64_t salt, uint32_t n,
+                                                     uint32_t count, Nanos from_ns, Nanos until_ns) {
+  Random rng = Random(s.faults.seed).fork(salt);
+  std::vector<uint32_t> order(count);
+  for (uint32_t i = 0; i < count; ++i) order[i] = i;
   std::vector<std::pair<Nanos, uint32_t>> plan;
-  for (uint32_t k = 0; k < n; ++k) {
-    std::swap(order[k], order[k + rng.uniform(order.size() - k)]);
-    plan.emplace_back(from_ns + static_cast<Nanos>(rng.uniform(static_cast<uint64_t>(std::max<Nanos>(until_ns - from_ns, 1)))),
-                      order[k]);
+  for (uint32_t k = 0; k < std::min(n, count); ++k) {
+    std::swap(order[k], order[k + rng.uniform(count - k)]);
+    const auto span = static_cast<uint64_t>(std::max<Nanos>(until_ns - from_ns, 1));
+    plan.emplace_back(from_ns + static_cast<Nanos>(rng.uniform(span)), order[k]);
   }
   std::sort(plan.begin(), plan.end());
-  return runtime.spawn(at, "faults.crash", ActorKind::kDaemon, [&runtime, &sh, plan, clients](Env& env) {
-    for (const auto& [when_ns, client] : plan) {
-      while (!env.stop_requested() && env.clock->now() < when_ns) {
-        env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
-      }
-      if (env.stop_requested()) return;
-      sh.crashed[client].store(true, std::memory_order_relaxed);
-      (void)runtime.crash_node(clients[client]);
+  return plan;
+}
+
+// One actor carries out every crash at its time: `crash(env, index)` kills
+// what the plan's index names.
+Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<std::pair<Nanos, uint32_t>> plan,
+                     std::function<void(Env&, uint32_t)> crash) {
+  return runtime.spawn(at, std::move(name), ActorKind::kDaemon,
+                       [plan = std::move(plan), crash = std::move(crash)](Env& env) {
+                         for (const auto& [when_ns, index] : plan) {
+                           while (!env.stop_requested() && env.clock->now() < when_ns) {
+                             env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
+                           }
+                           if (env.stop_requested()) return;
+                           crash(env, index);
+                         }
+                       });
+}
+
+// faults.crash_clients, .restart_after_ms and .crash_servers, from the end
+// of the warm-up (`from_ns`) to the end of the run. A restarted client is a
+// new node on the crashed one's host, made and spawned now (no backend adds
+// nodes mid-run), whose actor waits for its time and then runs as client
+// `index` with history id clients + k.
+Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime, NodeId at, Nanos from_ns,
+                                  Shared& sh, const std::vector<NodeId>& clients,
+                                  std::vector<ClientOutcome>* restarted) {
+  const Nanos until_ns = sh.run_start + to_ns(s.run.duration_s);
+  const auto client_plan =
+      plan_crashes(s, 0xC7A5, s.faults.crash_clients, static_cast<uint32_t>(clients.size()), from_ns, until_ns);
+  if (!client_plan.empty()) {
+    LOCUS_RETURN_IF_ERROR(spawn_crashes(runtime, at, "faults.crash", client_plan, [&runtime, &sh, clients](Env&, uint32_t c) {
+      sh.crashed[c].store(true, std::memory_order_relaxed);
+      (void)runtime.crash_node(clients[c]);
+    }));
+  }
+  if (s.faults.restart_after_ns > 0) {
+    restarted->resize(client_plan.size());
+    static const std::atomic<bool> kNeverCrashed{false};
+    for (uint32_t k = 0; k < client_plan.size(); ++k) {
+      const auto [crash_ns, c] = client_plan[k];
+      const std::string name = "client" + std::to_string(c) + ".restarted";
+      LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({name, false, clients[c]}));
+      const uint32_t history_id = static_cast<uint32_t>(clients.size()) + k;
+      const Nanos start_ns = crash_ns + s.faults.restart_after_ns;
+      ClientOutcome* out = &(*restarted)[k];
+      Shared* shp = &sh;
+      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name, ActorKind::kWorker, [=](Env& env) {
+        while (env.clock->now() < std::min(start_ns, until_ns)) {
+          env.clock->sleep_for(std::min<Nanos>(start_ns - env.clock->now(), 10 * kMillisecond));
+        }
+        if (env.clock->now() < until_ns) run_client(env, c, history_id, kNeverCrashed, *shp, out);
+      }));
+    }
+  }
+  const auto server_plan = plan_crashes(s, 0x5E7C, s.faults.crash_servers,
+                                        static_cast<uint32_t>(sh.machine_nodes.size()), from_ns, until_ns);
+  if (server_plan.empty()) return Status();
+  return spawn_crashes(runtime, at, "faults.crash_servers", server_plan, [&runtime, &sh](Env& env, uint32_t m) {
+    for (NodeId node : sh.machine_nodes[m]) (void)runtime.crash_node(node);
+    if (sh.crashed_servers.fetch_add(1, std::memory_order_relaxed) == 0) {
+      sh.first_server_crash_ns.store(env.clock->now(), std::memory_order_relaxed);
     }
   });
 }
@@ -343,6 +416,9 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     }
     sh.history.emplace();
   }
+  if (s.faults.crash_servers > 0 && !placement.servers_here) {
+    return scenario::setting_error(s, "faults.crash_servers", "crashes servers of this run, and it runs none here");
+  }
   std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
   Env setup;  // of the first server, or with the servers elsewhere of the first client
   if (placement.servers_here) {
@@ -360,6 +436,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
 
   const uint32_t clients = placement.clients_here ? s.run.clients : 0;
   std::vector<ClientOutcome> outcomes(clients);
+  std::vector<ClientOutcome> restarted;  // faults.restart_after_ms: the crashed clients' new processes
   sh.crashed = std::make_unique<std::atomic<bool>[]>(clients);
   NodeId first_client = kInvalidNode;
   std::vector<NodeId> client_nodes;
@@ -370,8 +447,9 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (c == 0) first_client = node;
     ClientOutcome* out = &outcomes[c];
     Shared* shp = &sh;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker,
-                                         [c, shp, out](Env& env) { run_client(env, c, *shp, out); }));
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker, [c, shp, out](Env& env) {
+      run_client(env, c, c, shp->crashed[c], *shp, out);
+    }));
   }
   if (!placement.servers_here) setup = runtime->setup_env(first_client);
   // Clients read it once they run, after set-up: the clock stands still until then.
@@ -387,9 +465,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       }
       faults->arm();
     }));
-    if (s.faults.crash_clients > 0) {
-      LOCUS_RETURN_IF_ERROR(spawn_client_crashes(s, *runtime, at, arm_at, sh, client_nodes));
-    }
+    LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, at, arm_at, sh, client_nodes, &restarted));
   }
   if (!placement.clients_here) {
     // Serving until told to stop: one worker actor keeps the run going.
@@ -439,6 +515,17 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     server_choices += o.server_choices;
     client_choices += o.client_choices;
   }
+  // A restarted client may find its servers dead (faults.crash_servers):
+  // its failure is a failed operation of the run, not the run's. It counts
+  // as restarted once a call of it was answered.
+  uint32_t restarts_served = 0;  // restarted clients that had a call answered
+  for (const ClientOutcome& o : restarted) {
+    r.stats.merge(o.stats);
+    if (r.first_failure.empty() && !o.error.is_ok()) r.first_failure = o.error.to_string();
+    server_choices += o.server_choices;
+    client_choices += o.client_choices;
+    restarts_served += o.stats.total_ops() > o.stats.total_failed() ? 1 : 0;
+  }
   if (placement.clients_here && r.stats.total_ops() == 0) {
     return Status(StatusCode::kTimeout,
                   fmt::format("no operation finished between run.warmup_s ({:g} s) and run.duration_s ({:g} s) of {}",
@@ -473,6 +560,11 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     uint32_t crashed = 0;
     for (uint32_t c = 0; c < clients; ++c) crashed += sh.crashed[c].load() ? 1 : 0;
     r.extra["faults.crashed_clients"] = crashed;
+    if (s.faults.restart_after_ns > 0) r.extra["faults.restarted_clients"] = restarts_served;
+    if (s.faults.crash_servers > 0) {
+      r.extra["faults.crashed_servers"] = sh.crashed_servers.load();
+      r.extra["faults.ok_after_server_crash"] = static_cast<double>(sh.ok_after_server_crash.load());
+    }
   }
   if (sh.history) LOCUS_RETURN_IF_ERROR(check_run(s, *driver, sh, r.extra));
   report.total_ops = sh.ops.load();

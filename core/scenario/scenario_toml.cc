@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/scenario/scenario.h"
 #include "core/common/file_text.h"
 #include "core/scenario/scenario_decoder.h"
@@ -290,8 +292,13 @@ Status read_selector(const Decoder& d, const toml::table& t, SelectorSpec* x) {
 Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* f) {
   LOCUS_RETURN_IF_ERROR(d.only(t, "faults", {"seed", "delay", "max_delay_us", "retry_exceeded", "applied",
                                              "remote_access_error", "rnr", "register_failure", "split_read",
-                                             "piece_bytes", "read_order", "crash_clients"}));
+                                             "piece_bytes", "read_order", "crash_clients", "crash_servers",
+                                             "restart_after_ms"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_clients", &f->crash_clients, 0, 1000000));
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_servers", &f->crash_servers, 0, 1000000));
+  double restart_after_ms = static_cast<double>(f->restart_after_ns) / 1e6;
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "restart_after_ms", &restart_after_ms, 0.0, 1e7));
+  f->restart_after_ns = static_cast<Nanos>(restart_after_ms * 1e6);
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "seed", &f->seed, 0, 9.0e15));
   for (auto [key, p] : {std::pair{"delay", &f->delay}, {"retry_exceeded", &f->retry_exceeded}, {"applied", &f->applied},
                         {"remote_access_error", &f->remote_access_error}, {"rnr", &f->rnr},
@@ -389,7 +396,22 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
     }
   }
   sc->faults.seed = sc->run.seed;
-  if (auto* t = d.sub(root, "faults")) LOCUS_RETURN_IF_ERROR(read_faults(d, *t, &sc->faults));
+  if (auto* t = d.sub(root, "faults")) {
+    LOCUS_RETURN_IF_ERROR(read_faults(d, *t, &sc->faults));
+    if (sc->faults.crash_clients > sc->run.clients) {
+      return d.fail(t->get("crash_clients"), "faults.crash_clients",
+                    fmt::format("{} clients to crash, but run.clients is {}", sc->faults.crash_clients, sc->run.clients));
+    }
+    if (sc->faults.crash_servers > sc->platform.servers) {
+      return d.fail(t->get("crash_servers"), "faults.crash_servers",
+                    fmt::format("{} servers to crash, but platform.servers is {}", sc->faults.crash_servers,
+                                sc->platform.servers));
+    }
+    if (sc->faults.restart_after_ns > 0 && sc->faults.crash_clients == 0) {
+      return d.fail(t->get("restart_after_ms"), "faults.restart_after_ms",
+                    "restarts crashed clients, and faults.crash_clients is 0 (it would be ignored)");
+    }
+  }
   if (auto* t = d.sub(root, "check")) {
     LOCUS_RETURN_IF_ERROR(d.only(*t, "check", {"linearizability", "time_budget_s", "max_ops", "history_file"}));
     LOCUS_RETURN_IF_ERROR(d.text(*t, "check", "history_file", &sc->check.history_file));

@@ -54,7 +54,9 @@ class Runtime {
   // Env for set-up code outside any actor (registering regions, loading).
   virtual Env setup_env(NodeId node) = 0;
   // Fault injection: the node stops answering, as if its host died. Requests
-  // to it complete with kRetryExceeded; its own actors see kFlushed.
+  // to it complete with kRetryExceeded once a real queue pair's transport
+  // retries would have run out (RcRetry, rc_retry.h; ~0.54 s by default);
+  // its own actors see kFlushed.
   virtual Status crash_node(NodeId node) = 0;
 
   // Utilisation of each modelled resource over the last run(); empty on

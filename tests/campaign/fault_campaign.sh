@@ -17,8 +17,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 # a little of the run rather than all of it.
 case $design in
   pilaf) scenario=$root/scenarios/quickstart.toml
-    base=(workload.recordcount=2000 workload.requestdistribution=uniform workload.readproportion=0.5
-          workload.updateproportion=0.5 run.duration_s=0.2 run.wait_timeout_ms=2) ;;
+    base=(platform.servers=2 workload.recordcount=2000 workload.requestdistribution=uniform workload.readproportion=0.5
+          workload.updateproportion=0.5 run.duration_s=0.1 run.wait_timeout_ms=2) ;;
   cell) scenario=$root/scenarios/cell/mixed.toml
     base=(workload.recordcount=2000 workload.operationcount=40000 run.duration_s=0.1 run.wait_timeout_ms=2) ;;
   catfish) scenario=$root/scenarios/catfish/rtree.toml
@@ -32,12 +32,15 @@ trap 'rm -rf "$out"' EXIT
 # The mixes: faults the transport's contract allows (held completions,
 # READs copied in pieces out of order), then failures (lost replies, with
 # or without the request carried out; refused requests; missing receives),
-# then everything at once, then clients whose hosts die mid-run.
+# then everything at once, then clients whose hosts die mid-run and come
+# back as new processes, then a server machine that dies (the others, if
+# any, serve on; calls that need it fail within their waits).
 mixes=(
   "faults.delay=0.3 faults.split_read=0.5 faults.read_order=random"
   "faults.retry_exceeded=0.003 faults.applied=0.5 faults.remote_access_error=0.003 faults.rnr=0.003"
   "faults.delay=0.2 faults.split_read=0.3 faults.retry_exceeded=0.002 faults.remote_access_error=0.002 faults.rnr=0.002"
-  "faults.crash_clients=3 faults.delay=0.1"
+  "faults.crash_clients=3 faults.restart_after_ms=5 faults.delay=0.1"
+  "faults.crash_servers=1 faults.crash_clients=1 faults.restart_after_ms=5"
 )
 # Loopback runs in wall time on a shared machine: waits and runs longer.
 if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=1000 --set run.duration_s=1.5 --set run.warmup_s=0.5)
@@ -51,7 +54,7 @@ elif [ "$backend" = verbs ]; then
     echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
     exit 77
   fi
-  case $design in pilaf) entries=1 ;; cell) entries=2 ;; catfish) entries=3 ;; esac
+  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

@@ -21,6 +21,7 @@
 #include "core/common/aligned_buffer.h"
 #include "core/fault/fault_runtime.h"
 #include "core/runner/work_profile.h"
+#include "core/transport/rc_retry.h"
 #include "core/transport/runtime.h"
 
 namespace locus {
@@ -172,6 +173,59 @@ BOOST_AUTO_TEST_CASE(read_to_no_such_node_fails_while_others_run) {
   BOOST_REQUIRE_MESSAGE(lost_error.is_ok(), lost_error.to_string());
   BOOST_TEST(busy_ok == kAttempts);
   BOOST_TEST(lost_failed == kAttempts);
+}
+
+// A READ to a crashed node fails as a real queue pair's does: with
+// kRetryExceeded once its transport retries run out (RcRetry's defaults,
+// as the verbs backend gives its queue pairs), not at once. Failing at
+// once let a simulated client fail millions of calls a second against a
+// dead server. Both datapaths: small requests as packets (the event
+// path) and, with packet_bytes 0, flows carried by executor actors.
+BOOST_AUTO_TEST_CASE(read_to_a_crashed_node_fails_when_the_transport_retries_run_out) {
+  const Nanos expected = RcRetry{}.retry_exceeded_after();
+  BOOST_TEST(expected == 8 * 4096 * (Nanos{1} << 14));  // 8 tries of 67.1 ms
+  for (uint32_t packet_bytes : {4096u, 0u}) {
+    BOOST_TEST_CONTEXT("packet_bytes " << packet_bytes) {
+      scenario::PlatformSpec p;
+      p.servers = 1;
+      p.client_hosts = 1;
+      p.packet_bytes = packet_bytes;
+      auto runtime = simgrid_backend::make_simgrid_runtime(p, simgrid_backend::SimOptions{});
+      auto server = runtime->add_node({"server0", true});
+      auto client = runtime->add_node({"client0", false});
+      BOOST_REQUIRE(server.is_ok() && client.is_ok());
+      AlignedBuffer served(4096), buf(kReadBytes);
+      auto remote = runtime->setup_env(*server).transport->register_memory(served.data(), served.size(), kRemoteRead);
+      BOOST_REQUIRE(remote.is_ok());
+      BOOST_REQUIRE(runtime->crash_node(*server).is_ok());
+      Status error;
+      Completion c;
+      Nanos took = 0;
+      BOOST_REQUIRE(runtime
+                        ->spawn(*client, "reader", ActorKind::kWorker,
+                                [&](Env& env) {
+                                  Transport& t = *env.transport;
+                                  auto local = t.register_memory(buf.data(), kReadBytes, kLocalOnly);
+                                  if (!local.is_ok()) {
+                                    error = local.status();
+                                    return;
+                                  }
+                                  const WorkRequest wr = read_into(*local, *remote, 1);
+                                  const Nanos start = env.clock->now();
+                                  error = t.post(std::span<const WorkRequest>(&wr, 1));
+                                  if (error.is_ok() && t.wait(std::span<Completion>(&c, 1), 10 * kSecond) != 1) {
+                                    error = internal_error("no completion within 10 s simulated");
+                                  }
+                                  took = env.clock->now() - start;
+                                })
+                        .is_ok());
+      BOOST_REQUIRE(runtime->run().is_ok());
+      BOOST_REQUIRE_MESSAGE(error.is_ok(), error.to_string());
+      BOOST_TEST(static_cast<int>(c.status) == static_cast<int>(WcStatus::kRetryExceeded));
+      BOOST_TEST(took >= expected);
+      BOOST_TEST(took <= expected + 100 * kMicrosecond);
+    }
+  }
 }
 
 }  // namespace

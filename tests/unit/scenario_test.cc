@@ -329,6 +329,26 @@ BOOST_AUTO_TEST_CASE(faults_and_check_sections) {
   }
 }
 
+// Node crashes and restarts: counts beyond what the run has, and a restart
+// delay with no client to restart, are refused rather than cut or ignored.
+BOOST_AUTO_TEST_CASE(node_crash_settings) {
+  auto on = designs::parse_scenario(kGood, "good.toml",
+                                    {"faults.crash_clients=2", "faults.restart_after_ms=1.5", "faults.crash_servers=1"});
+  BOOST_TEST_REQUIRE(on.is_ok(), on.status().to_string());
+  BOOST_TEST(on->faults.any());
+  BOOST_TEST(on->faults.restart_after_ns == 1'500'000);
+  BOOST_TEST(on->faults.crash_servers == 1u);
+  for (const auto& [sets, want] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"faults.restart_after_ms=5"}, "faults.restart_after_ms: restarts crashed clients, and faults.crash_clients is 0"},
+           {{"faults.crash_clients=100000"}, "faults.crash_clients: 100000 clients to crash, but run.clients is"},
+           {{"faults.crash_servers=9"}, "faults.crash_servers: 9 servers to crash, but platform.servers is"},
+           {{"faults.restart_after_ms=-1", "faults.crash_clients=1"}, "faults.restart_after_ms"}}) {
+    const std::string e = error_of(kGood, sets);
+    BOOST_TEST(contains(e, want), e);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(missing_file_is_reported) {
   auto s = designs::load_scenario("/nonexistent/scenario.toml");
   BOOST_TEST(s.status().code() == StatusCode::kNotFound);

@@ -43,7 +43,7 @@ max_send_wr = 64
   BOOST_TEST(c->verbs.max_send_wr == 64u);
   BOOST_TEST(c->verbs.retry_count == 7);  // default kept
   // 3 retries of 1.28 ms.
-  BOOST_TEST(locus::verbs::rnr_retry_budget(c->verbs) == 3'840'000);
+  BOOST_TEST(c->verbs.rnr_retry_budget() == 3'840'000);
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_file_line_and_key) {

@@ -21,7 +21,7 @@ const bool registered = [] {
   // A SEND with no receive is RNR-retried rnr_retry_count times,
   // min_rnr_timer apart, then fails.
   backend.rnr = locus::conformance::RnrBehaviour::kRetry;
-  backend.rnr_retry_budget = locus::verbs::rnr_retry_budget(cluster.verbs);
+  backend.rnr_retry_budget = cluster.verbs.rnr_retry_budget();
   backend.completion_timeout = 30 * locus::kSecond;
   backend.quiet_period = 20 * locus::kMillisecond;
   locus::conformance::register_transport_conformance(backend);

@@ -28,6 +28,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  v.min_rnr_timer >= 1 && v.min_rnr_timer <= 31 && v.max_send_wr >= 1 && v.max_recv_wr >= 1 &&
                  v.max_message_bytes >= 64,
              "tuning out of range accepted");
-  FUZZ_CHECK(verbs::rnr_retry_budget(v) >= 0, "negative RNR budget");
+  FUZZ_CHECK(v.rnr_retry_budget() >= 0, "negative RNR budget");
   return 0;
 }
