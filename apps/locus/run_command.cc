@@ -166,6 +166,7 @@ StatusOr<runner::ScenarioRuntimeFactory> runtime_factory(const RunOptionsCli& o,
     return runner::ScenarioRuntimeFactory([](const scenario::Scenario& sc) {
       loopback::LoopbackOptions lo;
       lo.seed = sc.run.seed;
+      lo.retry_exceeded_after = sc.platform.nic.retry_exceeded_after();
       return loopback::make_loopback_runtime(lo);
     });
   }

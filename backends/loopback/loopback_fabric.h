@@ -86,6 +86,7 @@ class Node {
   std::atomic<uint32_t>& posted_recvs() { return posted_recvs_; }
   bool crashed() const { return crashed_.load(std::memory_order_acquire); }
   void crash();
+  void revive() { crashed_.store(false, std::memory_order_release); }
   void stop_nic();
 
  private:

@@ -165,6 +165,13 @@ class LoopbackRuntime final : public Runtime {
     return Status();
   }
 
+  Status revive_node(NodeId node) override {
+    Node* n = fabric_.node(node);
+    if (n == nullptr) return invalid_argument("revive_node: no node " + std::to_string(node));
+    n->revive();
+    return Status();
+  }
+
  private:
   Fabric fabric_;
   std::vector<std::unique_ptr<LoopbackTransport>> transports_;

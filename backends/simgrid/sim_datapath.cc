@@ -49,7 +49,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   std::vector<Nanos> service(n, 0);
   // A request to a crashed node fails when its transport retries run out.
   std::vector<double> fails_at(n, 0);
-  const double retry_exceeded_s = static_cast<double>(options_.retry_exceeded_after) * 1e-9;
+  const double retry_exceeded_s = static_cast<double>(platform_.nic.retry_exceeded_after()) * 1e-9;
 
   // 1. Requests onto the wire.
   for (size_t i = 0; i < n; ++i) {

@@ -325,7 +325,7 @@ void World::drain(Connection& c, double now, bool may_wake) {
     SimNode* target = f.target;
     if (target != nullptr && target->crashed && f.status == WcStatus::kRetryExceeded) {
       // Unanswered: it fails when its transport retries run out.
-      f.done_s = now + static_cast<double>(options_.retry_exceeded_after) * 1e-9;
+      f.done_s = now + static_cast<double>(platform_.nic.retry_exceeded_after()) * 1e-9;
     } else if (f.status != WcStatus::kFlushed && target != nullptr && !target->crashed) {
       const uint64_t bytes = response_bytes(f.wr, f.status == WcStatus::kSuccess);
       target->bytes_out += bytes;

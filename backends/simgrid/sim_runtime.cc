@@ -365,6 +365,14 @@ class SimRuntime final : public Runtime {
     return Status();
   }
 
+  Status revive_node(NodeId node) override {
+    SimNode* n = world_.node(node);
+    if (n == nullptr) return invalid_argument("revive_node: no node " + std::to_string(node));
+    world_.note_hazard();
+    n->crashed = false;
+    return Status();
+  }
+
   std::vector<ResourceUsage> resource_usage() const override { return world_.usage(last_run_s_); }
 
  private:

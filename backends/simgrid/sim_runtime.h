@@ -25,11 +25,11 @@ struct SimOptions {
   uint32_t max_send_wr = 64;
   uint32_t max_recv_wr = 1024;
   uint32_t max_message_bytes = 1u << 20;
-  // How long a SEND waits for a posted receive (RNR retries), and how long
-  // a request to a crashed node takes to fail (transport retries),
-  // simulated: what the verbs backend's queue pairs are given by default.
+  // How long a SEND waits for a posted receive (RNR retries), simulated:
+  // what the verbs backend's queue pairs are given by default. (How long a
+  // request to a crashed node takes to fail is the platform's:
+  // NicSpec::retry_exceeded_after.)
   Nanos rnr_timeout = RcRetry{}.rnr_retry_budget();
-  Nanos retry_exceeded_after = RcRetry{}.retry_exceeded_after();
   // Bytes on the wire besides the payload (transport headers).
   uint32_t header_bytes = 30;
   // Lets the effect of a one-sided request run ahead of the engine's clock

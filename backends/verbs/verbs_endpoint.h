@@ -119,6 +119,9 @@ class VerbsEndpoint final : public Transport {
   // Fault injection: refuse new connections, move every queue pair to the
   // error state, and flush this endpoint's own requests from now on.
   void crash();
+  // Accepts and makes connections again; the ones crash() broke stay
+  // broken (their peers reconnect).
+  void revive() { crashed_.store(false, std::memory_order_release); }
 
  private:
   struct SendSlot {

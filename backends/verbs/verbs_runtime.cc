@@ -78,6 +78,13 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
     return Status();
   }
 
+  Status revive_node(NodeId node) override {
+    VerbsEndpoint* ep = local(node);
+    if (ep == nullptr) return invalid_argument("revive_node: no local node " + std::to_string(node));
+    ep->revive();
+    return Status();
+  }
+
  private:
   VerbsEndpoint* local(NodeId node) const {
     return node < endpoints_.size() ? endpoints_[node].get() : nullptr;

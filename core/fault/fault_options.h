@@ -48,9 +48,13 @@ struct FaultOptions {
   uint32_t crash_clients = 0;
   // Server machines (every endpoint and daemon node of each) that die the
   // same way: the others must go on serving, and calls that needed a dead
-  // one must fail within their bounded waits. A dead server stays dead: it
-  // would come back without its index until issue 20's logs exist.
+  // one must fail within their bounded waits.
   uint32_t crash_servers = 0;
+  // A crashed server machine answers again this long after (0: never),
+  // with its memory: a host whose network came back (Runtime::revive_node).
+  // Its connections broke; clients must connect again. A restarted server
+  // process would have lost its index: that needs issue 20's logs.
+  Nanos server_outage_ns = 0;
   // A crashed client comes back this long after its crash (0: never), as a
   // restarted process does: a new endpoint on the same host, connecting
   // afresh, remembering nothing of the one that died.

@@ -28,6 +28,7 @@ class FaultRuntime final : public Runtime {
   void abandon() override { inner_->abandon(); }
   Env setup_env(NodeId node) override { return faulty(node, inner_->setup_env(node)); }
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
+  Status revive_node(NodeId node) override { return inner_->revive_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
 
   void arm() { armed_.store(true, std::memory_order_relaxed); }

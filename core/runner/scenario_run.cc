@@ -76,6 +76,7 @@ struct Shared {
   // nodes), for faults.crash_servers.
   std::vector<std::vector<NodeId>> machine_nodes;
   std::atomic<uint32_t> crashed_servers{0};
+  std::atomic<uint32_t> revived_servers{0};  // faults.server_outage_ms
   // When the first server machine died (check::kNeverNs: none has), and the calls
   // answered after that: the other servers kept serving.
   std::atomic<Nanos> first_server_crash_ns{check::kNeverNs};
@@ -238,7 +239,8 @@ Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<
                        });
 }
 
-// faults.crash_clients, .restart_after_ms and .crash_servers, from the end
+// faults.crash_clients, .restart_after_ms, .crash_servers and
+// .server_outage_ms, from the end
 // of the warm-up (`from_ns`) to the end of the run. A restarted client is a
 // new node on the crashed one's host, made and spawned now (no backend adds
 // nodes mid-run), whose actor waits for its time and then runs as client
@@ -274,15 +276,30 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
       }));
     }
   }
-  const auto server_plan = plan_crashes(s, 0x5E7C, s.faults.crash_servers,
-                                        static_cast<uint32_t>(sh.machine_nodes.size()), from_ns, until_ns);
+  // Server machines: crash events carry the machine's index, and with
+  // faults.server_outage_ms its return that long after carries index +
+  // machines.
+  const auto machines = static_cast<uint32_t>(sh.machine_nodes.size());
+  auto server_plan = plan_crashes(s, 0x5E7C, s.faults.crash_servers, machines, from_ns, until_ns);
   if (server_plan.empty()) return Status();
-  return spawn_crashes(runtime, at, "faults.crash_servers", server_plan, [&runtime, &sh](Env& env, uint32_t m) {
-    for (NodeId node : sh.machine_nodes[m]) (void)runtime.crash_node(node);
-    if (sh.crashed_servers.fetch_add(1, std::memory_order_relaxed) == 0) {
-      sh.first_server_crash_ns.store(env.clock->now(), std::memory_order_relaxed);
+  if (s.faults.server_outage_ns > 0) {
+    for (size_t k = 0, n = server_plan.size(); k < n; ++k) {
+      server_plan.emplace_back(server_plan[k].first + s.faults.server_outage_ns, server_plan[k].second + machines);
     }
-  });
+    std::sort(server_plan.begin(), server_plan.end());
+  }
+  return spawn_crashes(runtime, at, "faults.crash_servers", server_plan,
+                       [&runtime, &sh, machines](Env& env, uint32_t event) {
+                         if (event >= machines) {
+                           for (NodeId node : sh.machine_nodes[event - machines]) (void)runtime.revive_node(node);
+                           sh.revived_servers.fetch_add(1, std::memory_order_relaxed);
+                           return;
+                         }
+                         for (NodeId node : sh.machine_nodes[event]) (void)runtime.crash_node(node);
+                         if (sh.crashed_servers.fetch_add(1, std::memory_order_relaxed) == 0) {
+                           sh.first_server_crash_ns.store(env.clock->now(), std::memory_order_relaxed);
+                         }
+                       });
 }
 
 // RunOptions::max_memory_bytes: what the design estimates for its servers
@@ -564,6 +581,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (s.faults.crash_servers > 0) {
       r.extra["faults.crashed_servers"] = sh.crashed_servers.load();
       r.extra["faults.ok_after_server_crash"] = static_cast<double>(sh.ok_after_server_crash.load());
+      if (s.faults.server_outage_ns > 0) r.extra["faults.revived_servers"] = sh.revived_servers.load();
     }
   }
   if (sh.history) LOCUS_RETURN_IF_ERROR(check_run(s, *driver, sh, r.extra));

@@ -76,6 +76,7 @@ class ProfilingRuntime final : public Runtime {
   void abandon() override { inner_->abandon(); }
   Env setup_env(NodeId node) override { return profiled(inner_->setup_env(node), node); }
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
+  Status revive_node(NodeId node) override { return inner_->revive_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
 
  private:

@@ -33,6 +33,13 @@ double NicSpec::atc_extra_ns(uint64_t registered_bytes) const {
   return atc_miss_ns * (atc_miss_fraction(registered_bytes) - atc_miss_fraction(read_region_bytes));
 }
 
+Nanos NicSpec::retry_exceeded_after() const {
+  RcRetry rc;
+  rc.ack_timeout = ack_timeout;
+  rc.retry_count = retry_count;
+  return rc.retry_exceeded_after();
+}
+
 Status NicSpec::fit_atc() {
   atc_miss_ns = 0;
   if (atc_reach_bytes == 0) return Status();

@@ -14,6 +14,7 @@
 #include "core/common/status.h"
 
 #include "core/common/time.h"
+#include "core/transport/rc_retry.h"
 
 namespace locus::scenario {
 
@@ -59,6 +60,11 @@ struct NicSpec {
   std::vector<std::pair<uint64_t, double>> read_by_region;  // (registered bytes, ops/s)
   uint64_t read_region_bytes = 0;
   double atc_miss_ns = 0;  // fitted (fit_atc)
+  // The queue pairs' ACK timeout and transport retries (the verbs
+  // backend's defaults): how long a request to a dead node takes to fail
+  // on SimGrid and loopback. On verbs the cluster file's [verbs] sets them.
+  uint8_t ack_timeout = RcRetry{}.ack_timeout;
+  uint8_t retry_count = RcRetry{}.retry_count;
 
   double atc_miss_fraction(uint64_t registered_bytes) const;
   // What a READ costs over `registered_bytes` beyond the `read` curve (at
@@ -66,6 +72,8 @@ struct NicSpec {
   double atc_extra_ns(uint64_t registered_bytes) const;
   // Fits atc_miss_ns; an error says why the points do not fit.
   Status fit_atc();
+  // RcRetry::retry_exceeded_after of ack_timeout and retry_count.
+  Nanos retry_exceeded_after() const;
 };
 
 struct LinkSpec {

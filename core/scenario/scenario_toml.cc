@@ -70,7 +70,7 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   const std::string s = "platform.nic";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"model", "read", "write", "atomic", "send", "recv",
                                       "rdma_share_with_verbs", "verbs_share_with_rdma", "atc_reach_bytes",
-                                      "read_by_region", "read_region_bytes"}));
+                                      "read_by_region", "read_region_bytes", "ack_timeout", "retry_count"}));
   std::string model = nic->model == NicModel::kFcfs ? "fcfs" : "ps";
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "model", &model, {"fcfs", "ps"}));
   nic->model = model == "fcfs" ? NicModel::kFcfs : NicModel::kProcessorSharing;
@@ -81,6 +81,9 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   LOCUS_RETURN_IF_ERROR(d.curve(t, s, "recv", &nic->recv));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "rdma_share_with_verbs", &nic->rdma_share_with_verbs, 0.01, 1.0));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "verbs_share_with_rdma", &nic->verbs_share_with_rdma, 0.01, 1.0));
+  // The ranges ibv_modify_qp(3) accepts (a 5-bit timeout, a 3-bit count).
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "ack_timeout", &nic->ack_timeout, 1, 31));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "retry_count", &nic->retry_count, 0, 7));
   // The address-translation cache (NicSpec::atc_*).
   constexpr double kMaxRegistered = 1ull << 50;  // a petabyte: beyond any NIC
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "atc_reach_bytes", &nic->atc_reach_bytes, 0, kMaxRegistered));
@@ -293,12 +296,15 @@ Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* 
   LOCUS_RETURN_IF_ERROR(d.only(t, "faults", {"seed", "delay", "max_delay_us", "retry_exceeded", "applied",
                                              "remote_access_error", "rnr", "register_failure", "split_read",
                                              "piece_bytes", "read_order", "crash_clients", "crash_servers",
-                                             "restart_after_ms"}));
+                                             "restart_after_ms", "server_outage_ms"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_clients", &f->crash_clients, 0, 1000000));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_servers", &f->crash_servers, 0, 1000000));
   double restart_after_ms = static_cast<double>(f->restart_after_ns) / 1e6;
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "restart_after_ms", &restart_after_ms, 0.0, 1e7));
   f->restart_after_ns = static_cast<Nanos>(restart_after_ms * 1e6);
+  double server_outage_ms = static_cast<double>(f->server_outage_ns) / 1e6;
+  LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "server_outage_ms", &server_outage_ms, 0.0, 1e7));
+  f->server_outage_ns = static_cast<Nanos>(server_outage_ms * 1e6);
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "seed", &f->seed, 0, 9.0e15));
   for (auto [key, p] : {std::pair{"delay", &f->delay}, {"retry_exceeded", &f->retry_exceeded}, {"applied", &f->applied},
                         {"remote_access_error", &f->remote_access_error}, {"rnr", &f->rnr},
@@ -406,6 +412,10 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
       return d.fail(t->get("crash_servers"), "faults.crash_servers",
                     fmt::format("{} servers to crash, but platform.servers is {}", sc->faults.crash_servers,
                                 sc->platform.servers));
+    }
+    if (sc->faults.server_outage_ns > 0 && sc->faults.crash_servers == 0) {
+      return d.fail(t->get("server_outage_ms"), "faults.server_outage_ms",
+                    "brings crashed servers back, and faults.crash_servers is 0 (it would be ignored)");
     }
     if (sc->faults.restart_after_ns > 0 && sc->faults.crash_clients == 0) {
       return d.fail(t->get("restart_after_ms"), "faults.restart_after_ms",

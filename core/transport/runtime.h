@@ -58,6 +58,11 @@ class Runtime {
   // retries would have run out (RcRetry, rc_retry.h; ~0.54 s by default);
   // its own actors see kFlushed.
   virtual Status crash_node(NodeId node) = 0;
+  // Fault injection: a crashed node answers again, with its memory and
+  // registrations, as a host whose network came back (not a restarted
+  // process, which would have lost its memory). Connections that broke
+  // stay broken: peers see errors on them and connect again.
+  virtual Status revive_node(NodeId node) = 0;
 
   // Utilisation of each modelled resource over the last run(); empty on
   // backends that model nothing (loopback, verbs).

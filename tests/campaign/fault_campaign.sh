@@ -34,13 +34,18 @@ trap 'rm -rf "$out"' EXIT
 # or without the request carried out; refused requests; missing receives),
 # then everything at once, then clients whose hosts die mid-run and come
 # back as new processes, then a server machine that dies (the others, if
-# any, serve on; calls that need it fail within their waits).
+# any, serve on; calls that need it fail within their waits), then one
+# that comes back with its memory after 10 ms (clients connect again). A
+# request to a dead node fails when its queue pair's retries run out: the
+# ACK timeout exponent 8 (1 ms, 8 tries) lets clients recover within a
+# short run on SimGrid and loopback (verbs keeps its cluster file's).
 mixes=(
   "faults.delay=0.3 faults.split_read=0.5 faults.read_order=random"
   "faults.retry_exceeded=0.003 faults.applied=0.5 faults.remote_access_error=0.003 faults.rnr=0.003"
   "faults.delay=0.2 faults.split_read=0.3 faults.retry_exceeded=0.002 faults.remote_access_error=0.002 faults.rnr=0.002"
   "faults.crash_clients=3 faults.restart_after_ms=5 faults.delay=0.1"
   "faults.crash_servers=1 faults.crash_clients=1 faults.restart_after_ms=5"
+  "faults.crash_servers=1 faults.server_outage_ms=10 faults.delay=0.1 platform.nic.ack_timeout=8"
 )
 # Loopback runs in wall time on a shared machine: waits and runs longer.
 if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=1000 --set run.duration_s=1.5 --set run.warmup_s=0.5)

@@ -333,17 +333,24 @@ BOOST_AUTO_TEST_CASE(faults_and_check_sections) {
 // delay with no client to restart, are refused rather than cut or ignored.
 BOOST_AUTO_TEST_CASE(node_crash_settings) {
   auto on = designs::parse_scenario(kGood, "good.toml",
-                                    {"faults.crash_clients=2", "faults.restart_after_ms=1.5", "faults.crash_servers=1"});
+                                    {"faults.crash_clients=2", "faults.restart_after_ms=1.5", "faults.crash_servers=1",
+                                     "faults.server_outage_ms=3", "platform.nic.ack_timeout=8",
+                                     "platform.nic.retry_count=3"});
   BOOST_TEST_REQUIRE(on.is_ok(), on.status().to_string());
   BOOST_TEST(on->faults.any());
   BOOST_TEST(on->faults.restart_after_ns == 1'500'000);
   BOOST_TEST(on->faults.crash_servers == 1u);
+  BOOST_TEST(on->faults.server_outage_ns == 3'000'000);
+  BOOST_TEST(on->platform.nic.retry_exceeded_after() == 4 * 4096 * 256);  // 4 tries of 4.096 us x 2^8
   for (const auto& [sets, want] :
        std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"faults.restart_after_ms=5"}, "faults.restart_after_ms: restarts crashed clients, and faults.crash_clients is 0"},
            {{"faults.crash_clients=100000"}, "faults.crash_clients: 100000 clients to crash, but run.clients is"},
            {{"faults.crash_servers=9"}, "faults.crash_servers: 9 servers to crash, but platform.servers is"},
-           {{"faults.restart_after_ms=-1", "faults.crash_clients=1"}, "faults.restart_after_ms"}}) {
+           {{"faults.restart_after_ms=-1", "faults.crash_clients=1"}, "faults.restart_after_ms"},
+           {{"faults.server_outage_ms=5"}, "faults.server_outage_ms: brings crashed servers back, and faults.crash_servers is 0"},
+           {{"platform.nic.ack_timeout=0"}, "platform.nic.ack_timeout"},
+           {{"platform.nic.retry_count=8"}, "platform.nic.retry_count"}}) {
     const std::string e = error_of(kGood, sets);
     BOOST_TEST(contains(e, want), e);
   }
