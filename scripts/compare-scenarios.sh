@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every shipped scenario (scenarios/**/*.toml) with two locus
-# binaries on the SimGrid backend and compares their JSON results byte for
-# byte: a refactoring must change no simulated figure. Prints one line per
+# Runs every shipped scenario (scenarios/**/*.toml but the paper
+# experiments of scenarios/papers, which `locus reproduce` runs and this
+# script names as skipped) with two locus binaries on the SimGrid backend
+# and compares their JSON results byte for byte: a refactoring must change
+# no simulated figure. Prints one line per
 # scenario (same / DIFFERENT, with the wall time of each run, and for a
 # difference the JSON fields that differ) and exits 1 if any differs or
 # fails.
@@ -13,7 +15,7 @@
 # (default results/compare) keeps both JSON files of every scenario.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
 BASE=$(realpath "$1"); NEW=$(realpath "$2"); shift 2
 OUT=${OUT:-results/compare}
 JOBS=${JOBS:-2}
@@ -58,4 +60,7 @@ PY
 }
 export -f one
 
-find scenarios -name '*.toml' | sort | xargs -P "$JOBS" -I{} bash -c 'one {}'
+for f in $(find scenarios/papers -name '*.toml' | sort); do
+  echo "skipped   $f (an experiment file: compare locus reproduce reports)"
+done
+find scenarios -path scenarios/papers -prune -o -name '*.toml' -print | sort | xargs -P "$JOBS" -I{} bash -c 'one {}'
