@@ -5,6 +5,7 @@
 
 #include "core/index/micro/config.h"
 #include "core/index/pilaf/config.h"
+#include "core/workload/keys.h"
 
 namespace locus::cli {
 namespace {
@@ -74,7 +75,13 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s)
   in.platform.nic_read_share_with_verbs = p.nic.rdma_share_with_verbs;
   in.platform.nic_verb_share_with_reads = p.nic.verbs_share_with_rdma;
   in.workload.clients = static_cast<int>(s.run.clients);
-  in.workload.think_time_us = p.cpu.client_op_us;
+  // The client's own work per get (drawing it, building its key), as the
+  // simulator charges it: the scenario's "client.op" at the key's bytes,
+  // else client_op_us.
+  const auto client_op = p.cpu.handler_cost_us.find(scenario::kClientOpWork);
+  in.workload.think_time_us = client_op != p.cpu.handler_cost_us.end()
+                                  ? client_op->second.us_at(workload::max_key_bytes(s.workload.zeropadding))
+                                  : p.cpu.client_op_us;
   in.workload.network_rtt_us = one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + read_bytes);
   LOCUS_RETURN_IF_ERROR(in.validate());
   return in;

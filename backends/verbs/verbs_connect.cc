@@ -187,21 +187,33 @@ void VerbsEndpoint::ensure_connected(std::span<const WorkRequest> batch) {
   }
 }
 
+void VerbsEndpoint::break_connection_locked(Connection* c, const std::string& why) {
+  if (c == nullptr || c->broken) return;
+  c->broken = true;
+  // Flush what is outstanding now rather than after transport retries.
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (c->qp != nullptr) ibv_modify_qp(c->qp, &attr, IBV_QP_STATE);
+  log_line(name_ + ": connection to node " + std::to_string(c->peer) + " " + why);
+}
+
 void VerbsEndpoint::handle_client_cm_event(rdma_cm_event* event) {
   if (event->event == RDMA_CM_EVENT_DISCONNECTED || event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto* c = static_cast<Connection*>(event->id->context);
-    if (c != nullptr && !c->broken) {
-      c->broken = true;
-      // Flush what is outstanding now rather than after transport retries.
-      ibv_qp_attr attr{};
-      attr.qp_state = IBV_QPS_ERR;
-      if (c->qp != nullptr) ibv_modify_qp(c->qp, &attr, IBV_QP_STATE);
-      log_line(name_ + ": connection to node " + std::to_string(c->peer) + " lost (" + rdma_event_str(event->event) +
-               ")");
-    }
+    break_connection_locked(static_cast<Connection*>(event->id->context),
+                            std::string("lost (") + rdma_event_str(event->event) + ")");
   }
   rdma_ack_cm_event(event);
+}
+
+void VerbsEndpoint::reset_peer(NodeId peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_peer_.find(peer);
+  if (it == by_peer_.end()) return;
+  // A server's connection is its client's to re-make; dropping it here
+  // would only refuse the client's next requests.
+  if (role_ != Role::kClient) return;
+  break_connection_locked(it->second, "reset: a request on it got no completion within its caller's wait");
 }
 
 void VerbsEndpoint::drain_client_cm_events() {

@@ -113,6 +113,9 @@ class VerbsEndpoint final : public Transport {
   Status post_recv(std::span<const RecvRequest> batch) override;
   size_t poll(std::span<Completion> out) override;
   size_t wait(std::span<Completion> out, Nanos timeout) override;
+  // Moves the connection to `peer` to the error state (its outstanding
+  // requests flush) and marks it broken: a client's next post reconnects.
+  void reset_peer(NodeId peer) override;
 
   const std::string& name() const { return name_; }
   std::string device_name() const;
@@ -170,6 +173,10 @@ class VerbsEndpoint final : public Transport {
   Status connect_to(NodeId peer);
   Status await_cm_event(rdma_cm_id* id, rdma_cm_event_type want, SteadyTime deadline, Welcome* welcome);
   void handle_client_cm_event(rdma_cm_event* event);
+  // Marks `c` broken and moves its queue pair to the error state (its
+  // outstanding requests flush), saying why in the log; the next post
+  // destroys it and, on a client, connects again.
+  void break_connection_locked(Connection* c, const std::string& why);
   void drain_client_cm_events();
 
   // --- server connections (verbs_listener.cc) ---

@@ -62,6 +62,7 @@ class FaultTransport final : public Transport {
   Status post_recv(std::span<const RecvRequest> batch) override { return inner_->post_recv(batch); }
   size_t poll(std::span<Completion> out) override;
   size_t wait(std::span<Completion> out, Nanos timeout) override;
+  void reset_peer(NodeId peer) override { inner_->reset_peer(peer); }
 
   Transport* inner() const { return inner_; }
 

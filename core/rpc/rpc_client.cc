@@ -75,7 +75,7 @@ StatusOr<std::span<const std::byte>> RpcClient::call(NodeId server, uint16_t typ
   wr.remote.node = server;
   wr.local = {send_buf_, static_cast<uint32_t>(kHeaderBytes + payload_bytes), region_.lkey};
   LOCUS_RETURN_IF_ERROR(endpoint_.transport().post(std::span<const WorkRequest>(&wr, 1)));
-  auto sent = endpoint_.await(wr.wr_id);
+  auto sent = endpoint_.await(wr.wr_id, server);
   if (!sent.is_ok()) return sent.status();
   if (!sent->ok()) return completion_error(*sent);
 

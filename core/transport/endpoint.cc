@@ -168,10 +168,14 @@ StatusOr<Completion> Endpoint::await_matching(Match match, Nanos timeout, const 
   }
 }
 
-StatusOr<Completion> Endpoint::await(uint64_t wr_id) {
+StatusOr<Completion> Endpoint::await(uint64_t wr_id, NodeId peer) {
   auto c = await_matching([wr_id](const Completion& c) { return c.op != Opcode::kRecv && c.wr_id == wr_id; },
                           timeout_, "a work request");
-  if (!c.is_ok() && c.status().code() == StatusCode::kTimeout) abandon(wr_id);
+  if (!c.is_ok() && c.status().code() == StatusCode::kTimeout) {
+    abandon(wr_id);
+    // What was posted behind it to the same peer is stuck too.
+    if (peer != kInvalidNode) env_.transport->reset_peer(peer);
+  }
   return c;
 }
 
@@ -196,7 +200,7 @@ Status Endpoint::execute(std::span<const WorkRequest> batch) {
   LOCUS_RETURN_IF_ERROR(env_.transport->post(batch));
   Status first_error;
   for (size_t i = 0; i < batch.size(); ++i) {
-    auto c = await(batch[i].wr_id);
+    auto c = await(batch[i].wr_id, batch[i].remote.node);
     if (!c.is_ok()) {
       // Nobody waits for the rest of the batch either.
       for (size_t j = i + 1; j < batch.size(); ++j) abandon(batch[j].wr_id);

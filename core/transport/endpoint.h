@@ -79,9 +79,11 @@ class Endpoint {
   // Posts one request and waits for it.
   Status execute(const WorkRequest& wr) { return execute(std::span<const WorkRequest>(&wr, 1)); }
 
-  // Waits for the completion of wr_id (send side). On kTimeout the request
-  // is abandoned: its completion is dropped whenever it comes.
-  StatusOr<Completion> await(uint64_t wr_id);
+  // Waits for the completion of wr_id (send side), a request to `peer`. On
+  // kTimeout the request is abandoned (its completion is dropped whenever
+  // it comes) and the transport resets its connection to `peer`
+  // (Transport::reset_peer), where everything posted behind it is stuck.
+  StatusOr<Completion> await(uint64_t wr_id, NodeId peer);
   // Registers the receiver of `kind` and posts `buffers` receive buffers of
   // `buffer_bytes` for the pool (set-up, not the data path). Every buffer
   // of the pool must hold the largest SEND any receiver expects, so

@@ -85,6 +85,13 @@ class Transport {
   // Blocks until at least one completion is available or `timeout` has
   // passed (simulated time on SimGrid); returns how many were copied.
   virtual size_t wait(std::span<Completion> out, Nanos timeout) = 0;
+  // The caller gave up on a request to `peer`: no completion came within
+  // its wait. On a reliable connection everything posted behind a stuck
+  // request is stuck too, so a backend with connections drops this one:
+  // what is outstanding on it completes kFlushed, and the next post to
+  // `peer` connects afresh (to a peer that came back, or fails fast to one
+  // that did not). Backends without connections have nothing to drop.
+  virtual void reset_peer(NodeId peer) { (void)peer; }
 };
 
 }  // namespace locus

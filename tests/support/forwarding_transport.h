@@ -21,6 +21,7 @@ class ForwardingTransport : public Transport {
   Status post_recv(std::span<const RecvRequest> batch) override { return inner_.post_recv(batch); }
   size_t poll(std::span<Completion> out) override { return inner_.poll(out); }
   size_t wait(std::span<Completion> out, Nanos timeout) override { return inner_.wait(out, timeout); }
+  void reset_peer(NodeId peer) override { inner_.reset_peer(peer); }
 
  protected:
   Transport& inner_;

@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(hostile_requests_are_answered_and_counted) {
       wr.remote.node = server;
       wr.local = {out, len, reg->lkey};
       if (!t.post(std::span<const WorkRequest>(&wr, 1)).is_ok()) return es.fail("post");
-      auto c = ep.await(wr.wr_id);
+      auto c = ep.await(wr.wr_id, server);
       if (!c.is_ok()) return es.fail("send completion: " + c.status().to_string());
       ++sent;
       // Every hostile request gets an answer (an error response).
