@@ -1,0 +1,87 @@
+// Nessie under the scenario runner: the shipped scenario
+// (scenarios/nessie/small.toml), cut short, on SimGrid: operations complete
+// without failures, every one of them by one-sided verbs (the nodes' RDMA
+// engines busy, their CPUs idle after the clients' layout calls); a
+// put-heavy run on a few keys with [check] linearizability on is
+// linearizable and conflicts; and the [index] keys' refusals name the key
+// (modes not built yet, values that do not fit).
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/sim_scenario.h"
+
+namespace locus {
+namespace {
+
+const std::string kSmall = LOCUS_SOURCE_DIR "/scenarios/nessie/small.toml";
+
+runner::ScenarioReport run_small(const std::vector<std::string>& sets) {
+  std::vector<std::string> all = {"run.duration_s=0.004", "run.warmup_s=0.001"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  auto sc = designs::load_scenario(kSmall, all);
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto report = testing::simulate(*sc);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  return std::move(*report);
+}
+
+int64_t counter(const runner::ScenarioReport& r, const std::string& name) {
+  return r.result.stats.counter_value(name);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nessie_scenarios)
+
+BOOST_AUTO_TEST_CASE(the_shipped_scenario_runs_on_simgrid) {
+  const runner::ScenarioReport r = run_small({});
+  BOOST_TEST(r.result.index == "nessie");
+  BOOST_TEST(r.result.stats.total_ops() > 100u);
+  BOOST_TEST(r.result.stats.total_failed() == 0u);
+  BOOST_TEST(counter(r, "nessie.attempts") >= static_cast<int64_t>(r.result.stats.total_ops()));
+  BOOST_TEST(counter(r, "nessie.ite_reads") > 0);
+  BOOST_TEST(counter(r, "nessie.staged") > 0);  // YCSB-B's updates replaced entries
+  BOOST_TEST(r.result.extra.at("nessie.loaded_records") == 30000.0);
+  BOOST_TEST(r.result.extra.at("nessie.slices_granted") == 36.0);
+}
+
+BOOST_AUTO_TEST_CASE(contended_puts_are_linearizable_on_simgrid) {
+  const runner::ScenarioReport r =
+      run_small({"workload.recordcount=40", "workload.readproportion=0.5", "workload.updateproportion=0.5",
+                 "workload.requestdistribution=\"zipfian\"", "index.client_data_entries=512",
+                 "check.linearizability=true"});
+  BOOST_TEST(r.result.stats.total_failed() == 0u);
+  BOOST_TEST(r.result.extra.at("check.violations") == 0.0);
+  BOOST_TEST(counter(r, "nessie.conflicts") > 0);
+  BOOST_TEST(counter(r, "nessie.restore_failures") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(index_keys_are_checked_by_name) {
+  for (const char* mode : {"server", "hybrid"}) {
+    auto sc = designs::load_scenario(kSmall, {std::string("index.mode=") + mode});
+    BOOST_REQUIRE(!sc.is_ok());
+    BOOST_TEST(sc.status().message().find("index.mode") != std::string::npos, sc.status().message());
+    BOOST_TEST(sc.status().message().find("not built yet") != std::string::npos, sc.status().message());
+  }
+  auto bad = designs::load_scenario(kSmall, {"index.mode=sideways"});
+  BOOST_REQUIRE(!bad.is_ok());
+  BOOST_TEST(bad.status().message().find("index.mode") != std::string::npos, bad.status().message());
+  bad = designs::load_scenario(kSmall, {"index.ways=1"});
+  BOOST_TEST(!bad.is_ok());
+  bad = designs::load_scenario(kSmall, {"index.value_bytes=100"});
+  BOOST_REQUIRE(bad.is_ok());  // parsed; the driver refuses it
+  auto report = testing::simulate(*bad);
+  BOOST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().message().find("index.value_bytes") != std::string::npos, report.status().message());
+  bad = designs::load_scenario(kSmall, {"workload.scanproportion=0.1", "workload.readproportion=0.85"});
+  BOOST_REQUIRE(bad.is_ok());
+  report = testing::simulate(*bad);
+  BOOST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().message().find("scan") != std::string::npos, report.status().message());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus

@@ -1,0 +1,342 @@
+// Nessie's client-driven protocol on loopback (core/index/nessie): a
+// differential test against std::unordered_map with tables small enough
+// that puts migrate; concurrent clients on colliding keys whose history the
+// linearizability checker must accept, with migrations and retries seen;
+// a client stalled past the expiry period, which must fail rather than
+// read a recycled data entry; and the loader and geometry's refusals.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/check/history.h"
+#include "core/check/linearizability.h"
+#include "core/check/models.h"
+#include "core/design/history_recording.h"
+#include "core/index/nessie/client.h"
+#include "core/index/nessie/driver.h"
+#include "core/index/nessie/loader.h"
+#include "core/index/nessie/node.h"
+#include "core/rpc/rpc_client.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
+
+namespace locus {
+namespace {
+
+using nessie::ClientOptions;
+using nessie::ClientStats;
+using nessie::NessieClient;
+using nessie::NessieConfig;
+
+// Nessie nodes on a loopback runtime, each serving its layout RPC from a
+// daemon actor, and client actors handed a connected NessieClient.
+struct NessieCluster {
+  std::unique_ptr<Runtime> runtime;
+  std::vector<NodeId> servers;
+  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
+  std::vector<std::unique_ptr<nessie::NessieNode>> nodes;
+  std::unique_ptr<nessie::Loader> loader;
+  nessie::Geometry geometry;
+  testing::FailureLog failures;
+  std::mutex stats_mu;
+  ClientStats stats;  // every client's, summed after it finishes
+
+  NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes) {
+    runtime = loopback::make_loopback_runtime({});
+    std::string bad_key;
+    auto g = nessie::make_geometry(config, node_count, 16, clients, value_bytes, &bad_key);
+    BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
+    geometry = *g;
+    for (uint32_t i = 0; i < node_count; ++i) {
+      auto id = runtime->add_node({"server" + std::to_string(i), true});
+      BOOST_REQUIRE(id.is_ok());
+      servers.push_back(*id);
+      Env env = runtime->setup_env(*id);
+      auto rpc = rpc::RpcServer::create(env);
+      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
+      auto node = nessie::NessieNode::create(env, i, geometry);
+      BOOST_REQUIRE_MESSAGE(node.is_ok(), node.status().to_string());
+      BOOST_REQUIRE((*node)->attach(**rpc).is_ok());
+      rpc::RpcServer* srv = rpc->get();
+      BOOST_REQUIRE(runtime
+                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
+                                [srv](Env& e) {
+                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
+                                })
+                        .is_ok());
+      rpcs.push_back(std::move(*rpc));
+      nodes.push_back(std::move(*node));
+    }
+    loader = std::make_unique<nessie::Loader>(nodes);
+  }
+
+  void load(const std::string& key, const std::string& value) {
+    Status s = loader->insert(key, value);
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+  }
+
+  void add_client(const std::string& name, ClientOptions options,
+                  std::function<void(NessieClient&, Env&)> body) {
+    auto node = runtime->add_node({name, false});
+    BOOST_REQUIRE(node.is_ok());
+    BOOST_REQUIRE(runtime
+                      ->spawn(*node, name, ActorKind::kWorker,
+                              [this, name, options, body](Env& env) {
+                                Endpoint ep(env);
+                                auto rpc = rpc::RpcClient::create(ep);
+                                if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
+                                auto client = NessieClient::connect(ep, **rpc, servers, options);
+                                if (!client.is_ok()) return failures.fail(name + ": " + client.status().to_string());
+                                body(**client, env);
+                                std::lock_guard<std::mutex> lock(stats_mu);
+                                stats += (*client)->stats();
+                              })
+                      .is_ok());
+  }
+
+  void run() {
+    Status s = runtime->run();
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+  }
+};
+
+// Small tables: `entries` index entries per node, short expiry so that
+// data entries are reclaimed within the test.
+NessieConfig small_config(uint64_t entries) {
+  NessieConfig c;
+  c.index_entries = entries;
+  c.key_bytes = 16;
+  c.expiry_ms = 5;
+  c.client_data_entries = 256;
+  return c;
+}
+
+std::string key_of(uint64_t i) { return "key" + std::to_string(i); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nessie_protocol)
+
+// One client, random gets, puts and deletes of 24 keys over 2 x 16 index
+// entries (3 ways): every answer is the map's, and puts had to migrate.
+BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
+  const NessieConfig config = small_config(16);
+  NessieCluster cluster(config, 2, 1, 64);
+  std::unordered_map<std::string, std::string> model;
+  for (uint64_t i = 0; i < 8; ++i) {
+    cluster.load(key_of(i), "loaded" + std::to_string(i));
+    model[key_of(i)] = "loaded" + std::to_string(i);
+  }
+  cluster.add_client("client0", nessie::client_options(config), [&](NessieClient& c, Env& env) {
+    Random& rng = *env.random;
+    for (int op = 0; op < 4000; ++op) {
+      const std::string key = key_of(rng.uniform(24));
+      const uint64_t dice = rng.uniform(10);
+      if (dice < 4) {
+        auto got = c.get(key);
+        auto it = model.find(key);
+        if (it == model.end()) {
+          if (got.status().code() != StatusCode::kNotFound) {
+            return cluster.failures.fail("op " + std::to_string(op) + ": get " + key + " should miss: " +
+                                         got.status().to_string());
+          }
+        } else if (!got.is_ok() || *got != it->second) {
+          return cluster.failures.fail("op " + std::to_string(op) + ": get " + key + " should be " + it->second +
+                                       ": " + (got.is_ok() ? std::string(*got) : got.status().to_string()));
+        }
+      } else if (dice < 8) {
+        const std::string value = "v" + std::to_string(op) + std::string(rng.uniform(40), 'x');
+        Status s = c.put(key, value);
+        if (!s.is_ok()) return cluster.failures.fail("op " + std::to_string(op) + ": put " + key + ": " + s.to_string());
+        model[key] = value;
+      } else {
+        Status s = c.remove(key);
+        const bool had = model.erase(key) == 1;
+        if (had ? !s.is_ok() : s.code() != StatusCode::kNotFound) {
+          return cluster.failures.fail("op " + std::to_string(op) + ": delete " + key + (had ? " (present)" : " (absent)") +
+                                       ": " + s.to_string());
+        }
+      }
+    }
+    // Values too large for a data entry are refused, not truncated.
+    Status big = c.put("big", std::string(65, 'x'));
+    if (big.code() != StatusCode::kInvalidArgument || big.message().find("index.value_bytes") == std::string::npos) {
+      cluster.failures.fail("an oversized value: " + big.to_string());
+    }
+  });
+  cluster.run();
+  BOOST_TEST(cluster.stats.migrations > 0u);
+  BOOST_TEST(cluster.stats.reclaimed > 0u);
+  BOOST_TEST(cluster.stats.restore_failures == 0u);
+  BOOST_TEST_MESSAGE("migrations " << cluster.stats.migrations << ", reclaimed " << cluster.stats.reclaimed
+                                   << ", attempts " << cluster.stats.attempts);
+}
+
+// Four clients on 12 colliding keys over 2 x 12 index entries: the
+// recorded history must be linearizable, and the run must have migrated
+// and retried (else it tested nothing).
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
+  NessieConfig config = small_config(12);
+  config.backoff_base_us = 2;
+  config.backoff_max_us = 200;
+  constexpr uint32_t kClients = 4;
+  NessieCluster cluster(config, 2, kClients, 32);
+  check::HistoryRecorder recorder;
+  for (uint64_t i = 0; i < 6; ++i) cluster.load(key_of(i), "loaded" + std::to_string(i));
+  check::History loaded;
+  for (uint64_t i = 0; i < 6; ++i) {
+    check::Operation op;
+    op.kind = check::OpKind::kPut;
+    op.key = key_of(i);
+    op.value = check::value_digest("loaded" + std::to_string(i));
+    op.outcome = check::Outcome::kOk;
+    op.invoke_ns = 0;
+    op.response_ns = 0;
+    loaded.push_back(op);
+  }
+  std::atomic<uint64_t> failed_ops{0};
+  for (uint32_t k = 0; k < kClients; ++k) {
+    cluster.add_client("client" + std::to_string(k), nessie::client_options(config), [&, k](NessieClient& c, Env& env) {
+      check::ClientHistory& h = recorder.client(k);
+      design::KvRecorder rec({&h, env.clock});
+      Random& rng = *env.random;
+      for (int op = 0; op < 400; ++op) {
+        const std::string key = key_of(rng.uniform(12));
+        const uint64_t dice = rng.uniform(20);
+        if (dice < 9) {
+          const size_t t = rec.get(key);
+          auto got = c.get(key);
+          rec.got(t, got);
+          if (!got.is_ok() && got.status().code() != StatusCode::kNotFound) ++failed_ops;
+        } else if (dice < 16) {
+          const std::string value = "c" + std::to_string(k) + "." + std::to_string(op);
+          const size_t t = rec.put(key, value);
+          Status s = c.put(key, value);
+          rec.put_done(t, s);
+          if (!s.is_ok()) ++failed_ops;
+        } else {
+          check::Operation d;
+          d.kind = check::OpKind::kDelete;
+          d.key = key;
+          const size_t t = h.invoke(d, env.clock->now());
+          Status s = c.remove(key);
+          if (s.is_ok()) h.respond(t, check::Outcome::kOk, env.clock->now());
+          else if (s.code() == StatusCode::kNotFound) h.respond(t, check::Outcome::kNotFound, env.clock->now());
+          else ++failed_ops;  // unknown effect: left pending
+        }
+      }
+    });
+  }
+  cluster.run();
+  check::History history = recorder.merge();
+  // The loaded records come first (they were there before any client ran).
+  for (check::Operation& op : history) {
+    if (op.invoke_ns == 0) op.invoke_ns = 1;
+  }
+  history.insert(history.begin(), loaded.begin(), loaded.end());
+  check::CheckOptions options;
+  options.time_budget_ns = 0;
+  const check::CheckResult verdict = check::check_history(check::KvModel(), history, options);
+  BOOST_TEST(verdict.linearizable(), verdict.report(history));
+  BOOST_TEST(failed_ops.load() == 0u);
+  const ClientStats& s = cluster.stats;
+  BOOST_TEST_MESSAGE("attempts " << s.attempts << ", conflicts " << s.conflicts << ", migrations " << s.migrations
+                                 << ", previous versions " << s.previous_versions << ", undone " << s.undone
+                                 << ", reverse changes " << s.reverse_changes);
+  BOOST_TEST(s.migrations > 0u);
+  BOOST_TEST(s.conflicts > 0u);
+  BOOST_TEST(s.attempts > s.gets + s.puts + s.deletes);
+  BOOST_TEST(s.restore_failures == 0u);
+}
+
+// A get that stalls between reading an ITE and reading its DTE for longer
+// than the expiry period, while another client overwrites the key and
+// reuses its data entries, must fail with the expiry error, never answer
+// from the (by then recycled) entry.
+BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
+  NessieConfig config = small_config(64);
+  config.expiry_ms = 20;
+  config.client_data_entries = 4;
+  NessieCluster cluster(config, 1, 2, 32);
+  cluster.load("hot", "loaded");
+  std::atomic<bool> reader_done{false};
+  std::atomic<uint64_t> writes{0};
+  ClientStats writer_stats, reader_stats;
+  cluster.add_client("writer", nessie::client_options(config), [&](NessieClient& c, Env&) {
+    for (uint64_t i = 0; !reader_done.load(); ++i) {
+      Status s = c.put("hot", "w" + std::to_string(i));
+      if (!s.is_ok()) return cluster.failures.fail("writer: " + s.to_string());
+      writes.store(i + 1);
+    }
+    writer_stats = c.stats();
+  });
+  ClientOptions stalling = nessie::client_options(config);
+  stalling.max_attempts = 1;
+  bool stalled = false;
+  stalling.test_hook = [&](std::string_view point) {
+    if (point != "get.ite_read" || stalled) return;
+    stalled = true;
+    // Three expiry periods: long enough for the DTE to be replaced,
+    // staged, expire and be reused from a slice of four entries.
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  };
+  cluster.add_client("reader", stalling, [&](NessieClient& c, Env& env) {
+    while (writes.load() < 2) env.clock->sleep_for(kMillisecond);
+    auto got = c.get("hot");
+    if (got.is_ok() || got.status().code() != StatusCode::kAborted ||
+        got.status().message().find("expiry") == std::string::npos) {
+      cluster.failures.fail("the stalled get: " + (got.is_ok() ? "answered " + std::string(*got)
+                                                                : got.status().to_string()));
+    }
+    // Not stalled: the get succeeds.
+    auto again = c.get("hot");
+    if (!again.is_ok() || again->substr(0, 1) != "w") {
+      cluster.failures.fail("the second get: " + (again.is_ok() ? std::string(*again) : again.status().to_string()));
+    }
+    reader_stats = c.stats();
+    reader_done.store(true);
+  });
+  cluster.run();
+  BOOST_TEST(stalled);
+  BOOST_TEST(reader_stats.expired == 1u);
+  BOOST_TEST(writer_stats.reclaimed > 0u);
+  BOOST_TEST_MESSAGE("writes " << writes.load() << ", writer reclaimed " << writer_stats.reclaimed);
+}
+
+// The loader refuses what does not fit; the geometry, ITE bits that do not fit.
+BOOST_AUTO_TEST_CASE(refusals_name_the_setting) {
+  NessieConfig config = small_config(4);
+  NessieCluster cluster(config, 1, 1, 8);
+  Status s = cluster.loader->insert("k", std::string(9, 'v'));
+  BOOST_TEST(s.code() == StatusCode::kInvalidArgument);
+  BOOST_TEST(s.message().find("index.value_bytes") != std::string::npos, s.message());
+  // Twelve keys cannot fit four entries.
+  for (int i = 0; i < 12; ++i) {
+    s = cluster.loader->insert(key_of(i), "v");
+    if (!s.is_ok()) break;
+  }
+  BOOST_TEST(s.code() == StatusCode::kResourceExhausted);
+  config.filter_bits = 32;
+  config.client_data_entries = 1u << 30;
+  std::string bad_key;
+  auto g = nessie::make_geometry(config, 1000, 16, 1000, 8, &bad_key);
+  BOOST_TEST(!g.is_ok());
+  BOOST_TEST(bad_key == "index.filter_bits");
+  cluster.run();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
