@@ -6,7 +6,6 @@
 // linearizable and conflicts; and the [index] keys' refusals name the key
 // (modes not built yet, values that do not fit).
 #include <boost/test/unit_test.hpp>
-
 #include <string>
 #include <vector>
 
@@ -27,9 +26,7 @@ runner::ScenarioReport run_small(const std::vector<std::string>& sets) {
   return std::move(*report);
 }
 
-int64_t counter(const runner::ScenarioReport& r, const std::string& name) {
-  return r.result.stats.counter_value(name);
-}
+int64_t counter(const runner::ScenarioReport& r, const std::string& name) { return r.result.stats.counter_value(name); }
 
 }  // namespace
 
@@ -48,10 +45,9 @@ BOOST_AUTO_TEST_CASE(the_shipped_scenario_runs_on_simgrid) {
 }
 
 BOOST_AUTO_TEST_CASE(contended_puts_are_linearizable_on_simgrid) {
-  const runner::ScenarioReport r =
-      run_small({"workload.recordcount=40", "workload.readproportion=0.5", "workload.updateproportion=0.5",
-                 "workload.requestdistribution=\"zipfian\"", "index.client_data_entries=512",
-                 "check.linearizability=true"});
+  const runner::ScenarioReport r = run_small(
+      {"workload.recordcount=40", "workload.readproportion=0.5", "workload.updateproportion=0.5",
+       "workload.requestdistribution=\"zipfian\"", "index.client_data_entries=512", "check.linearizability=true"});
   BOOST_TEST(r.result.stats.total_failed() == 0u);
   BOOST_TEST(r.result.extra.at("check.violations") == 0.0);
   BOOST_TEST(counter(r, "nessie.conflicts") > 0);

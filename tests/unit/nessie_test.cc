@@ -4,16 +4,15 @@
 // linearizability checker must accept, with migrations and retries seen;
 // a client stalled past the expiry period, which must fail rather than
 // read a recycled data entry; and the loader and geometry's refusals.
-#include <boost/test/unit_test.hpp>
-
 #include <atomic>
+#include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -86,8 +85,7 @@ struct NessieCluster {
     BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
   }
 
-  void add_client(const std::string& name, ClientOptions options,
-                  std::function<void(NessieClient&, Env&)> body) {
+  void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body) {
     auto node = runtime->add_node({name, false});
     BOOST_REQUIRE(node.is_ok());
     BOOST_REQUIRE(runtime
@@ -149,24 +147,25 @@ BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
         auto it = model.find(key);
         if (it == model.end()) {
           if (got.status().code() != StatusCode::kNotFound) {
-            return cluster.failures.fail("op " + std::to_string(op) + ": get " + key + " should miss: " +
-                                         got.status().to_string());
+            return cluster.failures.fail("op " + std::to_string(op) + ": get " + key +
+                                         " should miss: " + got.status().to_string());
           }
         } else if (!got.is_ok() || *got != it->second) {
-          return cluster.failures.fail("op " + std::to_string(op) + ": get " + key + " should be " + it->second +
-                                       ": " + (got.is_ok() ? std::string(*got) : got.status().to_string()));
+          return cluster.failures.fail("op " + std::to_string(op) + ": get " + key + " should be " + it->second + ": " +
+                                       (got.is_ok() ? std::string(*got) : got.status().to_string()));
         }
       } else if (dice < 8) {
         const std::string value = "v" + std::to_string(op) + std::string(rng.uniform(40), 'x');
         Status s = c.put(key, value);
-        if (!s.is_ok()) return cluster.failures.fail("op " + std::to_string(op) + ": put " + key + ": " + s.to_string());
+        if (!s.is_ok())
+          return cluster.failures.fail("op " + std::to_string(op) + ": put " + key + ": " + s.to_string());
         model[key] = value;
       } else {
         Status s = c.remove(key);
         const bool had = model.erase(key) == 1;
         if (had ? !s.is_ok() : s.code() != StatusCode::kNotFound) {
-          return cluster.failures.fail("op " + std::to_string(op) + ": delete " + key + (had ? " (present)" : " (absent)") +
-                                       ": " + s.to_string());
+          return cluster.failures.fail("op " + std::to_string(op) + ": delete " + key +
+                                       (had ? " (present)" : " (absent)") + ": " + s.to_string());
         }
       }
     }
@@ -184,11 +183,11 @@ BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
                                    << ", attempts " << cluster.stats.attempts);
 }
 
-// Four clients on 12 colliding keys over 2 x 12 index entries: the
+// Four clients on 12 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
 // and retried (else it tested nothing).
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
-  NessieConfig config = small_config(12);
+  NessieConfig config = small_config(8);
   config.backoff_base_us = 2;
   config.backoff_max_us = 200;
   constexpr uint32_t kClients = 4;
@@ -232,9 +231,12 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
           d.key = key;
           const size_t t = h.invoke(d, env.clock->now());
           Status s = c.remove(key);
-          if (s.is_ok()) h.respond(t, check::Outcome::kOk, env.clock->now());
-          else if (s.code() == StatusCode::kNotFound) h.respond(t, check::Outcome::kNotFound, env.clock->now());
-          else ++failed_ops;  // unknown effect: left pending
+          if (s.is_ok())
+            h.respond(t, check::Outcome::kOk, env.clock->now());
+          else if (s.code() == StatusCode::kNotFound)
+            h.respond(t, check::Outcome::kNotFound, env.clock->now());
+          else
+            ++failed_ops;  // unknown effect: left pending
         }
       }
     });
@@ -297,8 +299,8 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
     auto got = c.get("hot");
     if (got.is_ok() || got.status().code() != StatusCode::kAborted ||
         got.status().message().find("expiry") == std::string::npos) {
-      cluster.failures.fail("the stalled get: " + (got.is_ok() ? "answered " + std::string(*got)
-                                                                : got.status().to_string()));
+      cluster.failures.fail("the stalled get: " +
+                            (got.is_ok() ? "answered " + std::string(*got) : got.status().to_string()));
     }
     // Not stalled: the get succeeds.
     auto again = c.get("hot");

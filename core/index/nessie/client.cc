@@ -71,7 +71,7 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
     if (!get_layout(r, &g, &nodes_[i], &first) || !geometry_ok(g) || g.nodes != n || nodes_[i].dti != i) {
       return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout");
     }
-    if (k > 0 && std::memcmp(&g, &g_, sizeof g) != 0) {
+    if (k > 0 && g != g_) {
       return corruption("nessie: node " + std::to_string(servers[i]) + "'s table geometry differs from node " +
                         std::to_string(servers[first_home]) + "'s");
     }
@@ -119,8 +119,8 @@ WorkRequest NessieClient::request(Opcode op, const RemoteAddr& to, void* local, 
 Status NessieClient::read_ite(Slot slot, uint64_t* out) {
   ++stats_.ite_reads;
   std::byte* into = words_;
-  LOCUS_RETURN_IF_ERROR(ep_.execute(
-      request(Opcode::kRead, remote_at(nodes_[slot.node].index, slot.index * sizeof(uint64_t)), into, 8)));
+  LOCUS_RETURN_IF_ERROR(
+      ep_.execute(request(Opcode::kRead, remote_at(nodes_[slot.node].index, slot.index * sizeof(uint64_t)), into, 8)));
   std::memcpy(out, into, sizeof *out);
   // Every decision on what was read (an ITE compared, a DTE used) is void
   // once the attempt has run past its deadline: check after each READ.

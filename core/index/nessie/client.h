@@ -59,19 +59,19 @@ struct ClientStats {
   uint64_t gets = 0;
   uint64_t puts = 0;
   uint64_t deletes = 0;
-  uint64_t attempts = 0;           // every attempt of every operation
-  uint64_t conflicts = 0;          // attempts that failed on a concurrent operation
-  uint64_t expired = 0;            // attempts that ran past the expiry period
-  uint64_t reverse_changes = 0;    // reverse passes that found an ITE changed
+  uint64_t attempts = 0;         // every attempt of every operation
+  uint64_t conflicts = 0;        // attempts that failed on a concurrent operation
+  uint64_t expired = 0;          // attempts that ran past the expiry period
+  uint64_t reverse_changes = 0;  // reverse passes that found an ITE changed
   uint64_t cas_failures = 0;
   uint64_t previous_versions = 0;  // gets answered from an in-progress put's previous version
   uint64_t migrations = 0;         // completed migrations (each level of a chain counts)
   uint64_t migration_aborts = 0;
-  uint64_t undone = 0;             // puts and deletes whose CASes were undone
-  uint64_t restore_failures = 0;   // undo CASes that found the ITE changed (must stay 0)
-  uint64_t staged = 0;             // DTEs staged for recycling
-  uint64_t reclaimed = 0;          // own DTEs found expired and reused
-  uint64_t slice_waits = 0;        // attempts that found no free DTE in the slice
+  uint64_t undone = 0;            // puts and deletes whose CASes were undone
+  uint64_t restore_failures = 0;  // undo CASes that found the ITE changed (must stay 0)
+  uint64_t staged = 0;            // DTEs staged for recycling
+  uint64_t reclaimed = 0;         // own DTEs found expired and reused
+  uint64_t slice_waits = 0;       // attempts that found no free DTE in the slice
   uint64_t ite_reads = 0;
   uint64_t dte_reads = 0;
   uint64_t backoff_ns = 0;
@@ -97,8 +97,7 @@ class NessieClient {
   // through `rpc` (which shares `endpoint`), and one node, starting at
   // the client's own node id, for a slice of its data table.
   static StatusOr<std::unique_ptr<NessieClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
-                                                         std::span<const NodeId> servers,
-                                                         const ClientOptions& options);
+                                                         std::span<const NodeId> servers, const ClientOptions& options);
   ~NessieClient();
   NessieClient(const NessieClient&) = delete;
   NessieClient& operator=(const NessieClient&) = delete;
@@ -179,10 +178,10 @@ class NessieClient {
   ClientOptions options_;
   Geometry g_;
   std::vector<NodeTables> nodes_;
-  uint32_t home_ = 0;          // the node whose data table holds the client's slice
-  uint64_t slice_first_ = 0;   // its first entry
+  uint32_t home_ = 0;         // the node whose data table holds the client's slice
+  uint64_t slice_first_ = 0;  // its first entry
   Nanos attempt_start_ = 0;
-  Nanos deadline_ns_ = 0;      // expiry less skew: how long an attempt may run
+  Nanos deadline_ns_ = 0;  // expiry less skew: how long an attempt may run
 
   // Slice bookkeeping, by entry - slice_first_ (sized once at connect).
   enum class EntryState : uint8_t { kFree, kWritten, kPublished };
@@ -192,10 +191,10 @@ class NessieClient {
   AlignedBuffer buffer_;
   Region region_;
   bool registered_ = false;
-  std::byte* words_ = nullptr;    // 8-byte words for ITE reads, CAS results, recycle words
-  std::byte* meta_ = nullptr;     // (max_migrate_depth + 2) DTE keys and metadata, one per level
-  std::byte* entry_ = nullptr;    // one whole DTE: a read value, a new DTE, a migration's copy
-  std::byte* scan_ = nullptr;     // recycle words read while reclaiming
+  std::byte* words_ = nullptr;  // 8-byte words for ITE reads, CAS results, recycle words
+  std::byte* meta_ = nullptr;   // (max_migrate_depth + 2) DTE keys and metadata, one per level
+  std::byte* entry_ = nullptr;  // one whole DTE: a read value, a new DTE, a migration's copy
+  std::byte* scan_ = nullptr;   // recycle words read while reclaiming
 
   ClientStats stats_;
 };

@@ -51,8 +51,8 @@ auto NessieClient::with_retries(const char* what, Attempt attempt) -> decltype(a
 StatusOr<std::string_view> NessieClient::get(std::string_view key) {
   ++stats_.gets;
   if (key.size() > g_.key_bytes) {
-    return invalid_argument("nessie get: a key of " + std::to_string(key.size()) + " bytes exceeds index.key_bytes = " +
-                            std::to_string(g_.key_bytes));
+    return invalid_argument("nessie get: a key of " + std::to_string(key.size()) +
+                            " bytes exceeds index.key_bytes = " + std::to_string(g_.key_bytes));
   }
   return with_retries("nessie get", [&] { return get_once(key); });
 }
@@ -61,8 +61,8 @@ Status NessieClient::put(std::string_view key, std::string_view value) {
   ++stats_.puts;
   if (key.size() > g_.key_bytes || value.size() > g_.value_bytes) {
     return invalid_argument("nessie put: a key of " + std::to_string(key.size()) + " bytes and a value of " +
-                            std::to_string(value.size()) + " exceed index.key_bytes = " +
-                            std::to_string(g_.key_bytes) + " or index.value_bytes = " + std::to_string(g_.value_bytes));
+                            std::to_string(value.size()) + " exceed index.key_bytes = " + std::to_string(g_.key_bytes) +
+                            " or index.value_bytes = " + std::to_string(g_.value_bytes));
   }
   return with_retries("nessie put", [&] { return write_once(Kind::kPut, key, value); });
 }
@@ -96,7 +96,7 @@ StatusOr<std::string_view> NessieClient::read_value(std::string_view key, uint64
     auto previous = read_value(key, h.prev, false);
     if (!previous.is_ok()) {
       return previous.status().code() == StatusCode::kNotFound ? conflict("a put of the key is in progress")
-                                                                : previous.status();
+                                                               : previous.status();
     }
     ++stats_.previous_versions;
     return previous;
@@ -247,8 +247,10 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
   }
   if (failed.is_ok()) {
     auto unchanged = reverse_pass(p, expect);
-    if (!unchanged.is_ok()) failed = unchanged.status();
-    else if (!*unchanged) failed = conflict("an index entry changed during the put");
+    if (!unchanged.is_ok())
+      failed = unchanged.status();
+    else if (!*unchanged)
+      failed = conflict("an index entry changed during the put");
   }
   if (failed.is_ok()) failed = check_deadline();
   if (!failed.is_ok()) {
@@ -288,7 +290,8 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
 Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
   if (depth > options_.max_migrate_depth) {
     return resource_exhausted("nessie put: every candidate index entry is taken and a chain of " +
-                              std::to_string(depth) + " migrations (index.max_migrate_depth) frees none: raise "
+                              std::to_string(depth) +
+                              " migrations (index.max_migrate_depth) frees none: raise "
                               "index.index_entries or lower index.load_factor");
   }
   if (options_.test_hook) options_.test_hook("migrate.start");
@@ -327,8 +330,9 @@ Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
   }
   if (dest < 0) {
     if (first_other < 0) {
-      return resource_exhausted("nessie migrate: a key whose candidates are all one index entry cannot move: raise "
-                                "index.index_entries");
+      return resource_exhausted(
+          "nessie migrate: a key whose candidates are all one index entry cannot move: raise "
+          "index.index_entries");
     }
     LOCUS_RETURN_IF_ERROR(migrate(kh.slot[first_other], first_other_ite, depth + 1));
     dest = first_other;

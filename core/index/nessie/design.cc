@@ -2,6 +2,7 @@
 // registered under "nessie". Only the client-driven mode (the paper's
 // Nessie) is built; NessieSD and NessieHY are refused by name.
 #include "core/design/design.h"
+
 #include "core/index/nessie/config.h"
 #include "core/index/nessie/layout.h"
 
@@ -33,7 +34,8 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("backoff_base_us", &c->backoff_base_us, 0, 1e9));
   LOCUS_RETURN_IF_ERROR(keys.number("backoff_max_us", &c->backoff_max_us, 0, 1e9));
   LOCUS_RETURN_IF_ERROR(keys.flag("multiple_reads", &c->multiple_reads));
-  if (c->backoff_max_us < c->backoff_base_us) return keys.fail("backoff_max_us", "must not be below index.backoff_base_us");
+  if (c->backoff_max_us < c->backoff_base_us)
+    return keys.fail("backoff_max_us", "must not be below index.backoff_base_us");
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
 }
 
@@ -43,7 +45,9 @@ Status register_design(design::Registry& registry) {
   return registry.add({{"nessie",
                         "cuckoo index of 64-bit entries changed only by RDMA CAS, decoupled data tables; "
                         "client-driven gets, puts, deletes and migrations by READ, CAS and WRITE",
-                        false, read_keys, {kLayoutWork}},
+                        false,
+                        read_keys,
+                        {kLayoutWork}},
                        make_driver});
 }
 

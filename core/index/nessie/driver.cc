@@ -41,9 +41,8 @@ class NessieDriver final : public design::IndexDriver {
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     if (nodes_.size() != g_.nodes) return internal_error("nessie load: not every node is set up");
     loader_ = std::make_unique<Loader>(nodes_);
-    return design::load_records(spec, rng, [this](std::string_view key, std::string_view value) {
-      return loader_->insert(key, value);
-    });
+    return design::load_records(
+        spec, rng, [this](std::string_view key, std::string_view value) { return loader_->insert(key, value); });
   }
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
@@ -109,11 +108,11 @@ StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t
   g.nodes = nodes;
   g.ways = c.ways;
   g.filter_bits = c.filter_bits;
-  g.index_entries = c.index_entries != 0
-                        ? c.index_entries
-                        : std::max<uint64_t>(1, ceil_div(static_cast<uint64_t>(std::ceil(
-                                                             static_cast<double>(records) / c.load_factor)),
-                                                         nodes));
+  g.index_entries =
+      c.index_entries != 0
+          ? c.index_entries
+          : std::max<uint64_t>(
+                1, ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>(records) / c.load_factor)), nodes));
   g.load_entries = ceil_div(records, nodes);
   g.slices = static_cast<uint32_t>(ceil_div(clients, nodes));
   g.slice_entries = c.client_data_entries;
@@ -149,9 +148,9 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   const uint64_t record_bytes = uint64_t{s.workload.fieldcount} * s.workload.fieldlength;
   const uint32_t value_bytes = config.value_bytes != 0 ? config.value_bytes : static_cast<uint32_t>(record_bytes);
   if (record_bytes > value_bytes) {
-    return scenario::setting_error(s, "index.value_bytes",
-                                   "records of " + std::to_string(record_bytes) +
-                                       " bytes (workload.fieldcount x fieldlength) do not fit");
+    return scenario::setting_error(
+        s, "index.value_bytes",
+        "records of " + std::to_string(record_bytes) + " bytes (workload.fieldcount x fieldlength) do not fit");
   }
   if (workload::max_key_bytes(s.workload.zeropadding) > config.key_bytes) {
     return scenario::setting_error(s, "index.key_bytes", "the workload's keys are longer");

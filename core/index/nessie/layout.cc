@@ -1,9 +1,9 @@
 // Nessie's layout helpers: see layout.h.
 #include "core/index/nessie/layout.h"
 
-#include <bit>
-
 #include <xxhash.h>
+
+#include <bit>
 
 namespace locus::nessie {
 
@@ -13,8 +13,8 @@ KeyHash hash_key(std::string_view key, const Geometry& g) {
   KeyHash kh;
   // Seed 0 is the filter's hash, seeds 1..ways the cuckoo functions': the
   // filter bits say nothing about where a key lives.
-  kh.filter = static_cast<uint32_t>(XXH3_64bits_withSeed(key.data(), key.size(), 0) &
-                                    ((uint64_t{1} << g.filter_bits) - 1));
+  kh.filter =
+      static_cast<uint32_t>(XXH3_64bits_withSeed(key.data(), key.size(), 0) & ((uint64_t{1} << g.filter_bits) - 1));
   const uint64_t entries = g.global_entries();
   for (uint32_t w = 0; w < g.ways; ++w) {
     const uint64_t at = XXH3_64bits_withSeed(key.data(), key.size(), w + 1) % entries;

@@ -86,6 +86,8 @@ struct Geometry {
   uint64_t expiry_ns = 0;
   uint64_t clock_skew_ns = 0;
 
+  bool operator==(const Geometry&) const = default;
+
   uint32_t dte_bytes() const { return (kDteHeaderBytes + key_bytes + value_bytes + 7) / 8 * 8; }
   uint32_t meta_bytes() const { return kDteHeaderBytes + key_bytes; }
   uint64_t global_entries() const { return uint64_t{nodes} * index_entries; }
