@@ -51,10 +51,11 @@ struct NessieCluster {
   std::mutex stats_mu;
   ClientStats stats;  // every client's, summed after it finishes
 
-  NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes) {
+  NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes,
+                uint64_t records = 16) {
     runtime = loopback::make_loopback_runtime({});
     std::string bad_key;
-    auto g = nessie::make_geometry(config, node_count, 16, clients, value_bytes, &bad_key);
+    auto g = nessie::make_geometry(config, node_count, records, clients, value_bytes, &bad_key);
     BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
     geometry = *g;
     for (uint32_t i = 0; i < node_count; ++i) {
@@ -137,7 +138,7 @@ BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
     cluster.load(key_of(i), "loaded" + std::to_string(i));
     model[key_of(i)] = "loaded" + std::to_string(i);
   }
-  cluster.add_client("client0", nessie::client_options(config), [&](NessieClient& c, Env& env) {
+  cluster.add_client("client0", nessie::client_options(config, 16, 2), [&](NessieClient& c, Env& env) {
     Random& rng = *env.random;
     for (int op = 0; op < 4000; ++op) {
       const std::string key = key_of(rng.uniform(24));
@@ -207,7 +208,7 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
   }
   std::atomic<uint64_t> failed_ops{0};
   for (uint32_t k = 0; k < kClients; ++k) {
-    cluster.add_client("client" + std::to_string(k), nessie::client_options(config), [&, k](NessieClient& c, Env& env) {
+    cluster.add_client("client" + std::to_string(k), nessie::client_options(config, 16, 2), [&, k](NessieClient& c, Env& env) {
       check::ClientHistory& h = recorder.client(k);
       design::KvRecorder rec({&h, env.clock});
       Random& rng = *env.random;
@@ -276,7 +277,7 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
   std::atomic<bool> reader_done{false};
   std::atomic<uint64_t> writes{0};
   ClientStats writer_stats, reader_stats;
-  cluster.add_client("writer", nessie::client_options(config), [&](NessieClient& c, Env&) {
+  cluster.add_client("writer", nessie::client_options(config, 16, 2), [&](NessieClient& c, Env&) {
     for (uint64_t i = 0; !reader_done.load(); ++i) {
       Status s = c.put("hot", "w" + std::to_string(i));
       if (!s.is_ok()) return cluster.failures.fail("writer: " + s.to_string());
@@ -284,7 +285,7 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
     }
     writer_stats = c.stats();
   });
-  ClientOptions stalling = nessie::client_options(config);
+  ClientOptions stalling = nessie::client_options(config, 16, 2);
   stalling.max_attempts = 1;
   bool stalled = false;
   stalling.test_hook = [&](std::string_view point) {
@@ -315,6 +316,21 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
   BOOST_TEST(reader_stats.expired == 1u);
   BOOST_TEST(writer_stats.reclaimed > 0u);
   BOOST_TEST_MESSAGE("writes " << writes.load() << ", writer reclaimed " << writer_stats.reclaimed);
+}
+
+// The loader places records at the paper's load factor with few displacements.
+BOOST_AUTO_TEST_CASE(the_loader_fills_tables_to_the_load_factor) {
+  NessieConfig config;  // calibration defaults: 3 ways, load factor 0.4
+  config.key_bytes = 16;
+  std::string bad_key;
+  auto g = nessie::make_geometry(config, 3, 30000, 3, 8, &bad_key);
+  BOOST_REQUIRE(g.is_ok());
+  BOOST_TEST(g->index_entries == 25000u);
+  NessieCluster cluster(config, 3, 3, 8, 30000);
+  for (int i = 0; i < 30000; ++i) cluster.load("user" + std::to_string(i), "v");
+  BOOST_TEST(cluster.loader->stats().records == 30000u);
+  BOOST_TEST_MESSAGE("kicks " << cluster.loader->stats().kicks);
+  cluster.run();
 }
 
 // The loader refuses what does not fit; the geometry, ITE bits that do not fit.

@@ -37,6 +37,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   ite_reads += o.ite_reads;
   dte_reads += o.dte_reads;
   backoff_ns += o.backoff_ns;
+  cache_hits += o.cache_hits;
   return *this;
 }
 
@@ -90,6 +91,9 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   free_.reserve(g_.slice_entries);
   for (uint32_t i = g_.slice_entries; i > 0; --i) free_.push_back(i - 1);
 
+  if (options_.cache_entries > 0) {
+    cache_ = std::make_unique<DteCache>(options_.cache_entries, g_.key_bytes, g_.value_bytes);
+  }
   const uint64_t meta_stride = round8(g_.meta_bytes());
   const uint64_t levels = uint64_t{options_.max_migrate_depth} + 2;
   const uint64_t words_bytes = kWords * sizeof(uint64_t);

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "core/common/aligned_buffer.h"
+#include "core/index/nessie/cache.h"
 #include "core/index/nessie/layout.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
@@ -75,10 +76,11 @@ struct ClientStats {
   uint64_t ite_reads = 0;
   uint64_t dte_reads = 0;
   uint64_t backoff_ns = 0;
+  uint64_t cache_hits = 0;  // gets answered from the local DTE cache
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 19 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 20 * sizeof(uint64_t), "operator+= must add every counter");
 
 struct ClientOptions {
   uint32_t max_migrate_depth = 4;
@@ -86,6 +88,8 @@ struct ClientOptions {
   Nanos backoff_base_ns = 1000;
   Nanos backoff_max_ns = 1000000;
   bool multiple_reads = false;
+  // Entries of the client's DTE cache (cache.h); 0: none.
+  uint32_t cache_entries = 0;
   // Tests: called at named points of an operation ("get.ite_read": a get
   // has read an ITE and is about to read its DTE), to stall a client there.
   std::function<void(std::string_view point)> test_hook;
@@ -196,6 +200,7 @@ class NessieClient {
   std::byte* entry_ = nullptr;  // one whole DTE: a read value, a new DTE, a migration's copy
   std::byte* scan_ = nullptr;   // recycle words read while reclaiming
 
+  std::unique_ptr<DteCache> cache_;  // null: no cache
   ClientStats stats_;
 };
 

@@ -118,10 +118,22 @@ StatusOr<std::string_view> NessieClient::get_once(std::string_view key) {
     LOCUS_RETURN_IF_ERROR(read_ite(p.kh.slot[w], &p.ite[w]));
     if (Geometry::empty(p.ite[w]) || g_.filter_of(p.ite[w]) != p.kh.filter) continue;
     if (options_.test_hook) options_.test_hook("get.ite_read");
+    // The ITE was read within this attempt: a cached DTE it names is
+    // good for another expiry period from the attempt's start.
+    const Nanos good_until = attempt_start_ + deadline_ns_;
+    if (cache_ != nullptr) {
+      if (auto hit = cache_->find(p.ite[w], key, ep_.env().clock->now(), good_until)) {
+        ++stats_.cache_hits;
+        return *hit;
+      }
+    }
+    const uint64_t before = stats_.previous_versions;
     auto value = read_value(key, p.ite[w], true);
     if (value.status().code() == StatusCode::kNotFound) continue;
     if (!value.is_ok()) return value;
     LOCUS_RETURN_IF_ERROR(check_deadline());
+    // Only a valid DTE the ITE names is cached, not a previous version.
+    if (cache_ != nullptr && stats_.previous_versions == before) cache_->insert(p.ite[w], key, *value, good_until);
     return value;
   }
   // A miss: a migration may have moved the key into an ITE already read.

@@ -28,7 +28,8 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 class NessieDriver final : public design::IndexDriver {
  public:
-  NessieDriver(const NessieConfig& config, const Geometry& g) : config_(config), g_(g) {}
+  NessieDriver(const NessieConfig& config, const Geometry& g, uint64_t records)
+      : config_(config), g_(g), options_(client_options(config, records, g.nodes)) {}
 
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
     LOCUS_ASSIGN_OR_RETURN(auto node, NessieNode::create(env, endpoint, g_));
@@ -47,7 +48,7 @@ class NessieDriver final : public design::IndexDriver {
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) override {
-    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, servers, client_options(config_)));
+    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, servers, options_));
     return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
   }
 
@@ -71,8 +72,9 @@ class NessieDriver final : public design::IndexDriver {
   }
   design::MemoryEstimate client_memory() const override {
     return {uint64_t{g_.dte_bytes()} + (uint64_t{config_.max_migrate_depth} + 2) * g_.meta_bytes() +
-                uint64_t{g_.slice_entries} * 5,
-            "index.key_bytes + index.value_bytes and index.client_data_entries"};
+                uint64_t{g_.slice_entries} * 5 +
+                uint64_t{options_.cache_entries} * (uint64_t{g_.key_bytes} + g_.value_bytes + 64),
+            "index.key_bytes + index.value_bytes, index.client_data_entries and index.cache_fraction"};
   }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
@@ -86,14 +88,17 @@ class NessieDriver final : public design::IndexDriver {
  private:
   NessieConfig config_;
   Geometry g_;
+  ClientOptions options_;
   std::vector<std::unique_ptr<NessieNode>> nodes_;
   std::unique_ptr<Loader> loader_;
 };
 
 }  // namespace
 
-ClientOptions client_options(const NessieConfig& c) {
+ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t nodes) {
   ClientOptions o;
+  o.cache_entries = static_cast<uint32_t>(
+      std::ceil(c.cache_fraction * static_cast<double>(records) / static_cast<double>(std::max<uint32_t>(nodes, 1))));
   o.max_migrate_depth = c.max_migrate_depth;
   o.max_attempts = c.max_attempts;
   o.backoff_base_ns = static_cast<Nanos>(c.backoff_base_us * 1e3);
@@ -158,7 +163,7 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   std::string bad_key;
   auto g = make_geometry(config, s.platform.servers, s.workload.recordcount, s.run.clients, value_bytes, &bad_key);
   if (!g.is_ok()) return scenario::setting_error(s, bad_key, g.status().message());
-  return std::unique_ptr<design::IndexDriver>(new NessieDriver(config, *g));
+  return std::unique_ptr<design::IndexDriver>(new NessieDriver(config, *g, s.workload.recordcount));
 }
 
 }  // namespace locus::nessie

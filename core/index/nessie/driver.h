@@ -17,6 +17,8 @@ namespace locus::nessie {
 // *bad_key to the key to blame.
 StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t records, uint32_t clients,
                                  uint32_t value_bytes, std::string* bad_key);
-ClientOptions client_options(const NessieConfig& c);
+// A client's options; its cache holds index.cache_fraction of the records
+// per node (of geometry `g`, loaded with `records`).
+ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t nodes);
 
 }  // namespace locus::nessie

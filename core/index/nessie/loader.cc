@@ -47,7 +47,7 @@ Status Loader::insert(std::string_view key, std::string_view value) {
 
   uint64_t carried = g_.ite(dti, entry, hash_key(key, g_).filter);
   std::string_view carried_key = key;
-  uint32_t kick_way = 0;
+  Slot came_from{UINT32_MAX, 0};  // where the carried entry was displaced from
   for (uint32_t kick = 0; kick <= kMaxLoadKicks; ++kick) {
     const KeyHash kh = hash_key(carried_key, g_);
     for (uint32_t w = 0; w < g_.ways; ++w) {
@@ -57,14 +57,17 @@ Status Loader::insert(std::string_view key, std::string_view value) {
         return Status();
       }
     }
-    // All taken: displace the occupant of the next way in turn, then
-    // place it.
-    kick_way = (kick_way + 1) % g_.ways;
-    uint64_t* slot = nodes_[kh.slot[kick_way].node]->ite(kh.slot[kick_way].index);
+    // All taken: displace the occupant of a candidate drawn at random
+    // (a random walk; a fixed order can cycle), not the one the carried
+    // entry just left.
+    uint32_t way = static_cast<uint32_t>(walk_.uniform(g_.ways));
+    for (uint32_t tries = 0; tries < g_.ways && kh.slot[way] == came_from; ++tries) way = (way + 1) % g_.ways;
+    uint64_t* slot = nodes_[kh.slot[way].node]->ite(kh.slot[way].index);
     const uint64_t displaced = *slot;
     *slot = carried;
     carried = displaced;
     carried_key = key_of(displaced);
+    came_from = kh.slot[way];
     ++stats_.kicks;
   }
   return resource_exhausted("nessie load: no free index entry after " + std::to_string(kMaxLoadKicks) +

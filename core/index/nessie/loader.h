@@ -3,8 +3,8 @@
 // yet, so no CAS is needed). Each record's data entry goes to the next
 // node in turn (entries 1 .. load_entries of its data table), valid, with
 // no previous version; its ITE to an empty candidate, displacing
-// occupants cuckoo-style (a bounded walk over the ways) when all of them
-// are taken.
+// occupants cuckoo-style (a bounded random walk) when all of them are
+// taken.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/random.h"
 #include "core/common/status.h"
 #include "core/index/nessie/node.h"
 
@@ -37,6 +38,7 @@ class Loader {
   Geometry g_;
   std::vector<uint64_t> loaded_;  // per node: entries filled
   uint32_t next_node_ = 0;
+  Random walk_{1};  // the cuckoo walk's choices: a fixed seed, so a load is the same every time
   LoadStats stats_;
 };
 

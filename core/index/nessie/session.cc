@@ -30,7 +30,8 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.reclaimed", s.reclaimed},
                                {"nessie.slice_waits", s.slice_waits},
                                {"nessie.ite_reads", s.ite_reads},
-                               {"nessie.dte_reads", s.dte_reads}});
+                               {"nessie.dte_reads", s.dte_reads},
+                               {"nessie.cache_hits", s.cache_hits}});
 }
 
 }  // namespace locus::nessie
