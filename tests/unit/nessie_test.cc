@@ -21,6 +21,7 @@
 #include "core/check/linearizability.h"
 #include "core/check/models.h"
 #include "core/design/history_recording.h"
+#include "core/index/nessie/cache.h"
 #include "core/index/nessie/client.h"
 #include "core/index/nessie/driver.h"
 #include "core/index/nessie/loader.h"
@@ -130,15 +131,20 @@ BOOST_AUTO_TEST_SUITE(nessie_protocol)
 
 // One client, random gets, puts and deletes of 24 keys over 2 x 16 index
 // entries (3 ways): every answer is the map's, and puts had to migrate.
-BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
+// Run plain, and with multiple reads (metadata, then the value) and a
+// DTE cache that holds every key.
+void differential(bool multiple_reads, uint32_t cache_entries) {
   const NessieConfig config = small_config(16);
   NessieCluster cluster(config, 2, 1, 64);
+  ClientOptions options = nessie::client_options(config, 16, 2);
+  options.multiple_reads = multiple_reads;
+  options.cache_entries = cache_entries;
   std::unordered_map<std::string, std::string> model;
   for (uint64_t i = 0; i < 8; ++i) {
     cluster.load(key_of(i), "loaded" + std::to_string(i));
     model[key_of(i)] = "loaded" + std::to_string(i);
   }
-  cluster.add_client("client0", nessie::client_options(config, 16, 2), [&](NessieClient& c, Env& env) {
+  cluster.add_client("client0", options, [&](NessieClient& c, Env& env) {
     Random& rng = *env.random;
     for (int op = 0; op < 4000; ++op) {
       const std::string key = key_of(rng.uniform(24));
@@ -180,9 +186,14 @@ BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) {
   BOOST_TEST(cluster.stats.migrations > 0u);
   BOOST_TEST(cluster.stats.reclaimed > 0u);
   BOOST_TEST(cluster.stats.restore_failures == 0u);
+  BOOST_TEST((cluster.stats.cache_hits > 0u) == (cache_entries > 0));
   BOOST_TEST_MESSAGE("migrations " << cluster.stats.migrations << ", reclaimed " << cluster.stats.reclaimed
-                                   << ", attempts " << cluster.stats.attempts);
+                                   << ", attempts " << cluster.stats.attempts << ", cache hits "
+                                   << cluster.stats.cache_hits);
 }
+
+BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) { differential(false, 0); }
+BOOST_AUTO_TEST_CASE(differential_with_multiple_reads_and_a_cache) { differential(true, 32); }
 
 // Four clients on 12 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
@@ -208,39 +219,40 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
   }
   std::atomic<uint64_t> failed_ops{0};
   for (uint32_t k = 0; k < kClients; ++k) {
-    cluster.add_client("client" + std::to_string(k), nessie::client_options(config, 16, 2), [&, k](NessieClient& c, Env& env) {
-      check::ClientHistory& h = recorder.client(k);
-      design::KvRecorder rec({&h, env.clock});
-      Random& rng = *env.random;
-      for (int op = 0; op < 400; ++op) {
-        const std::string key = key_of(rng.uniform(12));
-        const uint64_t dice = rng.uniform(20);
-        if (dice < 9) {
-          const size_t t = rec.get(key);
-          auto got = c.get(key);
-          rec.got(t, got);
-          if (!got.is_ok() && got.status().code() != StatusCode::kNotFound) ++failed_ops;
-        } else if (dice < 16) {
-          const std::string value = "c" + std::to_string(k) + "." + std::to_string(op);
-          const size_t t = rec.put(key, value);
-          Status s = c.put(key, value);
-          rec.put_done(t, s);
-          if (!s.is_ok()) ++failed_ops;
-        } else {
-          check::Operation d;
-          d.kind = check::OpKind::kDelete;
-          d.key = key;
-          const size_t t = h.invoke(d, env.clock->now());
-          Status s = c.remove(key);
-          if (s.is_ok())
-            h.respond(t, check::Outcome::kOk, env.clock->now());
-          else if (s.code() == StatusCode::kNotFound)
-            h.respond(t, check::Outcome::kNotFound, env.clock->now());
-          else
-            ++failed_ops;  // unknown effect: left pending
-        }
-      }
-    });
+    cluster.add_client("client" + std::to_string(k), nessie::client_options(config, 16, 2),
+                       [&, k](NessieClient& c, Env& env) {
+                         check::ClientHistory& h = recorder.client(k);
+                         design::KvRecorder rec({&h, env.clock});
+                         Random& rng = *env.random;
+                         for (int op = 0; op < 400; ++op) {
+                           const std::string key = key_of(rng.uniform(12));
+                           const uint64_t dice = rng.uniform(20);
+                           if (dice < 9) {
+                             const size_t t = rec.get(key);
+                             auto got = c.get(key);
+                             rec.got(t, got);
+                             if (!got.is_ok() && got.status().code() != StatusCode::kNotFound) ++failed_ops;
+                           } else if (dice < 16) {
+                             const std::string value = "c" + std::to_string(k) + "." + std::to_string(op);
+                             const size_t t = rec.put(key, value);
+                             Status s = c.put(key, value);
+                             rec.put_done(t, s);
+                             if (!s.is_ok()) ++failed_ops;
+                           } else {
+                             check::Operation d;
+                             d.kind = check::OpKind::kDelete;
+                             d.key = key;
+                             const size_t t = h.invoke(d, env.clock->now());
+                             Status s = c.remove(key);
+                             if (s.is_ok())
+                               h.respond(t, check::Outcome::kOk, env.clock->now());
+                             else if (s.code() == StatusCode::kNotFound)
+                               h.respond(t, check::Outcome::kNotFound, env.clock->now());
+                             else
+                               ++failed_ops;  // unknown effect: left pending
+                           }
+                         }
+                       });
   }
   cluster.run();
   check::History history = recorder.merge();
@@ -316,6 +328,29 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
   BOOST_TEST(reader_stats.expired == 1u);
   BOOST_TEST(writer_stats.reclaimed > 0u);
   BOOST_TEST_MESSAGE("writes " << writes.load() << ", writer reclaimed " << writer_stats.reclaimed);
+}
+
+// The DTE cache: hits only for the same ITE and key before the expiry
+// time, which a hit extends; the least recently used entry goes first.
+BOOST_AUTO_TEST_CASE(the_dte_cache_is_lru_and_expires) {
+  nessie::DteCache cache(2, 8, 8);
+  cache.insert(11, "a", "A", 100);
+  cache.insert(12, "b", "B", 100);
+  BOOST_TEST(cache.find(11, "a", 50, 200).value_or("") == "A");  // extends a to 200
+  BOOST_TEST(!cache.find(11, "b", 50, 0).has_value());           // another key under that ITE
+  cache.insert(13, "c", "C", 100);                               // evicts b, the least recent
+  BOOST_TEST(!cache.find(12, "b", 60, 0).has_value());
+  BOOST_TEST(cache.find(13, "c", 60, 0).value_or("") == "C");
+  BOOST_TEST(cache.find(11, "a", 150, 0).value_or("") == "A");  // extended past 100
+  BOOST_TEST(!cache.find(13, "c", 150, 0).has_value());         // expired, and dropped
+  cache.insert(14, "d", "D", 300);
+  cache.insert(15, "e", "E", 300);  // a and d: e evicts a
+  BOOST_TEST(!cache.find(11, "a", 160, 0).has_value());
+  BOOST_TEST(cache.find(14, "d", 160, 0).value_or("") == "D");
+  BOOST_TEST(cache.find(15, "e", 160, 0).value_or("") == "E");
+  nessie::DteCache none(0, 8, 8);
+  none.insert(1, "a", "A", 100);
+  BOOST_TEST(!none.find(1, "a", 0, 0).has_value());
 }
 
 // The loader places records at the paper's load factor with few displacements.

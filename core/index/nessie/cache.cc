@@ -1,13 +1,14 @@
 // DteCache: see cache.h.
 #include "core/index/nessie/cache.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 namespace locus::nessie {
 
 DteCache::DteCache(uint32_t capacity, uint32_t key_bytes, uint32_t value_bytes)
-    : capacity_(capacity), key_bytes_(key_bytes), value_bytes_(value_bytes), entries_(capacity) {
+    : capacity_(capacity), key_bytes_(key_bytes), value_bytes_(value_bytes), entries_(capacity), lru_(capacity) {
   if (capacity == 0) return;
   table_.assign(std::bit_ceil(uint64_t{capacity} * 2), kNone);
   storage_.resize(uint64_t{capacity} * (key_bytes + value_bytes));
@@ -28,24 +29,6 @@ uint32_t DteCache::lookup(uint64_t ite) const {
   }
 }
 
-void DteCache::unlink(uint32_t e) {
-  Entry& x = entries_[e];
-  if (x.prev != kNone) entries_[x.prev].next = x.next;
-  else head_ = x.next;
-  if (x.next != kNone) entries_[x.next].prev = x.prev;
-  else tail_ = x.prev;
-  x.prev = x.next = kNone;
-}
-
-void DteCache::push_front(uint32_t e) {
-  Entry& x = entries_[e];
-  x.prev = kNone;
-  x.next = head_;
-  if (head_ != kNone) entries_[head_].prev = e;
-  head_ = e;
-  if (tail_ == kNone) tail_ = e;
-}
-
 void DteCache::erase(uint32_t e) {
   // Backward-shift deletion keeps every probe chain unbroken.
   const uint32_t mask = static_cast<uint32_t>(table_.size() - 1);
@@ -60,7 +43,7 @@ void DteCache::erase(uint32_t e) {
     hole = b;
   }
   table_[hole] = kNone;
-  unlink(e);
+  lru_.remove(e);
   entries_[e].used = false;
   free_.push_back(e);
   --size_;
@@ -78,15 +61,14 @@ std::optional<std::string_view> DteCache::find(uint64_t ite, std::string_view ke
   const char* k = key_at(e);
   if (std::string_view(k, x.key_bytes) != key) return std::nullopt;
   x.expires = std::max(x.expires, extend_to);
-  unlink(e);
-  push_front(e);
+  lru_.touch(e);
   return std::string_view(k + key_bytes_, x.value_bytes);
 }
 
 void DteCache::insert(uint64_t ite, std::string_view key, std::string_view value, Nanos expires) {
   if (capacity_ == 0 || key.size() > key_bytes_ || value.size() > value_bytes_) return;
   if (const uint32_t old = lookup(ite); old != kNone) erase(old);
-  if (free_.empty()) erase(tail_);
+  if (free_.empty()) erase(lru_.back());
   const uint32_t e = free_.back();
   free_.pop_back();
   Entry& x = entries_[e];
@@ -102,7 +84,7 @@ void DteCache::insert(uint64_t ite, std::string_view key, std::string_view value
   uint32_t b = bucket_of(ite);
   while (table_[b] != kNone) b = (b + 1) & mask;
   table_[b] = e;
-  push_front(e);
+  lru_.push_front(e);
   ++size_;
 }
 

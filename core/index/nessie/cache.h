@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/lru_list.h"
 #include "core/common/time.h"
 
 namespace locus::nessie {
@@ -30,20 +31,17 @@ class DteCache {
   void insert(uint64_t ite, std::string_view key, std::string_view value, Nanos expires);
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kNone = LruList::kNone;
   struct Entry {
     uint64_t ite = 0;
     Nanos expires = 0;
     uint32_t key_bytes = 0;
     uint32_t value_bytes = 0;
-    uint32_t prev = kNone, next = kNone;  // LRU list; head is the most recent
     bool used = false;
   };
   uint32_t bucket_of(uint64_t ite) const;
   uint32_t lookup(uint64_t ite) const;  // entry index or kNone
-  void unlink(uint32_t e);
-  void push_front(uint32_t e);
-  void erase(uint32_t e);  // from the table and the list
+  void erase(uint32_t e);               // from the table and the list
   char* key_at(uint32_t e) { return storage_.data() + uint64_t{e} * (key_bytes_ + value_bytes_); }
 
   uint32_t capacity_;
@@ -52,7 +50,7 @@ class DteCache {
   std::vector<uint32_t> table_;  // entry index or kNone; size a power of two >= 2 x capacity
   std::vector<char> storage_;
   std::vector<uint32_t> free_;  // entries not in use
-  uint32_t head_ = kNone, tail_ = kNone;
+  LruList lru_;
   uint32_t size_ = 0;
 };
 
