@@ -368,6 +368,63 @@ BOOST_AUTO_TEST_CASE(the_loader_fills_tables_to_the_load_factor) {
   cluster.run();
 }
 
+// Index entries change only by CAS: a node registers its index table for
+// remote READ and CAS, not WRITE, and its data table not for atomics.
+BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {
+  NessieCluster cluster(small_config(16), 1, 1, 8);
+  const NodeId server = cluster.servers[0];
+  auto node = cluster.runtime->add_node({"prober", false});
+  BOOST_REQUIRE(node.is_ok());
+  BOOST_REQUIRE(cluster.runtime
+                    ->spawn(*node, "prober", ActorKind::kWorker,
+                            [&](Env& env) {
+                              Endpoint ep(env);
+                              auto rpc = rpc::RpcClient::create(ep);
+                              if (!rpc.is_ok()) return cluster.failures.fail(rpc.status().to_string());
+                              rpc::Writer w((*rpc)->payload_buffer());
+                              w.put<uint8_t>(0);
+                              auto body = (*rpc)->call(server, nessie::kLayoutRpcType, w.size());
+                              if (!body.is_ok()) return cluster.failures.fail(body.status().to_string());
+                              rpc::Reader r(*body);
+                              nessie::Geometry g;
+                              nessie::NodeTables t;
+                              uint64_t slice = 1;
+                              if (!nessie::get_layout(r, &g, &t, &slice) || slice != 0) {
+                                return cluster.failures.fail("bad layout");
+                              }
+                              alignas(8) static uint64_t word = 0;
+                              auto local = ep.transport().register_memory(&word, 8, kLocalOnly);
+                              if (!local.is_ok()) return cluster.failures.fail(local.status().to_string());
+                              WorkRequest write;
+                              write.wr_id = ep.next_wr_id();
+                              write.op = Opcode::kWrite;
+                              write.remote = remote_at(t.index, 0);
+                              write.local = {&word, 8, local->lkey};
+                              Status s = ep.execute(write);
+                              if (s.code() != StatusCode::kRemoteAccessError) {
+                                cluster.failures.fail("a WRITE to the index table: " + s.to_string());
+                              }
+                              WorkRequest cas = write;
+                              cas.wr_id = ep.next_wr_id();
+                              cas.op = Opcode::kCas;
+                              cas.remote = remote_at(t.data, g.dte_bytes());
+                              s = ep.execute(cas);
+                              if (s.code() != StatusCode::kRemoteAccessError) {
+                                cluster.failures.fail("a CAS on the data table: " + s.to_string());
+                              }
+                              cas.wr_id = ep.next_wr_id();
+                              cas.remote = remote_at(t.index, 0);
+                              cas.compare_add = nessie::kIteNeverUsed;
+                              cas.swap = nessie::kIteNeverUsed;
+                              s = ep.execute(cas);
+                              if (!s.is_ok() || word != nessie::kIteNeverUsed) {
+                                cluster.failures.fail("a CAS on the index table: " + s.to_string());
+                              }
+                            })
+                    .is_ok());
+  cluster.run();
+}
+
 // The loader refuses what does not fit; the geometry, ITE bits that do not fit.
 BOOST_AUTO_TEST_CASE(refusals_name_the_setting) {
   NessieConfig config = small_config(4);
