@@ -109,6 +109,10 @@ ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t n
 
 StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t records, uint32_t clients,
                                  uint32_t value_bytes, std::string* bad_key) {
+  if (nodes == 0) {
+    *bad_key = "platform.servers";
+    return invalid_argument("nessie needs at least one node");
+  }
   Geometry g;
   g.nodes = nodes;
   g.ways = c.ways;
@@ -128,6 +132,13 @@ StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t
   g.value_bytes = value_bytes;
   g.expiry_ns = static_cast<uint64_t>(c.expiry_ms * 1e6);
   g.clock_skew_ns = static_cast<uint64_t>(c.clock_skew_us * 1e3);
+  // A bound far beyond any machine's memory (2^48 ITEs are 2 PiB), so that
+  // global entry numbers (hash_key) cannot overflow.
+  if (g.index_entries > (uint64_t{1} << 48) / nodes) {
+    *bad_key = c.index_entries != 0 ? "index.index_entries" : "index.load_factor";
+    return invalid_argument(std::to_string(g.index_entries) + " index entries on each of " + std::to_string(nodes) +
+                            " nodes are more than 2^48 in all");
+  }
   if (g.dte_bits + g.dti_bits + g.filter_bits > kIteFieldBits) {
     *bad_key = "index.filter_bits";
     return invalid_argument(std::to_string(g.filter_bits) + " filter bits, " + std::to_string(g.dti_bits) +
