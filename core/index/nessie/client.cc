@@ -38,6 +38,8 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   dte_reads += o.dte_reads;
   backoff_ns += o.backoff_ns;
   cache_hits += o.cache_hits;
+  cas_resolved += o.cas_resolved;
+  stage_failures += o.stage_failures;
   return *this;
 }
 
@@ -120,12 +122,17 @@ WorkRequest NessieClient::request(Opcode op, const RemoteAddr& to, void* local, 
   return wr;
 }
 
-Status NessieClient::read_ite(Slot slot, uint64_t* out) {
+Status NessieClient::read_ite_now(Slot slot, uint64_t* out) {
   ++stats_.ite_reads;
   std::byte* into = words_;
   LOCUS_RETURN_IF_ERROR(
       ep_.execute(request(Opcode::kRead, remote_at(nodes_[slot.node].index, slot.index * sizeof(uint64_t)), into, 8)));
   std::memcpy(out, into, sizeof *out);
+  return Status();
+}
+
+Status NessieClient::read_ite(Slot slot, uint64_t* out) {
+  LOCUS_RETURN_IF_ERROR(read_ite_now(slot, out));
   // Every decision on what was read (an ITE compared, a DTE used) is void
   // once the attempt has run past its deadline: check after each READ.
   return check_deadline();
@@ -140,6 +147,43 @@ Status NessieClient::cas_ite(Slot slot, uint64_t expected, uint64_t desired, uin
   std::memcpy(old, into, sizeof *old);
   if (*old != expected) ++stats_.cas_failures;
   return Status();
+}
+
+Status NessieClient::cas_known(Slot slot, uint64_t expected, uint64_t desired, uint64_t ours, bool* applied) {
+  uint64_t old = 0;
+  const Status cas = cas_ite(slot, expected, desired, &old);
+  if (cas.is_ok()) {
+    *applied = old == expected;
+    return Status();
+  }
+  // The completion failed (a lost reply, a broken connection): the CAS
+  // may or may not have been applied. The ITE as it is now tells when it
+  // holds a value only this client changes (one naming a DTE of its own
+  // that is not valid), or either side of the CAS.
+  uint64_t now = 0;
+  if (!read_ite_now(slot, &now).is_ok()) return cas;
+  if (ours == desired) {
+    *applied = now == desired;
+  } else if (ours == expected) {
+    *applied = now != expected;
+  } else if (now == desired || now == expected) {
+    *applied = now == desired;
+  } else {
+    return cas;  // unknown
+  }
+  ++stats_.cas_resolved;
+  return Status();
+}
+
+Status NessieClient::make_valid(uint64_t ite) {
+  // A WRITE whose completion failed may have landed or not; writing the
+  // same word again is harmless, so it is retried.
+  Status s;
+  for (uint32_t i = 0; i < options_.max_attempts; ++i) {
+    s = write_word(ite, kStateOffset, kDteValid | kDteWatermark);
+    if (s.is_ok()) return s;
+  }
+  return s;
 }
 
 Status NessieClient::read_dte(uint64_t ite, uint32_t offset, uint32_t bytes, std::byte* into) {
@@ -232,10 +276,13 @@ void NessieClient::unpublish(uint64_t entry) {
 
 void NessieClient::publish(uint64_t entry) { entry_state_[entry - slice_first_] = EntryState::kPublished; }
 
-Status NessieClient::stage(uint64_t ite) {
-  ++stats_.staged;
+void NessieClient::stage(uint64_t ite) {
   const uint64_t expiry = static_cast<uint64_t>(ep_.env().clock->now()) + g_.expiry_ns;
-  return write_word(ite, kRecycleOffset, kDteRecycle | (expiry & kDteExpiryMask));
+  // A failed WRITE leaves the entry unreclaimed (a leak, never a reuse).
+  if (write_word(ite, kRecycleOffset, kDteRecycle | (expiry & kDteExpiryMask)).is_ok())
+    ++stats_.staged;
+  else
+    ++stats_.stage_failures;
 }
 
 }  // namespace locus::nessie

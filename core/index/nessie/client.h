@@ -27,6 +27,15 @@
 //    meanwhile (section 4.3.1); failed attempts are retried after an
 //    exponential back-off, up to max_attempts.
 //
+// Failed completions (a lost reply, a broken connection): a CAS whose
+// completion failed is resolved by reading its ITE where one side of it
+// names a DTE of this client that is not valid (nobody else changes such
+// an ITE); a DTE that an ITE may still name is never reused; a failed
+// valid-bit WRITE is repeated (it is idempotent); a failed staging WRITE
+// leaves its DTE unreclaimed. Nessie has no replication (section 4.3.1):
+// a client that dies mid-put leaves its key readable (from the previous
+// version) but closed to puts.
+//
 // Reading all candidates before the put's CAS (the paper swaps the first
 // candidate as soon as it is found and checks the rest afterwards) costs
 // the same READs and lets a put replace the key in place, so the previous
@@ -76,11 +85,13 @@ struct ClientStats {
   uint64_t ite_reads = 0;
   uint64_t dte_reads = 0;
   uint64_t backoff_ns = 0;
-  uint64_t cache_hits = 0;  // gets answered from the local DTE cache
+  uint64_t cache_hits = 0;      // gets answered from the local DTE cache
+  uint64_t cas_resolved = 0;    // CASes whose completion failed, found applied or not by a READ
+  uint64_t stage_failures = 0;  // DTEs left unreclaimed because staging them failed
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 20 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 22 * sizeof(uint64_t), "operator+= must add every counter");
 
 struct ClientOptions {
   uint32_t max_migrate_depth = 4;
@@ -141,8 +152,16 @@ class NessieClient {
 
   // One-sided steps (client.cc).
   Status read_ite(Slot slot, uint64_t* out);
+  Status read_ite_now(Slot slot, uint64_t* out);  // no deadline check
   // CAS; *old gets the value found (success iff *old == expected).
   Status cas_ite(Slot slot, uint64_t expected, uint64_t desired, uint64_t* old);
+  // A CAS whose outcome is known: *applied says whether it swapped. If
+  // its completion failed, a READ of the ITE decides; `ours` is the side
+  // (expected or desired) that names a DTE of this client not yet valid,
+  // which nobody else changes, or 0. An error: the outcome is unknown.
+  Status cas_known(Slot slot, uint64_t expected, uint64_t desired, uint64_t ours, bool* applied);
+  // Makes the DTE `ite` names valid (retrying a failed WRITE).
+  Status make_valid(uint64_t ite);
   Status read_dte(uint64_t ite, uint32_t offset, uint32_t bytes, std::byte* into);
   // Writes `bytes` from `from` at `offset` of entry `entry` of the client's slice.
   Status write_dte(uint64_t entry, uint32_t offset, uint32_t bytes, std::byte* from);
@@ -174,7 +193,7 @@ class NessieClient {
   void publish(uint64_t entry);
   // Writes an expiry time into the recycle word of the DTE `ite` named,
   // whose ITE this client has just cleared or replaced.
-  Status stage(uint64_t ite);
+  void stage(uint64_t ite);
   Status reclaim();
   uint64_t my_ite(uint64_t entry, uint32_t filter) const { return g_.ite(home_, entry, filter); }
 

@@ -231,11 +231,15 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
     return written;
   }
   const uint64_t mine = my_ite(entry, p.kh.filter);
-  uint64_t old = 0;
   // A CAS compares with what the forward pass read: only within the deadline.
+  bool applied = false;
   Status swapped = check_deadline();
-  if (swapped.is_ok()) swapped = cas_ite(p.kh.slot[c], p.ite[c], mine, &old);
-  if (!swapped.is_ok() || old != p.ite[c]) {
+  if (swapped.is_ok()) swapped = cas_known(p.kh.slot[c], p.ite[c], mine, mine, &applied);
+  if (!swapped.is_ok() && swapped.code() != StatusCode::kAborted) {
+    publish(entry);  // an ITE may name it: never reused (unless someone stages it)
+    return swapped;
+  }
+  if (!applied) {
     unpublish(entry);  // no ITE ever named it
     return swapped.is_ok() ? conflict("the candidate index entry changed") : swapped;
   }
@@ -250,8 +254,8 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
   for (uint32_t w = 0; w < g_.ways && failed.is_ok(); ++w) {
     if (w == c || p.seen[w] != Seen::kMine) continue;
     failed = check_deadline();
-    if (failed.is_ok()) failed = cas_ite(p.kh.slot[w], p.ite[w], Geometry::cleared(p.ite[w]), &old);
-    if (failed.is_ok() && old != p.ite[w]) failed = conflict("a duplicate index entry changed");
+    if (failed.is_ok()) failed = cas_known(p.kh.slot[w], p.ite[w], Geometry::cleared(p.ite[w]), 0, &applied);
+    if (failed.is_ok() && !applied) failed = conflict("a duplicate index entry changed");
     if (failed.is_ok()) {
       cleared[w] = true;
       expect[w] = Geometry::cleared(p.ite[w]);
@@ -267,34 +271,37 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
   if (failed.is_ok()) failed = check_deadline();
   if (!failed.is_ok()) {
     // Undo: the candidate and the duplicates get back what they held; the
-    // new DTE was named by an ITE, so it waits out an expiry period.
+    // new DTE was named by an ITE, so it waits out an expiry period (and
+    // is never reused if the candidate may still name it).
     ++stats_.undone;
-    uint64_t seen = 0;
-    Status s = cas_ite(p.kh.slot[c], mine, p.ite[c], &seen);
-    if (s.is_ok() && seen != mine) ++stats_.restore_failures;
+    if (cas_known(p.kh.slot[c], mine, p.ite[c], mine, &applied).is_ok() && applied) {
+      stage(mine);
+    } else {
+      ++stats_.restore_failures;
+    }
     for (uint32_t w = 0; w < g_.ways; ++w) {
       if (!cleared[w]) continue;
-      Status r = cas_ite(p.kh.slot[w], Geometry::cleared(p.ite[w]), p.ite[w], &seen);
-      if (r.is_ok() && seen != Geometry::cleared(p.ite[w])) ++stats_.restore_failures;
+      if (!cas_known(p.kh.slot[w], Geometry::cleared(p.ite[w]), p.ite[w], 0, &applied).is_ok() || !applied) {
+        ++stats_.restore_failures;
+      }
     }
-    (void)stage(mine);
     return failed;
   }
 
   if (kind == Kind::kPut) {
     // The linearization point: the DTE becomes valid.
-    LOCUS_RETURN_IF_ERROR(write_word(mine, kStateOffset, kDteValid | kDteWatermark));
+    LOCUS_RETURN_IF_ERROR(make_valid(mine));
   } else {
     // A delete's tombstone never becomes valid; clearing its ITE is the
     // linearization point. Nothing else changes an ITE naming an invalid
-    // DTE, so this CAS cannot fail.
-    LOCUS_RETURN_IF_ERROR(cas_ite(p.kh.slot[c], mine, Geometry::cleared(mine), &old));
-    if (old != mine) return internal_error("nessie delete: the tombstone's index entry changed under it");
-    LOCUS_RETURN_IF_ERROR(stage(mine));
+    // DTE, so this CAS cannot fail to apply.
+    LOCUS_RETURN_IF_ERROR(cas_known(p.kh.slot[c], mine, Geometry::cleared(mine), mine, &applied));
+    if (!applied) return internal_error("nessie delete: the tombstone's index entry changed under it");
+    stage(mine);
   }
-  if (replaces) LOCUS_RETURN_IF_ERROR(stage(p.ite[c]));
+  if (replaces) stage(p.ite[c]);
   for (uint32_t w = 0; w < g_.ways; ++w) {
-    if (cleared[w]) LOCUS_RETURN_IF_ERROR(stage(p.ite[w]));
+    if (cleared[w]) stage(p.ite[w]);
   }
   return Status();
 }
@@ -374,29 +381,37 @@ Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
     return copied;
   }
   const uint64_t copy = my_ite(entry, kh.filter);
-  uint64_t old = 0;
+  bool applied = false;
   Status s = check_deadline();
-  if (s.is_ok()) s = cas_ite(kh.slot[dest], dest_ite, copy, &old);
-  if (!s.is_ok() || old != dest_ite) {
+  if (s.is_ok()) s = cas_known(kh.slot[dest], dest_ite, copy, copy, &applied);
+  if (!s.is_ok() && s.code() != StatusCode::kAborted) {
+    publish(entry);  // the destination may name it: never reused
+    return s;
+  }
+  if (!applied) {
     unpublish(entry);
     ++stats_.migration_aborts;
     return s.is_ok() ? conflict("the migration's destination changed") : s;
   }
   publish(entry);
   s = check_deadline();
-  if (s.is_ok()) s = cas_ite(source, source_ite, Geometry::cleared(source_ite), &old);
-  if (!s.is_ok() || old != source_ite) {
+  if (s.is_ok()) s = cas_known(source, source_ite, Geometry::cleared(source_ite), 0, &applied);
+  if (!s.is_ok() && s.code() != StatusCode::kAborted) {
+    // Unknown: the copy stays, invalid, its previous version the source;
+    // gets of the key read that, puts of it give way.
+    return s;
+  }
+  if (!applied) {
     // Section 4.3.1: clear the destination again; if that fails, someone
     // else already did.
     ++stats_.migration_aborts;
-    uint64_t seen = 0;
-    Status undo = cas_ite(kh.slot[dest], copy, Geometry::cleared(copy), &seen);
-    if (undo.is_ok() && seen == copy) (void)stage(copy);
+    if (cas_known(kh.slot[dest], copy, Geometry::cleared(copy), copy, &applied).is_ok() && applied) stage(copy);
     return s.is_ok() ? conflict("the migration's source changed") : s;
   }
-  LOCUS_RETURN_IF_ERROR(write_word(copy, kStateOffset, kDteValid | kDteWatermark));
+  LOCUS_RETURN_IF_ERROR(make_valid(copy));
   ++stats_.migrations;
-  return stage(source_ite);
+  stage(source_ite);
+  return Status();
 }
 
 }  // namespace locus::nessie

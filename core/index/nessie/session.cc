@@ -31,7 +31,9 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.slice_waits", s.slice_waits},
                                {"nessie.ite_reads", s.ite_reads},
                                {"nessie.dte_reads", s.dte_reads},
-                               {"nessie.cache_hits", s.cache_hits}});
+                               {"nessie.cache_hits", s.cache_hits},
+                               {"nessie.cas_resolved", s.cas_resolved},
+                               {"nessie.stage_failures", s.stage_failures}});
 }
 
 }  // namespace locus::nessie
