@@ -371,6 +371,70 @@ BOOST_AUTO_TEST_CASE(the_loader_fills_tables_to_the_load_factor) {
   cluster.run();
 }
 
+// A put stalled past the expiry period between its forward pass and its
+// CAS fails and changes nothing.
+BOOST_AUTO_TEST_CASE(a_put_stalled_past_the_expiry_period_fails_without_effect) {
+  NessieConfig config = small_config(64);
+  config.expiry_ms = 20;
+  NessieCluster cluster(config, 1, 1, 32);
+  cluster.load("k", "old");
+  ClientOptions stalling = nessie::client_options(config, 16, 1);
+  stalling.max_attempts = 1;
+  bool stalled = false;
+  stalling.test_hook = [&](std::string_view point) {
+    if (point != "write.forward_pass_done" || stalled) return;
+    stalled = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  };
+  cluster.add_client("client0", stalling, [&](NessieClient& c, Env&) {
+    Status s = c.put("k", "new");
+    if (s.code() != StatusCode::kAborted || s.message().find("expiry") == std::string::npos) {
+      cluster.failures.fail("the stalled put: " + s.to_string());
+    }
+    auto got = c.get("k");
+    for (int i = 0; i < 100 && !got.is_ok(); ++i) got = c.get("k");
+    if (!got.is_ok() || *got != "old") {
+      cluster.failures.fail("after the stalled put: " + (got.is_ok() ? std::string(*got) : got.status().to_string()));
+    }
+  });
+  cluster.run();
+  BOOST_TEST(stalled);
+}
+
+// A table with no room left: a put of a new key fails naming the settings
+// to change (its migration chain reaches index.max_migrate_depth), and
+// every key stored before keeps its value.
+BOOST_AUTO_TEST_CASE(a_full_index_refuses_puts_and_keeps_every_key) {
+  NessieConfig config = small_config(3);
+  NessieCluster cluster(config, 1, 1, 32);
+  std::string refusal;
+  cluster.add_client("client0", nessie::client_options(config, 16, 1), [&](NessieClient& c, Env&) {
+    std::map<std::string, std::string> stored;
+    Status refused;
+    for (int i = 0; i < 10 && refused.is_ok(); ++i) {
+      Status s = c.put(key_of(i), "v" + std::to_string(i));
+      if (s.is_ok())
+        stored[key_of(i)] = "v" + std::to_string(i);
+      else
+        refused = s;
+    }
+    if (refused.code() != StatusCode::kResourceExhausted || refused.message().find("index.") == std::string::npos) {
+      return cluster.failures.fail("a put into a full table: " + refused.to_string());
+    }
+    for (const auto& [key, value] : stored) {
+      auto got = c.get(key);
+      if (!got.is_ok() || *got != value) {
+        cluster.failures.fail("get " + key +
+                              " after the refusal: " + (got.is_ok() ? std::string(*got) : got.status().to_string()));
+      }
+    }
+    if (stored.size() > 3) cluster.failures.fail("more keys than index entries");
+    refusal = refused.message();
+  });
+  cluster.run();
+  BOOST_TEST(refusal.find("index.index_entries") != std::string::npos, refusal);
+}
+
 // Index entries change only by CAS: a node registers its index table for
 // remote READ and CAS, not WRITE, and its data table not for atomics.
 BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {

@@ -101,8 +101,10 @@ struct ClientOptions {
   bool multiple_reads = false;
   // Entries of the client's DTE cache (cache.h); 0: none.
   uint32_t cache_entries = 0;
-  // Tests: called at named points of an operation ("get.ite_read": a get
-  // has read an ITE and is about to read its DTE), to stall a client there.
+  // Tests: called at named points of an operation, to stall a client
+  // there: "get.ite_read" (a get read an ITE and is about to read its
+  // DTE), "write.forward_pass_done" (a put or delete chose its candidate),
+  // "migrate.start".
   std::function<void(std::string_view point)> test_hook;
 };
 

@@ -214,6 +214,7 @@ Status NessieClient::write_once(Kind kind, std::string_view key, std::string_vie
   }
   const uint32_t c = static_cast<uint32_t>(cand);
   const bool replaces = p.seen[c] == Seen::kMine;
+  if (options_.test_hook) options_.test_hook("write.forward_pass_done");
 
   // The new DTE, invalid, in the client's slice.
   LOCUS_ASSIGN_OR_RETURN(const uint64_t entry, allocate_dte());
