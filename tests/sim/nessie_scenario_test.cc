@@ -85,6 +85,26 @@ BOOST_AUTO_TEST_CASE(index_keys_are_checked_by_name) {
   BOOST_TEST(report.status().message().find("scan") != std::string::npos, report.status().message());
 }
 
+// Tables that would not fit in memory are refused before anything is
+// allocated, naming the settings that size them.
+BOOST_AUTO_TEST_CASE(tables_beyond_memory_are_refused_naming_them) {
+  auto sc = designs::load_scenario(kSmall, {"workload.recordcount=1000000000"});
+  BOOST_REQUIRE(sc.is_ok());
+  runner::RunOptions ro;
+  ro.max_memory_bytes = 1ull << 30;
+  auto report = runner::run_scenario(
+      *sc, designs::registry(),
+      [](const scenario::Scenario& s) {
+        simgrid_backend::SimOptions o;
+        o.seed = s.run.seed;
+        return simgrid_backend::make_simgrid_runtime(s.platform, o);
+      },
+      ro);
+  BOOST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().code() == StatusCode::kResourceExhausted, report.status().to_string());
+  BOOST_TEST(report.status().message().find("workload.recordcount") != std::string::npos, report.status().to_string());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace locus
