@@ -5,6 +5,7 @@
 // reclaim scan reads.
 #include "core/index/nessie/client.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -40,6 +41,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   cache_hits += o.cache_hits;
   cas_resolved += o.cas_resolved;
   stage_failures += o.stage_failures;
+  reclaim_scans += o.reclaim_scans;
   return *this;
 }
 
@@ -224,6 +226,11 @@ Status NessieClient::conflict(const char* why) {
 // (plus the clock skew) has passed is free again.
 Status NessieClient::reclaim() {
   const Nanos now = ep_.env().clock->now();
+  // Nothing staged after the last scan expires before that scan's time
+  // plus the expiry period, and the scan saw when the others expire: no
+  // entry can have become free before next_scan_ns_.
+  if (now < next_scan_ns_) return Status();
+  uint64_t next = static_cast<uint64_t>(now) + g_.expiry_ns;
   uint32_t batch_entries[kScanBatch];
   WorkRequest batch[kScanBatch];
   auto finish = [&](uint32_t count) -> Status {
@@ -233,10 +240,13 @@ Status NessieClient::reclaim() {
       uint64_t word;
       std::memcpy(&word, scan_ + i * 8, 8);
       const uint64_t expiry = word & kDteExpiryMask;
-      if ((word & kDteRecycle) != 0 && expiry + g_.clock_skew_ns <= static_cast<uint64_t>(now)) {
+      if ((word & kDteRecycle) == 0) continue;
+      if (expiry + g_.clock_skew_ns <= static_cast<uint64_t>(now)) {
         entry_state_[batch_entries[i]] = EntryState::kFree;
         free_.push_back(batch_entries[i]);
         ++stats_.reclaimed;
+      } else {
+        next = std::min(next, expiry);
       }
     }
     return Status();
@@ -252,7 +262,10 @@ Status NessieClient::reclaim() {
       count = 0;
     }
   }
-  return finish(count);
+  LOCUS_RETURN_IF_ERROR(finish(count));
+  ++stats_.reclaim_scans;
+  next_scan_ns_ = static_cast<Nanos>(next + g_.clock_skew_ns);
+  return Status();
 }
 
 StatusOr<uint64_t> NessieClient::allocate_dte() {

@@ -88,10 +88,11 @@ struct ClientStats {
   uint64_t cache_hits = 0;      // gets answered from the local DTE cache
   uint64_t cas_resolved = 0;    // CASes whose completion failed, found applied or not by a READ
   uint64_t stage_failures = 0;  // DTEs left unreclaimed because staging them failed
+  uint64_t reclaim_scans = 0;   // scans of the client's slice for expired DTEs
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 22 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 23 * sizeof(uint64_t), "operator+= must add every counter");
 
 struct ClientOptions {
   uint32_t max_migrate_depth = 4;
@@ -212,6 +213,7 @@ class NessieClient {
   enum class EntryState : uint8_t { kFree, kWritten, kPublished };
   std::vector<EntryState> entry_state_;
   std::vector<uint32_t> free_;  // stack of free entries (offsets in the slice)
+  Nanos next_scan_ns_ = 0;      // no entry of the slice expires before this
 
   AlignedBuffer buffer_;
   Region region_;

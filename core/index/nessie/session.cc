@@ -33,7 +33,8 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.dte_reads", s.dte_reads},
                                {"nessie.cache_hits", s.cache_hits},
                                {"nessie.cas_resolved", s.cas_resolved},
-                               {"nessie.stage_failures", s.stage_failures}});
+                               {"nessie.stage_failures", s.stage_failures},
+                               {"nessie.reclaim_scans", s.reclaim_scans}});
 }
 
 }  // namespace locus::nessie
