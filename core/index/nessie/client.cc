@@ -12,9 +12,6 @@
 namespace locus::nessie {
 namespace {
 constexpr uint32_t kWords = 4;  // [0] READ, [1] CAS result, [2] WRITE source, [3] spare
-// Recycle words one reclaim READ batch carries: a named bound on what the
-// client posts at once, well below any backend's send queue.
-constexpr uint32_t kScanBatch = 16;
 constexpr uint64_t round8(uint64_t n) { return (n + 7) / 8 * 8; }
 }  // namespace
 
@@ -59,6 +56,11 @@ NessieClient::~NessieClient() {
 }
 
 Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) {
+  if (ep_.transport().limits().max_send_wr < kScanBatch) {
+    return resource_exhausted("nessie client: the transport takes " +
+                              std::to_string(ep_.transport().limits().max_send_wr) +
+                              " outstanding requests, fewer than a reclaim batch of " + std::to_string(kScanBatch));
+  }
   const size_t n = servers.size();
   nodes_.resize(n);
   // Every node's layout; the slice from the first node, from the client's
@@ -95,6 +97,7 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   free_.reserve(g_.slice_entries);
   for (uint32_t i = g_.slice_entries; i > 0; --i) free_.push_back(i - 1);
 
+  chain_.resize(uint64_t{options_.max_migrate_depth} + 1);
   if (options_.cache_entries > 0) {
     cache_ = std::make_unique<DteCache>(options_.cache_entries, g_.key_bytes, g_.value_bytes);
   }
@@ -219,83 +222,6 @@ Status NessieClient::check_deadline() {
 Status NessieClient::conflict(const char* why) {
   ++stats_.conflicts;
   return Status(StatusCode::kAborted, why);
-}
-
-// Reclaiming: the recycle words of the slice's published entries, read
-// kScanBatch at a time; an entry staged for recycling whose expiry time
-// (plus the clock skew) has passed is free again.
-Status NessieClient::reclaim() {
-  const Nanos now = ep_.env().clock->now();
-  // Nothing staged after the last scan expires before that scan's time
-  // plus the expiry period, and the scan saw when the others expire: no
-  // entry can have become free before next_scan_ns_.
-  if (now < next_scan_ns_) return Status();
-  uint64_t next = static_cast<uint64_t>(now) + g_.expiry_ns;
-  uint32_t batch_entries[kScanBatch];
-  WorkRequest batch[kScanBatch];
-  auto finish = [&](uint32_t count) -> Status {
-    if (count == 0) return Status();
-    LOCUS_RETURN_IF_ERROR(ep_.execute(std::span<const WorkRequest>(batch, count)));
-    for (uint32_t i = 0; i < count; ++i) {
-      uint64_t word;
-      std::memcpy(&word, scan_ + i * 8, 8);
-      const uint64_t expiry = word & kDteExpiryMask;
-      if ((word & kDteRecycle) == 0) continue;
-      if (expiry + g_.clock_skew_ns <= static_cast<uint64_t>(now)) {
-        entry_state_[batch_entries[i]] = EntryState::kFree;
-        free_.push_back(batch_entries[i]);
-        ++stats_.reclaimed;
-      } else {
-        next = std::min(next, expiry);
-      }
-    }
-    return Status();
-  };
-  uint32_t count = 0;
-  for (uint32_t off = 0; off < g_.slice_entries; ++off) {
-    if (entry_state_[off] != EntryState::kPublished) continue;
-    const uint64_t at = (slice_first_ + off) * g_.dte_bytes() + kRecycleOffset;
-    batch[count] = request(Opcode::kRead, remote_at(nodes_[home_].data, at), scan_ + count * 8, 8);
-    batch_entries[count++] = off;
-    if (count == kScanBatch) {
-      LOCUS_RETURN_IF_ERROR(finish(count));
-      count = 0;
-    }
-  }
-  LOCUS_RETURN_IF_ERROR(finish(count));
-  ++stats_.reclaim_scans;
-  next_scan_ns_ = static_cast<Nanos>(next + g_.clock_skew_ns);
-  return Status();
-}
-
-StatusOr<uint64_t> NessieClient::allocate_dte() {
-  if (free_.empty()) LOCUS_RETURN_IF_ERROR(reclaim());
-  if (free_.empty()) {
-    ++stats_.slice_waits;
-    return Status(StatusCode::kAborted, "no free data entry among the client's " + std::to_string(g_.slice_entries) +
-                                            " (index.client_data_entries): none has expired yet");
-  }
-  const uint32_t off = free_.back();
-  free_.pop_back();
-  entry_state_[off] = EntryState::kWritten;
-  return slice_first_ + off;
-}
-
-void NessieClient::unpublish(uint64_t entry) {
-  const uint64_t off = entry - slice_first_;
-  entry_state_[off] = EntryState::kFree;
-  free_.push_back(static_cast<uint32_t>(off));
-}
-
-void NessieClient::publish(uint64_t entry) { entry_state_[entry - slice_first_] = EntryState::kPublished; }
-
-void NessieClient::stage(uint64_t ite) {
-  const uint64_t expiry = static_cast<uint64_t>(ep_.env().clock->now()) + g_.expiry_ns;
-  // A failed WRITE leaves the entry unreclaimed (a leak, never a reuse).
-  if (write_word(ite, kRecycleOffset, kDteRecycle | (expiry & kDteExpiryMask)).is_ok())
-    ++stats_.staged;
-  else
-    ++stats_.stage_failures;
 }
 
 }  // namespace locus::nessie

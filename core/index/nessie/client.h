@@ -5,9 +5,11 @@
 //
 //  * get: a forward pass over the key's candidate ITEs (empty ones and
 //    ones whose filter bits differ are skipped), reading each candidate
-//    DTE; a valid DTE of the key is the answer; an invalid one (a put,
-//    migration or delete in progress) is answered from its previous
-//    version when that is a valid DTE of the key, else the attempt fails.
+//    DTE; a valid DTE of the key is the answer; an invalid one (a put or
+//    delete in progress) is answered from its previous version (the DTE
+//    its ITE named before, set only by a put or delete that swaps that
+//    very ITE) when that is a valid DTE of the key, else the attempt
+//    fails (a migration's copy has none).
 //    A miss re-reads the ITEs in reverse order and fails if any changed.
 //  * put: a forward pass reading every candidate ITE and the key and
 //    metadata of each candidate DTE (an invalid DTE of the key aborts: a
@@ -41,7 +43,8 @@
 // the same READs and lets a put replace the key in place, so the previous
 // version is found by concurrent gets. The migration's destination is the
 // first empty candidate other than the source, else the first other one
-// (the paper: the first other one), which shortens migration chains.
+// that no outer migration of the chain is freeing (the paper: the first
+// other one), which shortens chains and keeps them from going in circles.
 //
 // Deployment: the runner's client sessions are endpoints of their own, not
 // threads of a node, so the paper's local shortcuts (memory reads of the
@@ -105,7 +108,8 @@ struct ClientOptions {
   // Tests: called at named points of an operation, to stall a client
   // there: "get.ite_read" (a get read an ITE and is about to read its
   // DTE), "write.forward_pass_done" (a put or delete chose its candidate),
-  // "migrate.start".
+  // "migrate.start", "migrate.copied" (the copy is written, the
+  // destination not yet swapped), "migrate.destination_swapped".
   std::function<void(std::string_view point)> test_hook;
 };
 
@@ -139,6 +143,9 @@ class NessieClient {
     bool other_valid[kMaxWays] = {};
   };
   enum class Kind : uint8_t { kPut, kDelete };
+  // Recycle words one reclaim READ batch carries: the most the client
+  // posts at once (connect checks the transport's send queue takes it).
+  static constexpr uint32_t kScanBatch = 16;
 
   NessieClient(Endpoint& endpoint, const ClientOptions& options) : ep_(endpoint), options_(options) {}
   Status init(rpc::RpcClient& rpc, std::span<const NodeId> servers);
@@ -223,6 +230,7 @@ class NessieClient {
   std::byte* entry_ = nullptr;  // one whole DTE: a read value, a new DTE, a migration's copy
   std::byte* scan_ = nullptr;   // recycle words read while reclaiming
 
+  std::vector<Slot> chain_;          // the sources of the migrations under way, by depth
   std::unique_ptr<DteCache> cache_;  // null: no cache
   ClientStats stats_;
 };

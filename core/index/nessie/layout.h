@@ -66,6 +66,12 @@ struct DteHeader {
 };
 static_assert(sizeof(DteHeader) == 32);
 inline constexpr uint32_t kDteHeaderBytes = sizeof(DteHeader);
+// The header of a DTE copied to `p` (a READ's destination).
+inline DteHeader header_at(const std::byte* p) {
+  DteHeader h;
+  std::memcpy(&h, p, sizeof h);
+  return h;
+}
 inline constexpr uint32_t kStateOffset = offsetof(DteHeader, state);
 inline constexpr uint32_t kRecycleOffset = offsetof(DteHeader, recycle);
 
