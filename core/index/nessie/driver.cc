@@ -97,8 +97,9 @@ class NessieDriver final : public design::IndexDriver {
 
 ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t nodes) {
   ClientOptions o;
-  o.cache_entries = static_cast<uint32_t>(
-      std::ceil(c.cache_fraction * static_cast<double>(records) / static_cast<double>(std::max<uint32_t>(nodes, 1))));
+  const double entries =
+      std::ceil(c.cache_fraction * static_cast<double>(records) / static_cast<double>(std::max<uint32_t>(nodes, 1)));
+  o.cache_entries = static_cast<uint32_t>(std::min(entries, static_cast<double>(UINT32_MAX)));
   o.max_migrate_depth = c.max_migrate_depth;
   o.max_attempts = c.max_attempts;
   o.backoff_base_ns = static_cast<Nanos>(c.backoff_base_us * 1e3);
@@ -113,15 +114,20 @@ StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t
     *bad_key = "platform.servers";
     return invalid_argument("nessie needs at least one node");
   }
+  // A bound far beyond any machine's memory (2^48 ITEs are 2 PiB), so that
+  // global entry numbers (hash_key) cannot overflow.
+  constexpr uint64_t kMaxGlobalEntries = uint64_t{1} << 48;
+  const double wanted = c.index_entries != 0 ? static_cast<double>(c.index_entries)
+                                             : std::ceil(static_cast<double>(records) / c.load_factor / nodes);
+  if (wanted * nodes > static_cast<double>(kMaxGlobalEntries)) {
+    *bad_key = c.index_entries != 0 ? "index.index_entries" : "index.load_factor";
+    return invalid_argument("the index tables would hold more than 2^48 entries in all");
+  }
   Geometry g;
   g.nodes = nodes;
   g.ways = c.ways;
   g.filter_bits = c.filter_bits;
-  g.index_entries =
-      c.index_entries != 0
-          ? c.index_entries
-          : std::max<uint64_t>(
-                1, ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>(records) / c.load_factor)), nodes));
+  g.index_entries = std::max<uint64_t>(1, static_cast<uint64_t>(wanted));
   g.load_entries = ceil_div(records, nodes);
   g.slices = static_cast<uint32_t>(ceil_div(clients, nodes));
   g.slice_entries = c.client_data_entries;
@@ -132,13 +138,6 @@ StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t
   g.value_bytes = value_bytes;
   g.expiry_ns = static_cast<uint64_t>(c.expiry_ms * 1e6);
   g.clock_skew_ns = static_cast<uint64_t>(c.clock_skew_us * 1e3);
-  // A bound far beyond any machine's memory (2^48 ITEs are 2 PiB), so that
-  // global entry numbers (hash_key) cannot overflow.
-  if (g.index_entries > (uint64_t{1} << 48) / nodes) {
-    *bad_key = c.index_entries != 0 ? "index.index_entries" : "index.load_factor";
-    return invalid_argument(std::to_string(g.index_entries) + " index entries on each of " + std::to_string(nodes) +
-                            " nodes are more than 2^48 in all");
-  }
   if (g.dte_bits + g.dti_bits + g.filter_bits > kIteFieldBits) {
     *bad_key = "index.filter_bits";
     return invalid_argument(std::to_string(g.filter_bits) + " filter bits, " + std::to_string(g.dti_bits) +
