@@ -24,6 +24,9 @@ case $design in
   catfish) scenario=$root/scenarios/catfish/rtree.toml
     base=(index.rectangles=500 workload.readproportion=0.8 workload.insertproportion=0.2 run.clients=16
           run.duration_s=0.07 run.warmup_s=0.001 run.wait_timeout_ms=1) ;;
+  nessie) scenario=$root/scenarios/nessie/small.toml
+    base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5
+          run.duration_s=0.1 run.wait_timeout_ms=2) ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)
@@ -59,7 +62,7 @@ elif [ "$backend" = verbs ]; then
     echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
     exit 77
   fi
-  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; esac
+  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

@@ -20,7 +20,7 @@ bool below_max(Bound key, Bound max) {
 }  // namespace
 
 PathCache::PathCache(uint32_t capacity, uint32_t key_capacity_bytes)
-    : capacity_(capacity), key_capacity_(key_capacity_bytes) {
+    : capacity_(capacity), key_capacity_(key_capacity_bytes), lru_(capacity) {
   entries_.resize(capacity);
   keys_.resize(uint64_t{capacity} * 2 * key_capacity_bytes);
   order_.reserve(capacity);
@@ -61,27 +61,9 @@ int64_t PathCache::floor_position(Bound key) const {
   return lo - 1;
 }
 
-void PathCache::unlink(uint32_t s) {
-  Entry& e = entries_[s];
-  if (e.prev != kNone) entries_[e.prev].next = e.next;
-  else head_ = e.next;
-  if (e.next != kNone) entries_[e.next].prev = e.prev;
-  else tail_ = e.prev;
-  e.prev = e.next = kNone;
-}
-
-void PathCache::push_front(uint32_t s) {
-  Entry& e = entries_[s];
-  e.prev = kNone;
-  e.next = head_;
-  if (head_ != kNone) entries_[head_].prev = s;
-  head_ = s;
-  if (tail_ == kNone) tail_ = s;
-}
-
 void PathCache::remove_position(size_t pos) {
   const uint32_t s = order_[pos];
-  unlink(s);
+  lru_.remove(s);
   free_.push_back(s);
   order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(pos));
 }
@@ -92,8 +74,7 @@ uint64_t PathCache::lookup(std::string_view key) {
   if (pos < 0) return kNullPtr;
   const uint32_t s = order_[static_cast<size_t>(pos)];
   if (!below_max(Bound{key, false}, max_of(s))) return kNullPtr;
-  unlink(s);
-  push_front(s);
+  lru_.touch(s);
   return entries_[s].root;
 }
 
@@ -129,7 +110,7 @@ void PathCache::insert(Bound min, Bound max, uint64_t root) {
     remove_position(static_cast<size_t>(pos));
   }
   if (free_.empty()) {
-    const uint32_t victim = tail_;
+    const uint32_t victim = lru_.back();
     const int64_t vpos = floor_position(min_of(victim));
     remove_position(static_cast<size_t>(vpos));
     if (vpos < pos) --pos;
@@ -139,7 +120,7 @@ void PathCache::insert(Bound min, Bound max, uint64_t root) {
   entries_[s].root = root;
   set_keys(s, min, max);
   order_.insert(order_.begin() + pos, s);  // within reserved capacity
-  push_front(s);
+  lru_.push_front(s);
 }
 
 }  // namespace locus::cell

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/lru_list.h"
 #include "core/index/cell/layout.h"
 
 namespace locus::cell {
@@ -32,14 +33,12 @@ class PathCache {
   size_t size() const { return order_.size(); }
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
   struct Entry {
     uint64_t root = kNullPtr;
     bool min_inf = false;
     bool max_inf = false;
     uint16_t min_len = 0;
     uint16_t max_len = 0;
-    uint32_t prev = kNone, next = kNone;
   };
   Bound min_of(uint32_t s) const;
   Bound max_of(uint32_t s) const;
@@ -47,16 +46,14 @@ class PathCache {
   // Position in order_ of the last entry whose min <= key, or -1.
   int64_t floor_position(Bound key) const;
   void remove_position(size_t pos);
-  void unlink(uint32_t s);
-  void push_front(uint32_t s);
 
   uint32_t capacity_;
   uint32_t key_capacity_;
   std::vector<Entry> entries_;
-  std::vector<char> keys_;        // per slot: min key, then max key
-  std::vector<uint32_t> order_;   // slots sorted by min key
+  std::vector<char> keys_;       // per slot: min key, then max key
+  std::vector<uint32_t> order_;  // slots sorted by min key
   std::vector<uint32_t> free_;
-  uint32_t head_ = kNone, tail_ = kNone;
+  LruList lru_;
 };
 
 }  // namespace locus::cell

@@ -1,0 +1,238 @@
+// NessieClient: one client worker of client-driven Nessie (paper section
+// 4.2), doing every operation with one-sided verbs on all nodes' tables:
+// READs of index entries (ITEs) and data entries (DTEs), CAS on ITEs,
+// WRITEs of its own new DTEs and of replaced DTEs' recycle words.
+//
+//  * get: a forward pass over the key's candidate ITEs (empty ones and
+//    ones whose filter bits differ are skipped), reading each candidate
+//    DTE; a valid DTE of the key is the answer; an invalid one (a put or
+//    delete in progress) is answered from its previous version (the DTE
+//    its ITE named before, set only by a put or delete that swaps that
+//    very ITE) when that is a valid DTE of the key, else the attempt
+//    fails (a migration's copy has none).
+//    A miss re-reads the ITEs in reverse order and fails if any changed.
+//  * put: a forward pass reading every candidate ITE and the key and
+//    metadata of each candidate DTE (an invalid DTE of the key aborts: a
+//    put is in progress); the candidate is the ITE that holds the key,
+//    else the first empty one, else a migration frees one (recursively,
+//    section 4.2.3). The value goes to a new invalid DTE of the client's
+//    own slice, the candidate is swapped to it by CAS, other ITEs holding
+//    the key are cleared by CAS, a reverse pass checks every ITE is as
+//    expected, and the DTE is made valid (the put's linearization point).
+//    Replaced DTEs are staged for recycling: their recycle word gets the
+//    expiry time by WRITE. A failed reverse pass undoes the CASes.
+//  * delete: a put of a tombstone that never becomes valid; the last step
+//    clears the ITE by CAS. A key absent from every candidate (confirmed
+//    by a reverse pass) is NOT_FOUND.
+//  * Every attempt fails once an expiry period (less the clock skew) has
+//    passed since it started, so it never uses a DTE that was recycled
+//    meanwhile (section 4.3.1); failed attempts are retried after an
+//    exponential back-off, up to max_attempts.
+//
+// Failed completions (a lost reply, a broken connection): a CAS whose
+// completion failed is resolved by reading its ITE where one side of it
+// names a DTE of this client that is not valid (nobody else changes such
+// an ITE); a DTE that an ITE may still name is never reused; a failed
+// valid-bit WRITE is repeated (it is idempotent); a failed staging WRITE
+// leaves its DTE unreclaimed. Nessie has no replication (section 4.3.1):
+// a client that dies mid-put leaves its key readable (from the previous
+// version) but closed to puts.
+//
+// Reading all candidates before the put's CAS (the paper swaps the first
+// candidate as soon as it is found and checks the rest afterwards) costs
+// the same READs and lets a put replace the key in place, so the previous
+// version is found by concurrent gets. The migration's destination is the
+// first empty candidate other than the source, else the first other one
+// that no outer migration of the chain is freeing (the paper: the first
+// other one), which shortens chains and keeps them from going in circles.
+//
+// Deployment: the runner's client sessions are endpoints of their own, not
+// threads of a node, so the paper's local shortcuts (memory reads of the
+// node's own tables, local DTE writes) are RDMA operations here too; a
+// client's "local" data table is a slice of one node's data table that
+// the node grants it (node.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/common/aligned_buffer.h"
+#include "core/index/nessie/cache.h"
+#include "core/index/nessie/layout.h"
+#include "core/rpc/rpc_client.h"
+#include "core/transport/endpoint.h"
+
+namespace locus::nessie {
+
+struct ClientStats {
+  uint64_t gets = 0;
+  uint64_t puts = 0;
+  uint64_t deletes = 0;
+  uint64_t attempts = 0;         // every attempt of every operation
+  uint64_t conflicts = 0;        // attempts that failed on a concurrent operation
+  uint64_t expired = 0;          // attempts that ran past the expiry period
+  uint64_t reverse_changes = 0;  // reverse passes that found an ITE changed
+  uint64_t cas_failures = 0;
+  uint64_t previous_versions = 0;  // gets answered from an in-progress put's previous version
+  uint64_t migrations = 0;         // completed migrations (each level of a chain counts)
+  uint64_t migration_aborts = 0;
+  uint64_t undone = 0;            // puts and deletes whose CASes were undone
+  uint64_t restore_failures = 0;  // undo CASes that found the ITE changed (must stay 0)
+  uint64_t staged = 0;            // DTEs staged for recycling
+  uint64_t reclaimed = 0;         // own DTEs found expired and reused
+  uint64_t slice_waits = 0;       // attempts that found no free DTE in the slice
+  uint64_t ite_reads = 0;
+  uint64_t dte_reads = 0;
+  uint64_t backoff_ns = 0;
+  uint64_t cache_hits = 0;      // gets answered from the local DTE cache
+  uint64_t cas_resolved = 0;    // CASes whose completion failed, found applied or not by a READ
+  uint64_t stage_failures = 0;  // DTEs left unreclaimed because staging them failed
+  uint64_t reclaim_scans = 0;   // scans of the client's slice for expired DTEs
+
+  ClientStats& operator+=(const ClientStats& o);
+};
+static_assert(sizeof(ClientStats) == 23 * sizeof(uint64_t), "operator+= must add every counter");
+
+struct ClientOptions {
+  uint32_t max_migrate_depth = 4;
+  uint32_t max_attempts = 1000;
+  Nanos backoff_base_ns = 1000;
+  Nanos backoff_max_ns = 1000000;
+  bool multiple_reads = false;
+  // Entries of the client's DTE cache (cache.h); 0: none.
+  uint32_t cache_entries = 0;
+  // Tests: called at named points of an operation, to stall a client
+  // there: "get.ite_read" (a get read an ITE and is about to read its
+  // DTE), "write.forward_pass_done" (a put or delete chose its candidate),
+  // "migrate.start", "migrate.copied" (the copy is written, the
+  // destination not yet swapped), "migrate.destination_swapped".
+  std::function<void(std::string_view point)> test_hook;
+};
+
+class NessieClient {
+ public:
+  // Asks each node (the `servers`, in data-table order) for its layout
+  // through `rpc` (which shares `endpoint`), and one node, starting at
+  // the client's own node id, for a slice of its data table.
+  static StatusOr<std::unique_ptr<NessieClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
+                                                         std::span<const NodeId> servers, const ClientOptions& options);
+  ~NessieClient();
+  NessieClient(const NessieClient&) = delete;
+  NessieClient& operator=(const NessieClient&) = delete;
+
+  // The value (valid until the next call), or NOT_FOUND.
+  StatusOr<std::string_view> get(std::string_view key);
+  Status put(std::string_view key, std::string_view value);
+  // OK if the key was there and is gone, NOT_FOUND if it was not there.
+  Status remove(std::string_view key);
+
+  const ClientStats& stats() const { return stats_; }
+  const Geometry& geometry() const { return g_; }
+
+ private:
+  // What the forward pass found at a candidate.
+  enum class Seen : uint8_t { kEmpty, kOther, kMine, kRepeat };
+  struct Pass {
+    KeyHash kh;
+    uint64_t ite[kMaxWays] = {};
+    Seen seen[kMaxWays] = {};
+    bool other_valid[kMaxWays] = {};
+  };
+  enum class Kind : uint8_t { kPut, kDelete };
+  // Recycle words one reclaim READ batch carries: the most the client
+  // posts at once (connect checks the transport's send queue takes it).
+  static constexpr uint32_t kScanBatch = 16;
+
+  NessieClient(Endpoint& endpoint, const ClientOptions& options) : ep_(endpoint), options_(options) {}
+  Status init(rpc::RpcClient& rpc, std::span<const NodeId> servers);
+
+  // One attempt of each operation. kAborted: retry (after a back-off).
+  StatusOr<std::string_view> get_once(std::string_view key);
+  Status write_once(Kind kind, std::string_view key, std::string_view value);
+  // Frees the ITE at `slot` (which names `ite`, a DTE of another key) by
+  // moving its entry to another of that key's candidates.
+  Status migrate(Slot slot, uint64_t ite, uint32_t depth);
+  // The retry loop around an attempt: back-off, attempt budget, stats.
+  template <typename Attempt>
+  auto with_retries(const char* what, Attempt attempt) -> decltype(attempt());
+
+  // One-sided steps (client.cc).
+  Status read_ite(Slot slot, uint64_t* out);
+  Status read_ite_now(Slot slot, uint64_t* out);  // no deadline check
+  // CAS; *old gets the value found (success iff *old == expected).
+  Status cas_ite(Slot slot, uint64_t expected, uint64_t desired, uint64_t* old);
+  // A CAS whose outcome is known: *applied says whether it swapped. If
+  // its completion failed, a READ of the ITE decides; `ours` is the side
+  // (expected or desired) that names a DTE of this client not yet valid,
+  // which nobody else changes, or 0. An error: the outcome is unknown.
+  Status cas_known(Slot slot, uint64_t expected, uint64_t desired, uint64_t ours, bool* applied);
+  // Makes the DTE `ite` names valid (retrying a failed WRITE).
+  Status make_valid(uint64_t ite);
+  Status read_dte(uint64_t ite, uint32_t offset, uint32_t bytes, std::byte* into);
+  // Writes `bytes` from `from` at `offset` of entry `entry` of the client's slice.
+  Status write_dte(uint64_t entry, uint32_t offset, uint32_t bytes, std::byte* from);
+  // Writes one word at `offset` of the DTE `ite` names (a state or recycle word).
+  Status write_word(uint64_t ite, uint32_t offset, uint64_t value);
+  WorkRequest request(Opcode op, const RemoteAddr& to, void* local, uint32_t bytes);
+  std::byte* meta_at(uint32_t level);
+  // A failed attempt because of a concurrent operation (counted).
+  Status conflict(const char* why);
+  // Reads a key's forward pass (every candidate ITE and, for those whose
+  // filter matches, the DTE's key and metadata into meta_[level]).
+  Status forward_pass(std::string_view key, Pass* p, uint32_t level);
+  // Re-reads the ITEs in reverse order: true if each holds expect[w].
+  StatusOr<bool> reverse_pass(const Pass& p, const uint64_t* expect);
+  // Reads the DTE an ITE names and returns its value if it is a valid DTE
+  // of `key`; kNotFound if another key's; kAborted if invalid (and its
+  // previous version, if any, is not a valid DTE of the key).
+  StatusOr<std::string_view> read_value(std::string_view key, uint64_t ite, bool follow_prev);
+  // Whether this attempt has run out of time.
+  Status check_deadline();
+
+  // The client's slice of its node's data table.
+  // A free entry of the slice for a new DTE (reclaiming expired ones when
+  // none is free); kAborted when none has expired yet.
+  StatusOr<uint64_t> allocate_dte();
+  // The entry was written but never published: it is free again.
+  void unpublish(uint64_t entry);
+  // The entry is now named by an ITE.
+  void publish(uint64_t entry);
+  // Writes an expiry time into the recycle word of the DTE `ite` named,
+  // whose ITE this client has just cleared or replaced.
+  void stage(uint64_t ite);
+  Status reclaim();
+  uint64_t my_ite(uint64_t entry, uint32_t filter) const { return g_.ite(home_, entry, filter); }
+
+  Endpoint& ep_;
+  ClientOptions options_;
+  Geometry g_;
+  std::vector<NodeTables> nodes_;
+  uint32_t home_ = 0;         // the node whose data table holds the client's slice
+  uint64_t slice_first_ = 0;  // its first entry
+  Nanos attempt_start_ = 0;
+  Nanos deadline_ns_ = 0;  // expiry less skew: how long an attempt may run
+
+  // Slice bookkeeping, by entry - slice_first_ (sized once at connect).
+  enum class EntryState : uint8_t { kFree, kWritten, kPublished };
+  std::vector<EntryState> entry_state_;
+  std::vector<uint32_t> free_;  // stack of free entries (offsets in the slice)
+  Nanos next_scan_ns_ = 0;      // no entry of the slice expires before this
+
+  AlignedBuffer buffer_;
+  Region region_;
+  bool registered_ = false;
+  std::byte* words_ = nullptr;  // 8-byte words for ITE reads, CAS results, recycle words
+  std::byte* meta_ = nullptr;   // (max_migrate_depth + 2) DTE keys and metadata, one per level
+  std::byte* entry_ = nullptr;  // one whole DTE: a read value, a new DTE, a migration's copy
+  std::byte* scan_ = nullptr;   // recycle words read while reclaiming
+
+  std::vector<Slot> chain_;          // the sources of the migrations under way, by depth
+  std::unique_ptr<DteCache> cache_;  // null: no cache
+  ClientStats stats_;
+};
+
+}  // namespace locus::nessie

@@ -1,0 +1,183 @@
+// Nessie's driver (client-driven mode): one Nessie node, with its index
+// table and data table, per server endpoint; each client a NessieSession
+// whose NessieClient reaches every node's tables with one-sided verbs.
+// The paper runs client workers on every node beside its tables; here the
+// runner places clients on endpoints of their own, and a client's "local"
+// data table is a slice of one node's data table (node.h, client.h).
+#include "core/index/nessie/driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/check/models.h"
+#include "core/design/index_driver.h"
+#include "core/design/record_loader.h"
+#include "core/index/nessie/client.h"
+#include "core/index/nessie/config.h"
+#include "core/index/nessie/loader.h"
+#include "core/index/nessie/node.h"
+#include "core/index/nessie/session.h"
+#include "core/workload/keys.h"
+
+namespace locus::nessie {
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+class NessieDriver final : public design::IndexDriver {
+ public:
+  NessieDriver(const NessieConfig& config, const Geometry& g, uint64_t records)
+      : config_(config), g_(g), options_(client_options(config, records, g.nodes)) {}
+
+  Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
+    LOCUS_ASSIGN_OR_RETURN(auto node, NessieNode::create(env, endpoint, g_));
+    LOCUS_RETURN_IF_ERROR(node->attach(rpc));
+    nodes_.push_back(std::move(node));
+    return Status();
+  }
+
+  // Serial: a record's cuckoo walk may cross every node's index table.
+  Status load(const workload::WorkloadSpec& spec, Random& rng) override {
+    if (nodes_.size() != g_.nodes) return internal_error("nessie load: not every node is set up");
+    loader_ = std::make_unique<Loader>(nodes_);
+    return design::load_records(
+        spec, rng, [this](std::string_view key, std::string_view value) { return loader_->insert(key, value); });
+  }
+
+  StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
+                                                           std::span<const NodeId> servers) override {
+    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, servers, options_));
+    return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
+  }
+
+  void report_servers(std::map<std::string, double>& extra) const override {
+    double slices = 0;
+    for (const auto& n : nodes_) slices += std::min(n->slices_granted(), g_.slices);
+    extra["nessie.loaded_records"] = loader_ ? static_cast<double>(loader_->stats().records) : 0;
+    extra["nessie.load_kicks"] = loader_ ? static_cast<double>(loader_->stats().kicks) : 0;
+    extra["nessie.slices_granted"] = slices;
+  }
+
+  // Per node: the index table and the data table.
+  design::MemoryEstimate server_memory() const override {
+    using design::saturating_add;
+    using design::saturating_mul;
+    const uint64_t per_node =
+        saturating_add(saturating_mul(g_.index_entries, 8), saturating_mul(g_.data_entries, g_.dte_bytes()));
+    return {saturating_mul(g_.nodes, per_node),
+            "index.load_factor (or index.index_entries), workload.recordcount, run.clients x "
+            "index.client_data_entries and index.key_bytes + index.value_bytes"};
+  }
+  design::MemoryEstimate client_memory() const override {
+    return {uint64_t{g_.dte_bytes()} + (uint64_t{config_.max_migrate_depth} + 2) * g_.meta_bytes() +
+                uint64_t{g_.slice_entries} * 5 +
+                uint64_t{options_.cache_entries} * (uint64_t{g_.key_bytes} + g_.value_bytes + 64),
+            "index.key_bytes + index.value_bytes, index.client_data_entries and index.cache_fraction"};
+  }
+
+  Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
+    return design::loaded_puts(spec, rng, out);
+  }
+  StatusOr<check::CheckResult> check_history(const check::History& history,
+                                             const check::CheckOptions& options) const override {
+    return check::check_history(check::KvModel(), history, options);
+  }
+
+ private:
+  NessieConfig config_;
+  Geometry g_;
+  ClientOptions options_;
+  std::vector<std::unique_ptr<NessieNode>> nodes_;
+  std::unique_ptr<Loader> loader_;
+};
+
+}  // namespace
+
+ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t nodes) {
+  ClientOptions o;
+  const double entries =
+      std::ceil(c.cache_fraction * static_cast<double>(records) / static_cast<double>(std::max<uint32_t>(nodes, 1)));
+  o.cache_entries = static_cast<uint32_t>(std::min(entries, static_cast<double>(UINT32_MAX)));
+  o.max_migrate_depth = c.max_migrate_depth;
+  o.max_attempts = c.max_attempts;
+  o.backoff_base_ns = static_cast<Nanos>(c.backoff_base_us * 1e3);
+  o.backoff_max_ns = static_cast<Nanos>(c.backoff_max_us * 1e3);
+  o.multiple_reads = c.multiple_reads;
+  return o;
+}
+
+StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t records, uint32_t clients,
+                                 uint32_t value_bytes, std::string* bad_key) {
+  if (nodes == 0) {
+    *bad_key = "platform.servers";
+    return invalid_argument("nessie needs at least one node");
+  }
+  // A bound far beyond any machine's memory (2^48 ITEs are 2 PiB), so that
+  // global entry numbers (hash_key) cannot overflow.
+  constexpr uint64_t kMaxGlobalEntries = uint64_t{1} << 48;
+  const double wanted = c.index_entries != 0 ? static_cast<double>(c.index_entries)
+                                             : std::ceil(static_cast<double>(records) / c.load_factor / nodes);
+  if (wanted * nodes > static_cast<double>(kMaxGlobalEntries)) {
+    *bad_key = c.index_entries != 0 ? "index.index_entries" : "index.load_factor";
+    return invalid_argument("the index tables would hold more than 2^48 entries in all");
+  }
+  Geometry g;
+  g.nodes = nodes;
+  g.ways = c.ways;
+  g.filter_bits = c.filter_bits;
+  g.index_entries = std::max<uint64_t>(1, static_cast<uint64_t>(wanted));
+  g.load_entries = ceil_div(records, nodes);
+  g.slices = static_cast<uint32_t>(ceil_div(clients, nodes));
+  g.slice_entries = c.client_data_entries;
+  g.data_entries = g.slice_first(g.slices);
+  g.dti_bits = bits_for(nodes);
+  g.dte_bits = std::max<uint32_t>(1, bits_for(g.data_entries));
+  g.key_bytes = c.key_bytes;
+  g.value_bytes = value_bytes;
+  g.expiry_ns = static_cast<uint64_t>(c.expiry_ms * 1e6);
+  g.clock_skew_ns = static_cast<uint64_t>(c.clock_skew_us * 1e3);
+  if (g.dte_bits + g.dti_bits + g.filter_bits > kIteFieldBits) {
+    *bad_key = "index.filter_bits";
+    return invalid_argument(std::to_string(g.filter_bits) + " filter bits, " + std::to_string(g.dti_bits) +
+                            " node bits and " + std::to_string(g.dte_bits) +
+                            " data-entry bits do not fit the 62 bits of an index entry");
+  }
+  if (g.expiry_ns <= g.clock_skew_ns) {
+    *bad_key = "index.clock_skew_us";
+    return invalid_argument("must be below index.expiry_ms");
+  }
+  if (!geometry_ok(g)) {
+    *bad_key = "index";
+    return invalid_argument("the tables' sizes are inconsistent");
+  }
+  return g;
+}
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
+  const NessieConfig& config = *s.index.get<NessieConfig>();
+  if (s.workload.scanproportion > 0) {
+    return scenario::setting_error(s, "workload.scanproportion", "nessie is a hash table and cannot scan");
+  }
+  const uint64_t record_bytes = uint64_t{s.workload.fieldcount} * s.workload.fieldlength;
+  const uint32_t value_bytes = config.value_bytes != 0 ? config.value_bytes : static_cast<uint32_t>(record_bytes);
+  if (record_bytes > value_bytes) {
+    return scenario::setting_error(
+        s, "index.value_bytes",
+        "records of " + std::to_string(record_bytes) + " bytes (workload.fieldcount x fieldlength) do not fit");
+  }
+  if (workload::max_key_bytes(s.workload.zeropadding) > config.key_bytes) {
+    return scenario::setting_error(s, "index.key_bytes", "the workload's keys are longer");
+  }
+  std::string bad_key;
+  // Every client process takes a data-table slice of its own, a restarted
+  // one too (faults.restart_after_ms): the dead process's entries may
+  // still be named by index entries, so its slice is never handed on.
+  const uint32_t processes = s.run.clients + (s.faults.restart_after_ns > 0 ? s.faults.crash_clients : 0);
+  auto g = make_geometry(config, s.platform.servers, s.workload.recordcount, processes, value_bytes, &bad_key);
+  if (!g.is_ok()) return scenario::setting_error(s, bad_key, g.status().message());
+  return std::unique_ptr<design::IndexDriver>(new NessieDriver(config, *g, s.workload.recordcount));
+}
+
+}  // namespace locus::nessie

@@ -1,0 +1,48 @@
+// NessieNode: see node.h.
+#include "core/index/nessie/node.h"
+
+#include <string>
+
+namespace locus::nessie {
+
+StatusOr<std::unique_ptr<NessieNode>> NessieNode::create(Env env, uint32_t dti, const Geometry& g) {
+  if (!geometry_ok(g)) return invalid_argument("nessie: inconsistent table geometry for node " + std::to_string(dti));
+  std::unique_ptr<NessieNode> n(new NessieNode(env, dti, g));
+  const uint64_t index_bytes = g.index_entries * sizeof(uint64_t);
+  const uint64_t data_bytes = g.data_entries * g.dte_bytes();
+  n->index_ = AlignedBuffer(index_bytes);
+  n->data_ = AlignedBuffer(data_bytes);
+  if (!n->index_.valid() || !n->data_.valid()) {
+    return resource_exhausted("nessie: cannot allocate node " + std::to_string(dti) + "'s tables (" +
+                              std::to_string(index_bytes) + " + " + std::to_string(data_bytes) + " bytes)");
+  }
+  for (uint64_t i = 0; i < g.index_entries; ++i) *n->ite(i) = kIteNeverUsed;
+  LOCUS_ASSIGN_OR_RETURN(n->index_region_,
+                         env.transport->register_memory(n->index_.data(), index_bytes, kRemoteRead | kRemoteAtomic));
+  n->index_registered_ = true;
+  LOCUS_ASSIGN_OR_RETURN(n->data_region_,
+                         env.transport->register_memory(n->data_.data(), data_bytes, kRemoteRead | kRemoteWrite));
+  n->data_registered_ = true;
+  return n;
+}
+
+NessieNode::~NessieNode() {
+  if (data_registered_) (void)env_.transport->deregister_memory(data_region_);
+  if (index_registered_) (void)env_.transport->deregister_memory(index_region_);
+}
+
+Status NessieNode::attach(rpc::RpcServer& rpc) {
+  return rpc.handle(kLayoutRpcType, kLayoutWork, [this](const rpc::RequestContext&, rpc::Reader& in, rpc::Writer& out) {
+    uint8_t want_slice = 0;
+    if (!in.get(&want_slice) || !in.at_end()) return invalid_argument("nessie.layout: malformed request");
+    uint64_t first = 0;
+    if (want_slice != 0) {
+      const uint32_t slice = next_slice_.fetch_add(1, std::memory_order_relaxed);
+      if (slice < geometry_.slices) first = geometry_.slice_first(slice);
+    }
+    put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, first, out);
+    return Status();
+  });
+}
+
+}  // namespace locus::nessie

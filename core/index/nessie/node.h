@@ -1,0 +1,56 @@
+// NessieNode: the tables one Nessie node holds (paper section 4.1): its
+// index table, registered for remote READ and CAS, and its data table,
+// registered for remote READ and WRITE. Nothing on the node's CPU touches
+// them after the load: clients reach every node's tables, their own
+// node's included, only through the NIC (CAS is atomic only with respect
+// to the NIC's other operations). The node answers one RPC,
+// "nessie.layout", which tells a client where the tables are and grants
+// it a slice of the data table for its own puts (a control-path call made
+// once per client, never on the data path).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "core/common/aligned_buffer.h"
+#include "core/index/nessie/layout.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/env.h"
+
+namespace locus::nessie {
+
+class NessieNode {
+ public:
+  // Allocates, initialises (every ITE never used) and registers the
+  // tables of data table `dti`.
+  static StatusOr<std::unique_ptr<NessieNode>> create(Env env, uint32_t dti, const Geometry& g);
+  ~NessieNode();
+  NessieNode(const NessieNode&) = delete;
+  NessieNode& operator=(const NessieNode&) = delete;
+
+  Status attach(rpc::RpcServer& rpc);
+
+  // Direct access for the load, before any client runs.
+  uint64_t* ite(uint64_t index) { return reinterpret_cast<uint64_t*>(index_.data()) + index; }
+  std::byte* dte(uint64_t entry) { return data_.data() + entry * geometry_.dte_bytes(); }
+  const Geometry& geometry() const { return geometry_; }
+  uint32_t dti() const { return dti_; }
+  uint32_t slices_granted() const { return next_slice_.load(std::memory_order_relaxed); }
+
+ private:
+  NessieNode(Env env, uint32_t dti, const Geometry& g) : env_(env), dti_(dti), geometry_(g) {}
+
+  Env env_;
+  uint32_t dti_;
+  Geometry geometry_;
+  AlignedBuffer index_;
+  AlignedBuffer data_;
+  Region index_region_;
+  Region data_region_;
+  bool index_registered_ = false;
+  bool data_registered_ = false;
+  std::atomic<uint32_t> next_slice_{0};  // RPC workers may grant slices at once
+};
+
+}  // namespace locus::nessie
