@@ -261,7 +261,9 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
     restarted->resize(client_plan.size());
     static const std::atomic<bool> kNeverCrashed{false};
     for (uint32_t k = 0; k < client_plan.size(); ++k) {
-      const auto [crash_ns, c] = client_plan[k];
+      // Not a structured binding: clang (the fuzz build) refuses to capture one.
+      const Nanos crash_ns = client_plan[k].first;
+      const uint32_t c = client_plan[k].second;
       const std::string name = "client" + std::to_string(c) + ".restarted";
       LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime.add_node({name, false, clients[c]}));
       const uint32_t history_id = static_cast<uint32_t>(clients.size()) + k;
