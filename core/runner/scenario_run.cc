@@ -213,10 +213,10 @@ std::vector<std::pair<Nanos, uint32_t>> plan_crashes(const scenario::Scenario& s
   Random rng = Random(s.faults.seed).fork(salt);
   std::vector<uint32_t> order(count);
   for (uint32_t i = 0; i < count; ++i) order[i] = i;
+  const auto span = static_cast<uint64_t>(std::max<Nanos>(until_ns - from_ns, 1));
   std::vector<std::pair<Nanos, uint32_t>> plan;
   for (uint32_t k = 0; k < std::min(n, count); ++k) {
     std::swap(order[k], order[k + rng.uniform(count - k)]);
-    const auto span = static_cast<uint64_t>(std::max<Nanos>(until_ns - from_ns, 1));
     plan.emplace_back(from_ns + static_cast<Nanos>(rng.uniform(span)), order[k]);
   }
   std::sort(plan.begin(), plan.end());
