@@ -101,7 +101,7 @@ struct CpuSpec {
   // Costs of named work (Cpu::charge_work) by name: server handlers
   // ("pilaf.put") and client steps ("pilaf.client_crc"). Server handlers
   // not listed cost default_handler_us; client work not listed costs
-  // nothing, except "client.op" (client_op_us). Measured by `locus
+  // nothing ("client.op": client_op_us, also 0 by default). Measured by `locus
   // calibrate`, or taken from a paper where its testbed's figure is known.
   std::map<std::string, CostCurve, std::less<>> handler_cost_us;  // looked up by string_view on hot paths
   double default_handler_us = 2.0;
@@ -110,8 +110,10 @@ struct CpuSpec {
   bool measured = false;
   double measured_factor = 1.0;
   // The client's work per operation ("client.op") where handler_cost_us
-  // does not cost it (`locus calibrate` measures it).
-  double client_op_us = 0.3;
+  // does not cost it. 0 by default, as other unmeasured client work: a
+  // figure here is the scenario's to source (`locus calibrate` measures
+  // "client.op"; every shipped scenario names it in handler_cost_us).
+  double client_op_us = 0;
 };
 
 struct PlatformSpec {
