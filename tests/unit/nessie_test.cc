@@ -555,10 +555,10 @@ BOOST_AUTO_TEST_CASE(a_full_index_refuses_puts_and_keeps_every_key) {
 // A cuckoo insertion tries every alternative: a put of K, whose
 // candidates are all taken, migrates A out of K's first candidate; A's
 // two other candidates are taken by X (whose own candidates are all
-// taken: its chain would need a second level) and then Y (which has an
-// empty candidate). With index.max_migrate_depth = 1 the put must free a
-// slot through Y's chain after X's fails (it once gave up after the
-// first alternative's chain).
+// taken, none by the chain: its chain would need a second level) and
+// then Y (which has an empty candidate). With index.max_migrate_depth = 1
+// the put must free a slot through Y's chain after X's fails (it once
+// gave up after the first alternative's chain).
 BOOST_AUTO_TEST_CASE(a_migration_tries_the_next_candidate_when_one_chain_is_blocked) {
   NessieConfig config = small_config(16);
   config.max_migrate_depth = 1;
@@ -589,8 +589,10 @@ BOOST_AUTO_TEST_CASE(a_migration_tries_the_next_candidate_when_one_chain_is_bloc
   taken.push_back(ah.slot[1]);
   taken.push_back(ah.slot[2]);
   // Every key is loaded into its first candidate (empty when it is loaded).
-  const std::string x = find_key(
-      "x", [&](const KeyHash& h) { return h.slot[0] == ah.slot[1] && is_taken(h.slot[1]) && is_taken(h.slot[2]); });
+  const std::string x = find_key("x", [&](const KeyHash& h) {
+    return h.slot[0] == ah.slot[1] && is_taken(h.slot[1]) && is_taken(h.slot[2]) && !(h.slot[1] == kh.slot[0]) &&
+           !(h.slot[2] == kh.slot[0]);
+  });
   const std::string y =
       find_key("y", [&](const KeyHash& h) { return h.slot[0] == ah.slot[2] && !is_taken(h.slot[1]); });
   const std::string f1 = find_key("f", [&](const KeyHash& h) { return h.slot[0] == kh.slot[1]; });
