@@ -1,6 +1,8 @@
 // Nessie's client-driven protocol on loopback (core/index/nessie): a
 // differential test against std::unordered_map with tables small enough
-// that puts migrate; concurrent clients on colliding keys whose history the
+// that puts migrate (its operations from a seeded generator of its own);
+// a migration whose first chain is blocked freeing a slot through the
+// next candidate's; concurrent clients on colliding keys whose history the
 // linearizability checker must accept, with migrations and retries seen;
 // a client stalled past the expiry period, which must fail rather than
 // read a recycled data entry; and the loader and geometry's refusals.
