@@ -43,8 +43,10 @@
 // the same READs and lets a put replace the key in place, so the previous
 // version is found by concurrent gets. The migration's destination is the
 // first empty candidate other than the source, else the first other one
-// that no outer migration of the chain is freeing (the paper: the first
-// other one), which shortens chains and keeps them from going in circles.
+// that no outer migration of the chain is freeing and that a deeper
+// migration frees, trying each in turn (the paper: the first other one),
+// which shortens chains, keeps them from going in circles and finds a
+// free entry wherever a chain within max_migrate_depth reaches one.
 //
 // Deployment: the runner's client sessions are endpoints of their own, not
 // threads of a node, so the paper's local shortcuts (memory reads of the
@@ -154,8 +156,10 @@ class NessieClient {
   StatusOr<std::string_view> get_once(std::string_view key);
   Status write_once(Kind kind, std::string_view key, std::string_view value);
   // Frees the ITE at `slot` (which names `ite`, a DTE of another key) by
-  // moving its entry to another of that key's candidates.
-  Status migrate(Slot slot, uint64_t ite, uint32_t depth);
+  // moving its entry to another of that key's candidates. On failure,
+  // *chain_exhausted says whether it was for want of a chain within
+  // max_migrate_depth (nothing changed) rather than an error or conflict.
+  Status migrate(Slot slot, uint64_t ite, uint32_t depth, bool* chain_exhausted = nullptr);
   // The retry loop around an attempt: back-off, attempt budget, stats.
   template <typename Attempt>
   auto with_retries(const char* what, Attempt attempt) -> decltype(attempt());

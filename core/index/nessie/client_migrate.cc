@@ -1,15 +1,21 @@
 // NessieClient::migrate (paper section 4.2.3): frees a put's candidate
 // ITE by moving the entry it names to another of that key's candidates,
-// recursively when that one is taken too. See client.h.
+// recursively when that one is taken too; when the chain through one
+// taken candidate reaches index.max_migrate_depth, the next candidate's
+// chain is tried (a cuckoo insertion's search, at most ways^depth ITE
+// reads). See client.h.
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/index/nessie/client.h"
 
 namespace locus::nessie {
 
-Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
+Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth, bool* chain_exhausted) {
+  if (chain_exhausted != nullptr) *chain_exhausted = false;
   if (depth > options_.max_migrate_depth) {
+    if (chain_exhausted != nullptr) *chain_exhausted = true;
     return resource_exhausted("nessie put: every candidate index entry is taken and a chain of " +
                               std::to_string(depth) +
                               " migrations (index.max_migrate_depth) frees none: raise "
@@ -39,13 +45,16 @@ Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
   };
 
   // The destination: the first empty candidate other than the source,
-  // else the first other one that is not the source of a migration this
-  // one serves (that would go round in a circle), freed by a migration of
-  // its own.
+  // else the first other one, in way order, that is not the source of a
+  // migration this one serves (that would go round in a circle) and that
+  // a migration of its own frees. Only a chain that reaches the depth
+  // limit moves on to the next candidate: any other failure ends the
+  // attempt (a deeper chain that ran out of room changed nothing).
   int dest = -1;
   uint64_t dest_ite = 0;
-  int first_other = -1;
-  uint64_t first_other_ite = 0;
+  uint32_t taken_count = 0;
+  uint32_t taken[kMaxWays];
+  uint64_t taken_ite[kMaxWays];
   for (uint32_t w = 0; w < g_.ways && dest < 0; ++w) {
     if (kh.repeat[w] || in_chain(kh.slot[w])) continue;
     uint64_t ite;
@@ -53,19 +62,30 @@ Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth) {
     if (Geometry::empty(ite)) {
       dest = static_cast<int>(w);
       dest_ite = ite;
-    } else if (first_other < 0) {
-      first_other = static_cast<int>(w);
-      first_other_ite = ite;
+    } else {
+      taken[taken_count] = w;
+      taken_ite[taken_count++] = ite;
     }
   }
   if (dest < 0) {
-    if (first_other < 0) {
-      return resource_exhausted(
-          "nessie migrate: every candidate of a key to move is taken by this chain of migrations: raise "
-          "index.index_entries or lower index.load_factor");
+    Status exhausted = resource_exhausted(
+        "nessie migrate: every candidate of a key to move is taken by this chain of migrations: raise "
+        "index.index_entries or lower index.load_factor");
+    for (uint32_t i = 0; i < taken_count && dest < 0; ++i) {
+      bool deeper_exhausted = false;
+      Status freed = migrate(kh.slot[taken[i]], taken_ite[i], depth + 1, &deeper_exhausted);
+      if (freed.is_ok()) {
+        dest = static_cast<int>(taken[i]);
+      } else if (deeper_exhausted) {
+        exhausted = std::move(freed);
+      } else {
+        return freed;
+      }
     }
-    LOCUS_RETURN_IF_ERROR(migrate(kh.slot[first_other], first_other_ite, depth + 1));
-    dest = first_other;
+    if (dest < 0) {
+      if (chain_exhausted != nullptr) *chain_exhausted = true;
+      return exhausted;
+    }
     LOCUS_RETURN_IF_ERROR(read_ite(kh.slot[dest], &dest_ite));
     if (!Geometry::empty(dest_ite)) {
       ++stats_.migration_aborts;
