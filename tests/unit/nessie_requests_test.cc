@@ -3,8 +3,9 @@
 // a key length past the payload, a get carrying a value) get an error
 // response and the ring goes on serving; bytes that break the ring format
 // get an error response and the ring is dropped; a notification naming
-// another client's ring is ignored; the server thread keeps serving a
-// well-behaved client throughout.
+// another client's ring is ignored; a ring started over (the client's
+// reset) serves again; the server thread keeps serving a well-behaved
+// client throughout.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <cstring>
@@ -95,6 +96,18 @@ class RawClient {
     return h;
   }
 
+  // Asks the node to start the ring over, emptying the response ring first.
+  Status reset() {
+    std::memset(memory_.data(), 0, cluster_.geometry.ring_bytes);
+    writer_.reset(cluster_.geometry.ring_bytes);
+    reader_.reset(memory_.data(), cluster_.geometry.ring_bytes);
+    rpc::Writer w(rpc_->payload_buffer());
+    w.put<uint8_t>(0);
+    w.put<uint8_t>(2);
+    w.put<uint32_t>(grant_.ring);
+    return rpc_->call(cluster_.servers[0], nessie::kLayoutRpcType, w.size()).status();
+  }
+
   std::byte* scratch() { return memory_.data() + cluster_.geometry.ring_bytes; }
   uint32_t ring() const { return grant_.ring; }
   uint32_t next_offset() const { return static_cast<uint32_t>(writer_.tail_bytes() % cluster_.geometry.ring_bytes); }
@@ -181,6 +194,14 @@ BOOST_AUTO_TEST_CASE(hostile_requests_get_errors_and_the_server_goes_on) {
                     if (dropped.status().code() != StatusCode::kTimeout) {
                       cluster.failures.fail("a dropped ring answered: " + dropped.status().to_string());
                     }
+                    // Started over (as a client does after a call of
+                    // unknown fate), the ring serves again.
+                    s = c.reset();
+                    if (!s.is_ok()) cluster.failures.fail("reset: " + s.to_string());
+                    expect("the reset's acknowledgement", ring::MessageKind::kEnd, StatusCode::kOk);
+                    (void)c.send(nessie::kRequestGet, request("k1"), c.ring());
+                    expect("a get after the reset", ring::MessageKind::kEnd, StatusCode::kOk);
+                    if (payload != "v1") cluster.failures.fail("a get after the reset answered " + payload);
                     hostile_done = true;
                   })
           .is_ok());
@@ -201,6 +222,7 @@ BOOST_AUTO_TEST_CASE(hostile_requests_get_errors_and_the_server_goes_on) {
   BOOST_TEST(cluster.requests[0]->stats().bad_requests == 4u);
   BOOST_TEST(cluster.requests[0]->stats().dropped_rings == 1u);
   BOOST_TEST(cluster.requests[0]->stats().stray_notifications >= 1u);
+  BOOST_TEST(cluster.requests[0]->stats().resets == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -99,6 +99,8 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   if (coupled) {
     // No slice: the nodes write every DTE. A request ring on each node.
     have_slice = true;
+    rpc_ = &rpc;
+    servers_.assign(servers.begin(), servers.end());
     LOCUS_RETURN_IF_ERROR(init_channels());
     for (size_t i = 0; i < n; ++i) {
       rpc::Writer w(rpc.payload_buffer());

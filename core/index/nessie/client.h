@@ -163,6 +163,8 @@ class NessieClient {
   // and its answer (a get's value, valid until the next call).
   StatusOr<std::string_view> call(uint32_t node, uint16_t type, std::string_view key, std::string_view value);
   Status init_channels();
+  // Starts channel `node` over after a call of unknown fate (requests.h).
+  Status reset_channel(uint32_t node);
 
   // One attempt of each operation. kAborted: retry (after a back-off).
   StatusOr<std::string_view> get_once(std::string_view key);
@@ -250,9 +252,11 @@ class NessieClient {
     RingGrant grant;
     ring::RingWriter writer;
     ring::RingReader reader;
-    bool broken = false;  // a call timed out: its ring's state is unknown
+    bool broken = false;  // a call's fate is unknown: the ring starts over before the next
   };
   std::vector<Channel> channels_;
+  rpc::RpcClient* rpc_ = nullptr;  // the layout RPC, for resets (the session's, outlives the client)
+  std::vector<NodeId> servers_;
   AlignedBuffer rings_buffer_;
   Region rings_region_;    // the response rings, written by the nodes
   Region request_region_;  // request_, read by the NIC only

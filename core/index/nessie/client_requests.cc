@@ -39,13 +39,39 @@ Status NessieClient::init_channels() {
   return Status();
 }
 
+Status NessieClient::reset_channel(uint32_t node) {
+  Channel& c = channels_[node];
+  std::byte* responses = rings_buffer_.data() + uint64_t{node} * g_.ring_bytes;
+  std::memset(responses, 0, g_.ring_bytes);
+  c.reader.reset(responses, g_.ring_bytes);
+  c.writer.reset(g_.ring_bytes);
+  rpc::Writer w(rpc_->payload_buffer());
+  w.put<uint8_t>(0);
+  w.put<uint8_t>(2);
+  w.put<uint32_t>(c.grant.ring);
+  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_->call(servers_[node], kLayoutRpcType, w.size()));
+  (void)body;
+  // The acknowledgement: a kEnd of request id 0, first in the emptied ring.
+  for (;;) {
+    LOCUS_ASSIGN_OR_RETURN(auto got, ep_.await_recv(RecvKind::kImmediates));
+    (void)ep_.release(got.buffer);
+    ring::RingReader::View v;
+    Status problem;
+    const auto polled = c.reader.poll(&v, &problem);
+    if (polled == ring::RingReader::Poll::kBad) return problem;
+    if (polled != ring::RingReader::Poll::kMessage) continue;  // another node's, or late
+    const bool ack = v.header.request_id == 0 && v.header.kind == ring::MessageKind::kEnd;
+    c.reader.consume(v);
+    if (!ack) return corruption("nessie: node " + std::to_string(node) + " did not acknowledge a ring reset");
+    c.broken = false;
+    return Status();
+  }
+}
+
 StatusOr<std::string_view> NessieClient::call(uint32_t node, uint16_t type, std::string_view key,
                                               std::string_view value) {
   Channel& c = channels_[node];
-  if (c.broken) {
-    return unavailable("nessie: an earlier request to node " + std::to_string(node) +
-                       " went unanswered; its ring can no longer be trusted");
-  }
+  if (c.broken) LOCUS_RETURN_IF_ERROR(reset_channel(node));
   ++stats_.server_requests;
   ring::MessageHeader h;
   h.type = type;

@@ -81,6 +81,27 @@ RingGrant RequestServer::grant(const RemoteAddr& response) {
   return {r.region.remote(), id};
 }
 
+Status RequestServer::reset(uint32_t ring, NodeId client) {
+  if (ring >= rings_.size() || rings_[ring]->state.load(std::memory_order_acquire) == kFree ||
+      rings_[ring]->response.node != client) {
+    return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
+  }
+  rings_[ring]->reset_requested.store(true, std::memory_order_release);
+  return Status();
+}
+
+void RequestServer::start_over(Ring& r, uint32_t id) {
+  ++stats_.resets;
+  std::byte* at = memory_.data() + uint64_t{id} * g_.ring_bytes;
+  std::memset(at, 0, g_.ring_bytes);
+  r.reader.reset(at, g_.ring_bytes);
+  r.writer.reset(g_.ring_bytes);
+  r.dirty = false;
+  r.state.store(kLive, std::memory_order_release);
+  ring::MessageHeader ack;  // request id 0
+  (void)respond(r, id, ack, Status(), {});
+}
+
 void RequestServer::repost(uint64_t wr_id) {
   const uint64_t i = wr_id & ~kRecvTag;
   RecvRequest rr;
@@ -103,12 +124,8 @@ void RequestServer::take(const Completion& c) {
     return;
   }
   if (awaiting_ > 0) --awaiting_;
-  if (!c.ok()) {
-    // The client is gone or broke its ring: nothing more is sent to it.
-    ++stats_.send_failures;
-    const uint64_t id = c.wr_id >> 32;
-    if (id < rings_.size()) rings_[id]->state.store(kDropped, std::memory_order_release);
-  }
+  // A failed response: the client's wait runs out and it starts the ring over.
+  if (!c.ok()) ++stats_.send_failures;
 }
 
 bool RequestServer::respond(Ring& r, uint32_t id, const ring::MessageHeader& request, const Status& error,
@@ -221,6 +238,12 @@ void RequestServer::serve(Env& env, NodeStore& store) {
     size_t handled = 0;
     for (uint32_t id = 0; id < rings_.size(); ++id) {
       Ring& r = *rings_[id];
+      if (r.reset_requested.load(std::memory_order_acquire)) {
+        r.reset_requested.store(false, std::memory_order_relaxed);
+        start_over(r, id);
+        ++handled;
+        continue;
+      }
       if (!r.dirty) continue;
       r.dirty = false;
       if (r.state.load(std::memory_order_acquire) != kLive) continue;

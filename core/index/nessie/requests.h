@@ -23,6 +23,11 @@
 // a bad body (unknown type, lengths that do not add up, a key or value
 // over the limits) gets a kError response and the ring goes on. Nothing a
 // client writes stops the server thread or touches another ring.
+//
+// A call of unknown fate (its request WRITE failed, or no response came
+// within the wait) leaves the two sides' positions in doubt: the client
+// asks the node (layout RPC) to start its ring over (reset()), and the
+// server thread acknowledges at the start of the emptied rings.
 #pragma once
 
 #include <atomic>
@@ -64,6 +69,7 @@ struct RequestServerStats {
   uint64_t dropped_rings = 0;  // rings whose bytes broke the format: kError, ring dropped
   uint64_t stray_notifications = 0;
   uint64_t send_failures = 0;
+  uint64_t resets = 0;  // rings started over at their client's request
 };
 
 class RequestServer {
@@ -78,6 +84,12 @@ class RequestServer {
   // `response` (g.ring_bytes there); thread safe (the layout RPC's
   // workers call it). Its number and its region, or kNoRing if none is left.
   RingGrant grant(const RemoteAddr& response);
+  // Starts over ring `ring` of client node `client` (after a call of
+  // unknown fate: a lost request, a lost or late response): the server
+  // thread empties it, resets both sides' positions and answers with a
+  // kEnd of request id 0 at the start of the client's response ring,
+  // which the client has emptied before asking. Thread safe.
+  Status reset(uint32_t ring, NodeId client);
   // The server thread, an actor on the rings' node: serves until
   // env.stop_requested(). `store` runs the operations (the node's tables).
   void serve(Env& env, NodeStore& store);
@@ -88,6 +100,7 @@ class RequestServer {
   enum : uint8_t { kFree = 0, kLive = 1, kDropped = 2 };
   struct Ring {
     std::atomic<uint8_t> state{kFree};
+    std::atomic<bool> reset_requested{false};
     RemoteAddr response;  // set before state turns kLive
     Region region;
     bool registered = false;
@@ -104,6 +117,7 @@ class RequestServer {
   bool respond(Ring& r, uint32_t id, const ring::MessageHeader& request, const Status& error, std::string_view payload);
   void drop(Ring& r, uint32_t id, const Status& why);
   void take(const Completion& c);
+  void start_over(Ring& r, uint32_t id);
   void repost(uint64_t wr_id);
 
   Env env_;
