@@ -16,7 +16,6 @@
 #include "tests/fuzz/support/input.h"
 
 using namespace locus;
-using namespace locus::catfish;
 using namespace locus::ring;
 
 namespace {
