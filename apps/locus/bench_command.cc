@@ -1,12 +1,13 @@
 // `locus bench`: see bench_command.h.
 #include "apps/locus/bench_command.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "apps/locus/bench_modes.h"
 #include "apps/locus/cli_checks.h"
 #include "apps/locus/micro_blink.h"
 #include "apps/locus/micro_cuckoo.h"
@@ -34,14 +35,15 @@ struct BenchOptions {
   uint64_t ops = 200'000;
   uint64_t seed = 1;
   double op_latency_us = 0;
-  uint32_t server = 0;       // verbs: the server node the READs go to
-  uint32_t size_bytes = 64;  // --micro read
-  uint32_t depth = 16;       // --micro read
+  uint32_t server = 0;             // verbs: the server node the READs go to
+  uint32_t size_bytes = 64;        // --micro read
+  uint32_t depth = 16;             // --micro read
+  std::string index;               // --index: compare its --mode values
+  std::vector<std::string> modes;  // --mode
+  std::string baseline;            // --baseline
 };
 
-Status fail(const std::string& option, const std::string& message) {
-  return invalid_argument(option + ": " + message);
-}
+Status fail(const std::string& option, const std::string& message) { return invalid_argument(option + ": " + message); }
 
 StatusOr<RuntimeFactory> runtime_factory(const BenchOptions& o) {
   if (o.run.backend == "loopback") {
@@ -106,12 +108,26 @@ Status run_read_micro(const BenchOptions& o) {
   fmt::print("{:<28} {:>16}\n", "", "READs/s");
   fmt::print("{:<28} {:>16.0f}\n", "locus transport", r.reads_per_s);
   // One line for scripts (ci/softroce-bench.sh).
-  fmt::print("result: backend={} size_bytes={} depth={} reads={} reads_per_s={:.1f} mib_per_s={:.3f}\n",
-             o.run.backend, mc.size_bytes, mc.depth, r.reads, r.reads_per_s, r.mib_per_s);
+  fmt::print("result: backend={} size_bytes={} depth={} reads={} reads_per_s={:.1f} mib_per_s={:.3f}\n", o.run.backend,
+             mc.size_bytes, mc.depth, r.reads, r.reads_per_s, r.mib_per_s);
   return Status();
 }
 
 Status run_bench(const BenchOptions& o) {
+  if (!o.index.empty()) {
+    if (!o.micro.empty()) return fail("--micro", "runs no scenario: give --index or --micro");
+    if (o.run.backend != "loopback") return fail("--backend", "--index compares modes on loopback only");
+    ModesBenchConfig mc;
+    mc.index = o.index;
+    mc.modes = o.modes;
+    mc.baseline = o.baseline;
+    mc.scenario_path = o.run.scenario_path;
+    mc.sets = o.run.sets;
+    const MemoryLimit limit = memory_limit(o.run.max_memory_bytes);
+    mc.max_memory_bytes = static_cast<double>(limit.bytes);
+    return run_modes_bench(mc);
+  }
+  if (!o.modes.empty() || !o.baseline.empty()) return fail("--mode", "only with --index");
   if (!o.run.scenario_path.empty()) {
     if (!o.micro.empty()) return fail("--micro", "runs no scenario: give one or the other");
     return run_scenario_command(o.run, "bench");
@@ -154,8 +170,8 @@ Status run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<BenchOptions>();
   opts->run.backend = "loopback";
-  CLI::App* cmd = app.add_subcommand(
-      "bench", "Run a scenario natively (locus run --backend loopback), or a --micro benchmark");
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Run a scenario natively (locus run --backend loopback), or a --micro benchmark");
   cmd->add_option("scenario", opts->run.scenario_path, "Scenario file (TOML)")->check(CLI::ExistingFile);
   cmd->add_option("--backend", opts->run.backend, "Transport backend")
       ->check(CLI::IsMember({"loopback", "verbs"}))
@@ -166,6 +182,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "blink (Cell local B-link search vs absl::btree_map), rtree (Catfish R*-tree search vs "
                   "boost::geometry rtree)")
       ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree"}));
+  cmd->add_option("--index", opts->index,
+                  "Compare this index's --mode values on loopback, on the scenario given or a built-in one "
+                  "(e.g. --index nessie --mode client,server,hybrid)");
+  cmd->add_option("--mode", opts->modes, "--index: the index.mode values to run, in order (comma-separated)")
+      ->delimiter(',');
+  cmd->add_option("--baseline", opts->baseline,
+                  "--index: the mode the others' rates are divided by (default: the first)");
   cmd->add_option("--records", opts->records, "--micro: records, keys or rectangles loaded")
       ->check(kPositiveInteger)
       ->capture_default_str();

@@ -27,6 +27,11 @@ case $design in
   nessie) scenario=$root/scenarios/nessie/small.toml
     base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5
           run.duration_s=0.1 run.wait_timeout_ms=2) ;;
+  # NessieSD and NessieHY (index.mode): the same runs, shorter (their
+  # calls are fewer round trips, and the checker's history is bounded).
+  nessie-server|nessie-hybrid) scenario=$root/scenarios/nessie/small.toml
+    base=(index.mode=\"${design#nessie-}\" workload.recordcount=2000 workload.readproportion=0.5
+          workload.updateproportion=0.5 run.duration_s=0.03 run.wait_timeout_ms=2) ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)
@@ -62,7 +67,9 @@ elif [ "$backend" = verbs ]; then
     echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
     exit 77
   fi
-  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;; esac
+  # (NessieSD/NessieHY: each node's server thread has an endpoint of its own.)
+  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;;
+    nessie-server|nessie-hybrid) entries=6 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

@@ -12,7 +12,7 @@
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/connect_rpc.h"
 #include "core/index/catfish/layout.h"
-#include "core/index/catfish/ring_buffer.h"
+#include "core/rpc/ring_buffer.h"
 #include "core/index/cell/protocol.h"
 #include "core/index/pilaf/protocol.h"
 #include "core/rpc/message.h"
@@ -269,6 +269,7 @@ void cell_seeds() {
 
 void catfish_seeds() {
   using namespace catfish;
+  using namespace ring;
   // catfish_ring, hostile half: a ring holding two messages and a wrap.
   {
     constexpr uint32_t kCap = 256;

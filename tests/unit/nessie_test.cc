@@ -33,6 +33,7 @@
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/unit/nessie_cluster.h"
 
 namespace locus {
 namespace {
@@ -41,92 +42,9 @@ using nessie::ClientOptions;
 using nessie::ClientStats;
 using nessie::NessieClient;
 using nessie::NessieConfig;
-
-// Nessie nodes on a loopback runtime, each serving its layout RPC from a
-// daemon actor, and client actors handed a connected NessieClient.
-struct NessieCluster {
-  std::unique_ptr<Runtime> runtime;
-  std::vector<NodeId> servers;
-  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
-  std::vector<std::unique_ptr<nessie::NessieNode>> nodes;
-  std::unique_ptr<nessie::Loader> loader;
-  nessie::Geometry geometry;
-  testing::FailureLog failures;
-  std::mutex stats_mu;
-  ClientStats stats;  // every client's, summed after it finishes
-
-  NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes,
-                uint64_t records = 16) {
-    runtime = loopback::make_loopback_runtime({});
-    std::string bad_key;
-    auto g = nessie::make_geometry(config, node_count, records, clients, value_bytes, &bad_key);
-    BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
-    geometry = *g;
-    for (uint32_t i = 0; i < node_count; ++i) {
-      auto id = runtime->add_node({"server" + std::to_string(i), true});
-      BOOST_REQUIRE(id.is_ok());
-      servers.push_back(*id);
-      Env env = runtime->setup_env(*id);
-      auto rpc = rpc::RpcServer::create(env);
-      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
-      auto node = nessie::NessieNode::create(env, i, geometry);
-      BOOST_REQUIRE_MESSAGE(node.is_ok(), node.status().to_string());
-      BOOST_REQUIRE((*node)->attach(**rpc).is_ok());
-      rpc::RpcServer* srv = rpc->get();
-      BOOST_REQUIRE(runtime
-                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
-                                [srv](Env& e) {
-                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
-                                })
-                        .is_ok());
-      rpcs.push_back(std::move(*rpc));
-      nodes.push_back(std::move(*node));
-    }
-    loader = std::make_unique<nessie::Loader>(nodes);
-  }
-
-  void load(const std::string& key, const std::string& value) {
-    Status s = loader->insert(key, value);
-    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
-  }
-
-  void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body) {
-    auto node = runtime->add_node({name, false});
-    BOOST_REQUIRE(node.is_ok());
-    BOOST_REQUIRE(runtime
-                      ->spawn(*node, name, ActorKind::kWorker,
-                              [this, name, options, body](Env& env) {
-                                Endpoint ep(env);
-                                auto rpc = rpc::RpcClient::create(ep);
-                                if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
-                                auto client = NessieClient::connect(ep, **rpc, servers, options);
-                                if (!client.is_ok()) return failures.fail(name + ": " + client.status().to_string());
-                                body(**client, env);
-                                std::lock_guard<std::mutex> lock(stats_mu);
-                                stats += (*client)->stats();
-                              })
-                      .is_ok());
-  }
-
-  void run() {
-    Status s = runtime->run();
-    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
-    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
-  }
-};
-
-// Small tables: `entries` index entries per node, short expiry so that
-// data entries are reclaimed within the test.
-NessieConfig small_config(uint64_t entries) {
-  NessieConfig c;
-  c.index_entries = entries;
-  c.key_bytes = 16;
-  c.expiry_ms = 5;
-  c.client_data_entries = 256;
-  return c;
-}
-
-std::string key_of(uint64_t i) { return "key" + std::to_string(i); }
+using testing::key_of;
+using testing::NessieCluster;
+using testing::small_config;
 
 }  // namespace
 
@@ -136,8 +54,10 @@ BOOST_AUTO_TEST_SUITE(nessie_protocol)
 // entries (3 ways): every answer is the map's, and puts had to migrate.
 // Run plain, and with multiple reads (metadata, then the value) and a
 // DTE cache that holds every key.
-void differential(bool multiple_reads, uint32_t cache_entries) {
-  const NessieConfig config = small_config(16);
+void differential(bool multiple_reads, uint32_t cache_entries, const char* mode = "client") {
+  NessieConfig config = small_config(16);
+  config.mode = mode;
+  const bool coupled = config.mode != "client";
   NessieCluster cluster(config, 2, 1, 64);
   ClientOptions options = nessie::client_options(config, 16, 2);
   options.multiple_reads = multiple_reads;
@@ -193,10 +113,13 @@ void differential(bool multiple_reads, uint32_t cache_entries) {
     }
   });
   cluster.run();
-  BOOST_TEST(cluster.stats.migrations > 0u);
-  BOOST_TEST(cluster.stats.reclaimed > 0u);
+  const nessie::StoreStats server = cluster.store_stats();
+  BOOST_TEST((coupled ? server.migrations : cluster.stats.migrations) > 0u);
+  BOOST_TEST((coupled ? server.reused : cluster.stats.reclaimed) > 0u);
   BOOST_TEST(cluster.stats.restore_failures == 0u);
-  BOOST_TEST((cluster.stats.cache_hits > 0u) == (cache_entries > 0));
+  // NessieSD's gets never reach the client's cache.
+  BOOST_TEST((cluster.stats.cache_hits > 0u) == (cache_entries > 0 && config.mode != "server"));
+  BOOST_TEST((cluster.stats.server_requests > 0u) == coupled);
   BOOST_TEST_MESSAGE("migrations " << cluster.stats.migrations << ", reclaimed " << cluster.stats.reclaimed
                                    << ", attempts " << cluster.stats.attempts << ", cache hits "
                                    << cluster.stats.cache_hits);
@@ -204,12 +127,21 @@ void differential(bool multiple_reads, uint32_t cache_entries) {
 
 BOOST_AUTO_TEST_CASE(differential_against_a_map_with_migrations) { differential(false, 0); }
 BOOST_AUTO_TEST_CASE(differential_with_multiple_reads_and_a_cache) { differential(true, 32); }
+// NessieSD: every operation by the key's node; NessieHY: gets by the
+// client (with the cache), puts and deletes by the node.
+BOOST_AUTO_TEST_CASE(differential_server_driven) { differential(false, 0, "server"); }
+BOOST_AUTO_TEST_CASE(differential_hybrid) { differential(false, 0, "hybrid"); }
+BOOST_AUTO_TEST_CASE(differential_hybrid_with_multiple_reads_and_a_cache) { differential(true, 32, "hybrid"); }
 
 // Four clients on 10 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
 // and retried (else it tested nothing).
-BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
-  NessieConfig config = small_config(8);
+void concurrent(const char* mode) {
+  // Coupled tables (NessieSD, NessieHY) hold all of a key's candidates on
+  // one node: 10 keys spread unevenly over two nodes need more than 8 there.
+  const bool coupled = std::string(mode) != "client";
+  NessieConfig config = small_config(coupled ? 12 : 8);
+  config.mode = mode;
   config.backoff_base_us = 2;
   config.backoff_max_us = 200;
   constexpr uint32_t kClients = 4;
@@ -289,18 +221,28 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) {
   BOOST_TEST_MESSAGE("attempts " << s.attempts << ", conflicts " << s.conflicts << ", migrations " << s.migrations
                                  << ", previous versions " << s.previous_versions << ", undone " << s.undone
                                  << ", reverse changes " << s.reverse_changes);
-  BOOST_TEST(s.migrations > 0u);
-  BOOST_TEST(s.conflicts > 0u);
-  BOOST_TEST(s.attempts > s.gets + s.puts + s.deletes);
+  BOOST_TEST_MESSAGE("server: migrations " << cluster.store_stats().migrations << ", reused "
+                                           << cluster.store_stats().reused);
+  BOOST_TEST((coupled ? cluster.store_stats().migrations : s.migrations) > 0u);
+  if (!coupled) {
+    BOOST_TEST(s.conflicts > 0u);
+    BOOST_TEST(s.attempts > s.gets + s.puts + s.deletes);
+  }
   BOOST_TEST(s.restore_failures == 0u);
 }
+
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) { concurrent("client"); }
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_server_driven) { concurrent("server"); }
+// Client-driven gets racing the nodes' puts, deletes and migrations.
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_hybrid) { concurrent("hybrid"); }
 
 // A get that stalls between reading an ITE and reading its DTE for longer
 // than the expiry period, while another client overwrites the key and
 // reuses its data entries, must fail with the expiry error, never answer
 // from the (by then recycled) entry.
-BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
+void stalled_get(const char* mode) {
   NessieConfig config = small_config(64);
+  config.mode = mode;
   config.expiry_ms = 20;
   config.client_data_entries = 4;
   NessieCluster cluster(config, 1, 2, 32);
@@ -348,9 +290,14 @@ BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) {
   cluster.run();
   BOOST_TEST(stalled);
   BOOST_TEST(reader_stats.expired >= 1u);
-  BOOST_TEST(writer_stats.reclaimed > 0u);
+  BOOST_TEST((config.mode == "client" ? writer_stats.reclaimed : cluster.store_stats().reused) > 0u);
   BOOST_TEST_MESSAGE("writes " << writes.load() << ", writer reclaimed " << writer_stats.reclaimed);
 }
+
+BOOST_AUTO_TEST_CASE(a_client_stalled_past_the_expiry_period_gets_an_error) { stalled_get("client"); }
+// NessieHY: the node recycles the entry a client-driven get is about to
+// read; NessieSD has no client-driven reads to stall.
+BOOST_AUTO_TEST_CASE(a_hybrid_get_stalled_past_the_expiry_period_gets_an_error) { stalled_get("hybrid"); }
 
 // The DTE cache: hits only for the same ITE and key before the expiry
 // time, which a hit extends; the least recently used entry goes first.
@@ -640,7 +587,8 @@ BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {
                               nessie::Geometry g;
                               nessie::NodeTables t;
                               uint64_t slice = 1;
-                              if (!nessie::get_layout(r, &g, &t, &slice) || slice != 0) {
+                              nessie::RingGrant ring;
+                              if (!nessie::get_layout(r, &g, &t, &slice, &ring) || slice != 0) {
                                 return cluster.failures.fail("bad layout");
                               }
                               alignas(8) static uint64_t word = 0;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/index/catfish/ring_buffer.h"
+#include "core/rpc/ring_buffer.h"
 
 namespace locus::catfish {
 namespace {

@@ -61,15 +61,18 @@
 #include <string>
 #include <vector>
 
-#include "core/common/short_mutex.h"
 #include "core/common/aligned_buffer.h"
+#include "core/common/short_mutex.h"
 #include "core/common/status.h"
 #include "core/index/catfish/heartbeat.h"
-#include "core/index/catfish/ring_buffer.h"
 #include "core/rpc/message.h"
+#include "core/rpc/ring_buffer.h"
 #include "core/transport/endpoint.h"
 
 namespace locus::catfish {
+
+// The ring format and its reader and writer, shared below the designs.
+using namespace locus::ring;  // NOLINT(google-build-using-namespace)
 
 enum class ServerMode : uint8_t { kPolling, kEvent };
 
@@ -85,9 +88,9 @@ constexpr uint16_t kHelloType = 0;
 struct MessagingServerOptions {
   ServerMode mode = ServerMode::kPolling;
   uint32_t connections_per_worker = 16;
-  uint32_t request_ring_bytes = 256 * 1024;   // per connection (Catfish: 256 KB)
-  uint32_t segment_bytes = 8 * 1024;          // response payload per segment
-  uint32_t max_response_bytes = 1u << 20;     // payload a handler may write
+  uint32_t request_ring_bytes = 256 * 1024;  // per connection (Catfish: 256 KB)
+  uint32_t segment_bytes = 8 * 1024;         // response payload per segment
+  uint32_t max_response_bytes = 1u << 20;    // payload a handler may write
   uint32_t max_handler_types = 64;
   Nanos heartbeat_interval_ns = 10 * kMillisecond;  // Inv; 0 disables heartbeats
   Nanos poll_idle_ns = 20 * kMicrosecond;           // kPolling: wait when every ring is empty
@@ -99,11 +102,11 @@ struct MessagingServerOptions {
 
 struct MessagingClientOptions {
   uint32_t response_ring_bytes = 256 * 1024;
-  uint32_t max_request_bytes = 16 * 1024;    // payload
-  uint32_t max_response_bytes = 1u << 20;    // reassembled payload
-  uint32_t recv_buffers = 64;                // receives for response notifications (endpoint.h: pool-sized)
-  Nanos space_wait_ns = 20 * kMicrosecond;   // sleep while the request ring is full
-  Nanos landing_timeout_ns = 1 * kSecond;    // a response that looks malformed must settle within this
+  uint32_t max_request_bytes = 16 * 1024;   // payload
+  uint32_t max_response_bytes = 1u << 20;   // reassembled payload
+  uint32_t recv_buffers = 64;               // receives for response notifications (endpoint.h: pool-sized)
+  Nanos space_wait_ns = 20 * kMicrosecond;  // sleep while the request ring is full
+  Nanos landing_timeout_ns = 1 * kSecond;   // a response that looks malformed must settle within this
 };
 
 // What the server needs from a client to connect it.
@@ -118,7 +121,7 @@ struct ConnectionInfo {
   NodeId server = kInvalidNode;  // the worker's endpoint
   uint32_t connection_id = 0;
   ServerMode mode = ServerMode::kPolling;
-  RemoteRegion request_ring;     // ring of request_ring_bytes, then kControlBytes
+  RemoteRegion request_ring;  // ring of request_ring_bytes, then kControlBytes
   uint32_t request_ring_bytes = 0;
   Nanos heartbeat_interval_ns = 0;
   bool awaits_first_message = false;  // connect() sends the hello that makes it live
@@ -133,25 +136,24 @@ struct MessageContext {
 
 // Reads the request in place and writes the response payload (up to
 // max_response_bytes). An error Status becomes a kError response.
-using MessageHandler =
-    std::function<Status(const MessageContext&, rpc::Reader& request, rpc::Writer& response)>;
+using MessageHandler = std::function<Status(const MessageContext&, rpc::Reader& request, rpc::Writer& response)>;
 
 struct MessagingServerStats {
-  uint64_t requests = 0;         // dispatched to a handler
+  uint64_t requests = 0;  // dispatched to a handler
   uint64_t handler_errors = 0;
-  uint64_t unknown_type = 0;     // answered with an error; the connection stays
-  uint64_t malformed = 0;        // format violations; each drops its connection
-  uint64_t incomplete = 0;       // messages begun but not completed in time; drop too
+  uint64_t unknown_type = 0;         // answered with an error; the connection stays
+  uint64_t malformed = 0;            // format violations; each drops its connection
+  uint64_t incomplete = 0;           // messages begun but not completed in time; drop too
   uint64_t dropped_connections = 0;  // for bad input or a client that stopped consuming
-  uint64_t disconnected = 0;     // a WRITE to the client failed (it is gone): no longer served
+  uint64_t disconnected = 0;         // a WRITE to the client failed (it is gone): no longer served
   uint64_t response_segments = 0;
   uint64_t response_stalls = 0;  // waits for room in a client's response ring
   uint64_t send_failures = 0;
-  uint64_t heartbeats = 0;       // heartbeat WRITEs posted
-  uint64_t send_slot_waits = 0;  // waits for an in-flight send to free its slot
+  uint64_t heartbeats = 0;               // heartbeat WRITEs posted
+  uint64_t send_slot_waits = 0;          // waits for an in-flight send to free its slot
   uint64_t rescans_after_heartbeat = 0;  // kEvent: rings still dirty after a round (notifications seen
                                          // while it sent or heartbeat() waited), rescanned without sleeping
-  uint64_t reclaimed = 0;        // dropped or disconnected connection slots made free for new clients
+  uint64_t reclaimed = 0;                // dropped or disconnected connection slots made free for new clients
 };
 
 class MessagingServer {
@@ -196,8 +198,7 @@ class MessagingServer {
   // messaging_server.cc: the data path.
   size_t drain(Worker& w, Connection& c);
   void handle_request(Worker& w, Connection& c, const RingReader::View& v);
-  bool respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status,
-               size_t payload_bytes);
+  bool respond(Worker& w, Connection& c, const MessageContext& ctx, const Status& status, size_t payload_bytes);
   enum class Sent { kSent, kBusy, kDropped };
   // Copies h.payload_bytes from `payload` into a send slot and posts it,
   // never waiting: kBusy if the client's ring has no room or no send slot
@@ -250,10 +251,10 @@ class MessagingServer {
 struct MessagingClientStats {
   uint64_t calls = 0;
   uint64_t error_responses = 0;
-  uint64_t segments = 0;        // response messages consumed
-  uint64_t stale_responses = 0; // answers to calls that already gave up
-  uint64_t space_waits = 0;     // sleeps for room in the request ring
-  uint64_t wraps = 0;           // wrap markers written
+  uint64_t segments = 0;         // response messages consumed
+  uint64_t stale_responses = 0;  // answers to calls that already gave up
+  uint64_t space_waits = 0;      // sleeps for room in the request ring
+  uint64_t wraps = 0;            // wrap markers written
 };
 
 class MessagingClient {
@@ -281,9 +282,7 @@ class MessagingClient {
   Status reset();
 
   // Where to build the next request's payload.
-  std::span<std::byte> payload_buffer() {
-    return {staging_ + kMessageHeaderBytes, options_.max_request_bytes};
-  }
+  std::span<std::byte> payload_buffer() { return {staging_ + kMessageHeaderBytes, options_.max_request_bytes}; }
   // Sends the first payload_bytes of payload_buffer() as a `type` request
   // and waits for the whole response; the span stays valid until the next
   // call. An error response becomes its Status.
@@ -316,10 +315,10 @@ class MessagingClient {
   MessagingClientOptions options_;
   ConnectionInfo conn_;
   bool connected_ = false;
-  Status broken_;  // once set, every call returns it
+  Status broken_;              // once set, every call returns it
   AlignedBuffer ring_memory_;  // response ring + control, remote-writable by the server
   Region ring_region_;
-  AlignedBuffer local_memory_; // request staging, wrap word, head word
+  AlignedBuffer local_memory_;  // request staging, wrap word, head word
   Region local_region_;
   bool ring_registered_ = false, local_registered_ = false;
   bool receiving_ = false;  // registered as a receiver of its endpoint

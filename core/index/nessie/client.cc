@@ -39,6 +39,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   cas_resolved += o.cas_resolved;
   stage_failures += o.stage_failures;
   reclaim_scans += o.reclaim_scans;
+  server_requests += o.server_requests;
   return *this;
 }
 
@@ -53,6 +54,8 @@ StatusOr<std::unique_ptr<NessieClient>> NessieClient::connect(Endpoint& endpoint
 
 NessieClient::~NessieClient() {
   if (registered_) (void)ep_.transport().deregister_memory(region_);
+  if (request_registered_) (void)ep_.transport().deregister_memory(request_region_);
+  if (rings_registered_) (void)ep_.transport().deregister_memory(rings_region_);
 }
 
 Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) {
@@ -63,6 +66,7 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   }
   const size_t n = servers.size();
   nodes_.resize(n);
+  const bool coupled = options_.mode != Mode::kClient;
   // Every node's layout; the slice from the first node, from the client's
   // own id on, that still has one to grant.
   const size_t first_home = ep_.node_id() % n;
@@ -75,8 +79,11 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
     rpc::Reader r(body);
     Geometry g;
     uint64_t first = 0;
-    if (!get_layout(r, &g, &nodes_[i], &first) || !geometry_ok(g) || g.nodes != n || nodes_[i].dti != i) {
-      return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout");
+    RingGrant none;
+    if (!get_layout(r, &g, &nodes_[i], &first, &none) || !geometry_ok(g) || g.nodes != n || nodes_[i].dti != i ||
+        (g.coupled != 0) != coupled) {
+      return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout" +
+                        ((g.coupled != 0) != coupled ? " (it serves another index.mode)" : ""));
     }
     if (k > 0 && g != g_) {
       return corruption("nessie: node " + std::to_string(servers[i]) + "'s table geometry differs from node " +
@@ -87,6 +94,32 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
       home_ = static_cast<uint32_t>(i);
       slice_first_ = first;
       have_slice = true;
+    }
+  }
+  if (coupled) {
+    // No slice: the nodes write every DTE. A request ring on each node.
+    have_slice = true;
+    rpc_ = &rpc;
+    servers_.assign(servers.begin(), servers.end());
+    LOCUS_RETURN_IF_ERROR(init_channels());
+    for (size_t i = 0; i < n; ++i) {
+      rpc::Writer w(rpc.payload_buffer());
+      w.put<uint8_t>(0);
+      w.put<uint8_t>(1);
+      rpc::put_region(rings_region_.remote(), w);
+      w.put<uint64_t>(uint64_t{i} * g_.ring_bytes);
+      LOCUS_ASSIGN_OR_RETURN(auto body, rpc.call(servers[i], kLayoutRpcType, w.size()));
+      rpc::Reader r(body);
+      Geometry g;
+      NodeTables t;
+      uint64_t first = 0;
+      if (!get_layout(r, &g, &t, &first, &channels_[i].grant) || g != g_) {
+        return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout");
+      }
+      if (channels_[i].grant.ring == kNoRing || channels_[i].grant.requests.length != g_.ring_bytes) {
+        return resource_exhausted("nessie: node " + std::to_string(servers[i]) +
+                                  " has no request ring left for another client (sized for run.clients)");
+      }
     }
   }
   if (!have_slice) {

@@ -65,6 +65,7 @@
 #include "core/common/aligned_buffer.h"
 #include "core/index/nessie/cache.h"
 #include "core/index/nessie/layout.h"
+#include "core/rpc/ring_buffer.h"
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
 
@@ -90,16 +91,24 @@ struct ClientStats {
   uint64_t ite_reads = 0;
   uint64_t dte_reads = 0;
   uint64_t backoff_ns = 0;
-  uint64_t cache_hits = 0;      // gets answered from the local DTE cache
-  uint64_t cas_resolved = 0;    // CASes whose completion failed, found applied or not by a READ
-  uint64_t stage_failures = 0;  // DTEs left unreclaimed because staging them failed
-  uint64_t reclaim_scans = 0;   // scans of the client's slice for expired DTEs
+  uint64_t cache_hits = 0;       // gets answered from the local DTE cache
+  uint64_t cas_resolved = 0;     // CASes whose completion failed, found applied or not by a READ
+  uint64_t stage_failures = 0;   // DTEs left unreclaimed because staging them failed
+  uint64_t reclaim_scans = 0;    // scans of the client's slice for expired DTEs
+  uint64_t server_requests = 0;  // NessieSD/NessieHY: operations sent to a node's server thread
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 23 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 24 * sizeof(uint64_t), "operator+= must add every counter");
+
+// Who does which operation: Nessie (client: every one by one-sided
+// verbs), NessieSD (server: every one by the key's node), NessieHY
+// (hybrid: gets by the client, puts and deletes by the node). Paper
+// section 5.
+enum class Mode : uint8_t { kClient, kServer, kHybrid };
 
 struct ClientOptions {
+  Mode mode = Mode::kClient;
   uint32_t max_migrate_depth = 4;
   uint32_t max_attempts = 1000;
   Nanos backoff_base_ns = 1000;
@@ -151,6 +160,13 @@ class NessieClient {
 
   NessieClient(Endpoint& endpoint, const ClientOptions& options) : ep_(endpoint), options_(options) {}
   Status init(rpc::RpcClient& rpc, std::span<const NodeId> servers);
+
+  // Coupled modes: a request to node `node`'s server thread (requests.h)
+  // and its answer (a get's value, valid until the next call).
+  StatusOr<std::string_view> call(uint32_t node, uint16_t type, std::string_view key, std::string_view value);
+  Status init_channels();
+  // Starts channel `node` over after a call of unknown fate (requests.h).
+  Status reset_channel(uint32_t node);
 
   // One attempt of each operation. kAborted: retry (after a back-off).
   StatusOr<std::string_view> get_once(std::string_view key);
@@ -233,6 +249,24 @@ class NessieClient {
   std::byte* meta_ = nullptr;   // (max_migrate_depth + 2) DTE keys and metadata, one per level
   std::byte* entry_ = nullptr;  // one whole DTE: a read value, a new DTE, a migration's copy
   std::byte* scan_ = nullptr;   // recycle words read while reclaiming
+
+  // Coupled modes: per node, the client's request ring there and its
+  // response ring here (in rings_buffer_, ring_bytes each).
+  struct Channel {
+    RingGrant grant;
+    ring::RingWriter writer;
+    ring::RingReader reader;
+    bool broken = false;  // a call's fate is unknown: the ring starts over before the next
+  };
+  std::vector<Channel> channels_;
+  rpc::RpcClient* rpc_ = nullptr;  // the layout RPC, for resets (the session's, outlives the client)
+  std::vector<NodeId> servers_;
+  AlignedBuffer rings_buffer_;
+  Region rings_region_;    // the response rings, written by the nodes
+  Region request_region_;  // request_, read by the NIC only
+  bool rings_registered_ = false;
+  bool request_registered_ = false;
+  std::byte* request_ = nullptr;  // a request message, then a wrap word
 
   std::vector<Slot> chain_;          // the sources of the migrations under way, by depth
   std::unique_ptr<DteCache> cache_;  // null: no cache

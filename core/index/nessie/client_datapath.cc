@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/index/nessie/client.h"
+#include "core/index/nessie/requests.h"
 
 namespace locus::nessie {
 namespace {
@@ -48,6 +49,7 @@ StatusOr<std::string_view> NessieClient::get(std::string_view key) {
     return invalid_argument("nessie get: a key of " + std::to_string(key.size()) +
                             " bytes exceeds index.key_bytes = " + std::to_string(g_.key_bytes));
   }
+  if (options_.mode == Mode::kServer) return call(hash_key(key, g_).slot[0].node, kRequestGet, key, {});
   return with_retries("nessie get", [&] { return get_once(key); });
 }
 
@@ -58,6 +60,11 @@ Status NessieClient::put(std::string_view key, std::string_view value) {
                             std::to_string(value.size()) + " exceed index.key_bytes = " + std::to_string(g_.key_bytes) +
                             " or index.value_bytes = " + std::to_string(g_.value_bytes));
   }
+  if (options_.mode != Mode::kClient) {
+    // The node answers ABORTED while it has no expired data entry to reuse.
+    const uint32_t node = hash_key(key, g_).slot[0].node;
+    return with_retries("nessie put", [&] { return call(node, kRequestPut, key, value).status(); });
+  }
   return with_retries("nessie put", [&] { return write_once(Kind::kPut, key, value); });
 }
 
@@ -67,6 +74,7 @@ Status NessieClient::remove(std::string_view key) {
     return invalid_argument("nessie delete: a key of " + std::to_string(key.size()) +
                             " bytes exceeds index.key_bytes = " + std::to_string(g_.key_bytes));
   }
+  if (options_.mode != Mode::kClient) return call(hash_key(key, g_).slot[0].node, kRequestDelete, key, {}).status();
   return with_retries("nessie delete", [&] { return write_once(Kind::kDelete, key, {}); });
 }
 

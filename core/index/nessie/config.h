@@ -13,8 +13,10 @@
 namespace locus::nessie {
 
 struct NessieConfig final : scenario::IndexConfig {
-  // client (Nessie: every operation by one-sided READ, CAS and WRITE).
-  // "server" (NessieSD) and "hybrid" (NessieHY) are refused: not built yet.
+  // client (Nessie: every operation by one-sided READ, CAS and WRITE),
+  // server (NessieSD: every operation by the key's node, HERD-style
+  // request rings) or hybrid (NessieHY: gets as Nessie's, puts and
+  // deletes as NessieSD's). Paper section 5; see requests.h.
   std::string mode = "client";
   // Cuckoo hash functions over all nodes' index tables: 3 (calibration.md,
   // Nessie testbed: "3 cuckoo hash functions").

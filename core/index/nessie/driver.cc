@@ -1,6 +1,8 @@
-// Nessie's driver (client-driven mode): one Nessie node, with its index
-// table and data table, per server endpoint; each client a NessieSession
-// whose NessieClient reaches every node's tables with one-sided verbs.
+// Nessie's driver: one Nessie node, with its index table and data table,
+// per server machine; each client a NessieSession whose NessieClient
+// reaches every node's tables with one-sided verbs (client mode) or sends
+// requests to the nodes' server threads (NessieSD, and NessieHY's puts
+// and deletes), whose endpoints sit beside the tables' (requests.h).
 // The paper runs client workers on every node beside its tables; here the
 // runner places clients on endpoints of their own, and a client's "local"
 // data table is a slice of one node's data table (node.h, client.h).
@@ -18,6 +20,8 @@
 #include "core/index/nessie/config.h"
 #include "core/index/nessie/loader.h"
 #include "core/index/nessie/node.h"
+#include "core/index/nessie/node_store.h"
+#include "core/index/nessie/requests.h"
 #include "core/index/nessie/session.h"
 #include "core/workload/keys.h"
 
@@ -31,11 +35,35 @@ class NessieDriver final : public design::IndexDriver {
   NessieDriver(const NessieConfig& config, const Geometry& g, uint64_t records)
       : config_(config), g_(g), options_(client_options(config, records, g.nodes)) {}
 
+  // NessieSD and NessieHY: a second endpoint per node for its server
+  // thread, which takes every completion there (requests.h); the first
+  // keeps the layout RPC and the tables.
+  std::vector<design::EndpointSpec> server_endpoints() const override {
+    if (g_.coupled == 0) return {design::EndpointSpec{}};
+    return {design::EndpointSpec{}, design::EndpointSpec{".requests", false}};
+  }
+
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
-    LOCUS_ASSIGN_OR_RETURN(auto node, NessieNode::create(env, endpoint, g_));
+    if (g_.coupled != 0 && endpoint % 2 == 1) {
+      if (nodes_.size() != endpoint / 2 + 1) return internal_error("nessie: a node's endpoints set up out of order");
+      LOCUS_ASSIGN_OR_RETURN(auto requests, RequestServer::create(env, g_));
+      nodes_.back()->set_requests(requests.get());
+      stores_.push_back(std::make_unique<NodeStore>(*nodes_.back(), config_.max_migrate_depth));
+      requests_.push_back(std::move(requests));
+      return Status();
+    }
+    const uint32_t dti = g_.coupled != 0 ? endpoint / 2 : endpoint;
+    LOCUS_ASSIGN_OR_RETURN(auto node, NessieNode::create(env, dti, g_));
     LOCUS_RETURN_IF_ERROR(node->attach(rpc));
     nodes_.push_back(std::move(node));
     return Status();
+  }
+
+  std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
+    if (g_.coupled == 0 || endpoint % 2 == 0) return {};
+    const uint32_t node = endpoint / 2;
+    return {design::DaemonSpec{"server" + std::to_string(node) + ".nessie", false,
+                               [this, node](Env& env) { requests_[node]->serve(env, *stores_[node]); }}};
   }
 
   // Serial: a record's cuckoo walk may cross every node's index table.
@@ -48,7 +76,10 @@ class NessieDriver final : public design::IndexDriver {
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) override {
-    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, servers, options_));
+    // The tables' endpoints: every other one with a server thread beside.
+    std::vector<NodeId> tables;
+    for (size_t i = 0; i < servers.size(); i += g_.coupled != 0 ? 2 : 1) tables.push_back(servers[i]);
+    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, tables, options_));
     return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
   }
 
@@ -58,14 +89,35 @@ class NessieDriver final : public design::IndexDriver {
     extra["nessie.loaded_records"] = loader_ ? static_cast<double>(loader_->stats().records) : 0;
     extra["nessie.load_kicks"] = loader_ ? static_cast<double>(loader_->stats().kicks) : 0;
     extra["nessie.slices_granted"] = slices;
+    if (g_.coupled == 0) return;
+    StoreStats st;
+    RequestServerStats rs;
+    for (const auto& s : stores_) {
+      st.migrations += s->stats().migrations;
+      st.full += s->stats().full;
+      st.dte_waits += s->stats().dte_waits;
+    }
+    for (const auto& r : requests_) {
+      rs.requests += r->stats().requests;
+      rs.bad_requests += r->stats().bad_requests;
+      rs.dropped_rings += r->stats().dropped_rings;
+    }
+    extra["nessie.server_requests"] = static_cast<double>(rs.requests);
+    extra["nessie.server_bad_requests"] = static_cast<double>(rs.bad_requests);
+    extra["nessie.server_dropped_rings"] = static_cast<double>(rs.dropped_rings);
+    extra["nessie.server_migrations"] = static_cast<double>(st.migrations);
+    extra["nessie.server_full"] = static_cast<double>(st.full);
+    extra["nessie.server_dte_waits"] = static_cast<double>(st.dte_waits);
   }
 
   // Per node: the index table and the data table.
   design::MemoryEstimate server_memory() const override {
     using design::saturating_add;
     using design::saturating_mul;
-    const uint64_t per_node =
-        saturating_add(saturating_mul(g_.index_entries, 8), saturating_mul(g_.data_entries, g_.dte_bytes()));
+    // Coupled modes: each client's request ring and a response's staging.
+    const uint64_t rings = saturating_mul(g_.rings, uint64_t{g_.ring_bytes} * 2);
+    const uint64_t per_node = saturating_add(
+        saturating_add(saturating_mul(g_.index_entries, 8), saturating_mul(g_.data_entries, g_.dte_bytes())), rings);
     return {saturating_mul(g_.nodes, per_node),
             "index.load_factor (or index.index_entries), workload.recordcount, run.clients x "
             "index.client_data_entries and index.key_bytes + index.value_bytes"};
@@ -73,7 +125,8 @@ class NessieDriver final : public design::IndexDriver {
   design::MemoryEstimate client_memory() const override {
     return {uint64_t{g_.dte_bytes()} + (uint64_t{config_.max_migrate_depth} + 2) * g_.meta_bytes() +
                 uint64_t{g_.slice_entries} * 5 +
-                uint64_t{options_.cache_entries} * (uint64_t{g_.key_bytes} + g_.value_bytes + 64),
+                uint64_t{options_.cache_entries} * (uint64_t{g_.key_bytes} + g_.value_bytes + 64) +
+                uint64_t{g_.nodes} * g_.ring_bytes * g_.coupled,
             "index.key_bytes + index.value_bytes, index.client_data_entries and index.cache_fraction"};
   }
 
@@ -90,6 +143,8 @@ class NessieDriver final : public design::IndexDriver {
   Geometry g_;
   ClientOptions options_;
   std::vector<std::unique_ptr<NessieNode>> nodes_;
+  std::vector<std::unique_ptr<RequestServer>> requests_;  // coupled modes: per node
+  std::vector<std::unique_ptr<NodeStore>> stores_;        // coupled modes: per node
   std::unique_ptr<Loader> loader_;
 };
 
@@ -105,6 +160,7 @@ ClientOptions client_options(const NessieConfig& c, uint64_t records, uint32_t n
   o.backoff_base_ns = static_cast<Nanos>(c.backoff_base_us * 1e3);
   o.backoff_max_ns = static_cast<Nanos>(c.backoff_max_us * 1e3);
   o.multiple_reads = c.multiple_reads;
+  o.mode = c.mode == "server" ? Mode::kServer : c.mode == "hybrid" ? Mode::kHybrid : Mode::kClient;
   return o;
 }
 
@@ -131,6 +187,20 @@ StatusOr<Geometry> make_geometry(const NessieConfig& c, uint32_t nodes, uint64_t
   g.load_entries = ceil_div(records, nodes);
   g.slices = static_cast<uint32_t>(ceil_div(clients, nodes));
   g.slice_entries = c.client_data_entries;
+  if (c.mode != "client") {
+    // Coupled tables: a record's DTE is on its key's owner, so a node
+    // loads a binomial share of the records: its mean plus six standard
+    // deviations (and a few entries) holds it but with odds far below
+    // one in a million.
+    const double mean = static_cast<double>(records) / nodes;
+    g.load_entries = static_cast<uint64_t>(std::ceil(mean + 6 * std::sqrt(mean) + 16));
+    g.coupled = 1;
+    g.rings = clients;
+    // Every client may put to any node (its keys' owners): each node keeps
+    // index.client_data_entries for every client, not for its share.
+    g.slices = clients;
+    g.ring_bytes = ring_bytes_for(c.key_bytes, value_bytes);
+  }
   g.data_entries = g.slice_first(g.slices);
   g.dti_bits = bits_for(nodes);
   g.dte_bits = std::max<uint32_t>(1, bits_for(g.data_entries));

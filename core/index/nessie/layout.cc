@@ -17,24 +17,31 @@ KeyHash hash_key(std::string_view key, const Geometry& g) {
       static_cast<uint32_t>(XXH3_64bits_withSeed(key.data(), key.size(), 0) & ((uint64_t{1} << g.filter_bits) - 1));
   const uint64_t entries = g.global_entries();
   for (uint32_t w = 0; w < g.ways; ++w) {
-    const uint64_t at = XXH3_64bits_withSeed(key.data(), key.size(), w + 1) % entries;
-    kh.slot[w] = Slot{static_cast<uint32_t>(at / g.index_entries), at % g.index_entries};
+    const uint64_t h = XXH3_64bits_withSeed(key.data(), key.size(), w + 1);
+    if (g.coupled != 0 && w > 0) {
+      kh.slot[w] = Slot{kh.slot[0].node, h % g.index_entries};
+    } else {
+      const uint64_t at = h % entries;
+      kh.slot[w] = Slot{static_cast<uint32_t>(at / g.index_entries), at % g.index_entries};
+    }
     for (uint32_t v = 0; v < w; ++v) kh.repeat[w] = kh.repeat[w] || kh.slot[v] == kh.slot[w];
   }
   return kh;
 }
 
-void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, rpc::Writer& w) {
+void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, const RingGrant& ring, rpc::Writer& w) {
   w.put(g);
   w.put(t.dti);
   rpc::put_region(t.index, w);
   rpc::put_region(t.data, w);
   w.put(slice_first);
+  rpc::put_region(ring.requests, w);
+  w.put(ring.ring);
 }
 
-bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first) {
+bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, RingGrant* ring) {
   return r.get(g) && r.get(&t->dti) && rpc::get_region(r, &t->index) && rpc::get_region(r, &t->data) &&
-         r.get(slice_first) && r.at_end();
+         r.get(slice_first) && rpc::get_region(r, &ring->requests) && r.get(&ring->ring) && r.at_end();
 }
 
 }  // namespace locus::nessie
@@ -44,6 +51,7 @@ bool geometry_ok(const Geometry& g) {
   return g.nodes >= 1 && g.ways >= 1 && g.ways <= kMaxWays && g.index_entries >= 1 && g.filter_bits <= 32 &&
          g.dte_bits >= 1 && g.dte_bits + g.dti_bits + g.filter_bits <= kIteFieldBits &&
          g.dti_bits >= bits_for(g.nodes) && g.data_entries <= (uint64_t{1} << g.dte_bits) &&
-         g.slice_first(g.slices) <= g.data_entries && g.expiry_ns > g.clock_skew_ns;
+         g.slice_first(g.slices) <= g.data_entries && g.expiry_ns > g.clock_skew_ns && g.coupled <= 1 &&
+         (g.coupled == 0 || (g.rings >= 1 && g.ring_bytes >= 64 && g.ring_bytes % 8 == 0));
 }
 }  // namespace locus::nessie

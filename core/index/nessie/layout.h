@@ -91,6 +91,16 @@ struct Geometry {
   uint32_t value_bytes = 0;
   uint64_t expiry_ns = 0;
   uint64_t clock_skew_ns = 0;
+  // NessieSD and NessieHY (paper section 5): a key lives on one node, its
+  // owner (way 0's node), whose index table holds every candidate ITE and
+  // whose data table holds its DTEs ("partially coupled"); the owner's
+  // server thread makes every change. 0: Nessie's decoupled tables.
+  uint32_t coupled = 0;
+  // Request rings per node (one per client process; 0 in client mode)
+  // and the bytes of each (requests.h).
+  uint32_t ring_bytes = 0;
+  uint32_t rings = 0;
+  uint32_t spare_ = 0;
 
   bool operator==(const Geometry&) const = default;
 
@@ -116,6 +126,18 @@ struct Geometry {
   bool names_entry(uint64_t ite) const { return dti_of(ite) < nodes && dte_of(ite) != 0 && dte_of(ite) < data_entries; }
 };
 
+// Writes a valid DTE with no previous version at `d` by CPU stores (the
+// load, and NessieSD/NessieHY's server threads, before an ITE names it).
+inline void write_valid_entry(const Geometry& g, std::byte* d, std::string_view key, std::string_view value) {
+  DteHeader h;
+  h.state = kDteValid | kDteWatermark;
+  h.key_bytes = static_cast<uint32_t>(key.size());
+  h.value_bytes = static_cast<uint32_t>(value.size());
+  std::memcpy(d, &h, sizeof h);
+  if (!key.empty()) std::memcpy(d + kDteHeaderBytes, key.data(), key.size());
+  if (!value.empty()) std::memcpy(d + g.meta_bytes(), value.data(), value.size());
+}
+
 // Bits needed to number `count` things (0 for one).
 uint32_t bits_for(uint64_t count);
 
@@ -127,7 +149,8 @@ struct Slot {
 };
 
 // A key's candidate ITEs (ways that land on an earlier way's slot are
-// marked duplicates and skipped) and its filter bits.
+// marked duplicates and skipped) and its filter bits. Coupled tables put
+// every candidate on way 0's node, the key's owner.
 struct KeyHash {
   Slot slot[kMaxWays];
   bool repeat[kMaxWays] = {};
@@ -148,8 +171,15 @@ inline constexpr const char* kLayoutWork = "nessie.layout";
 
 // The layout message ("nessie.layout"): the geometry, the node's tables,
 // and the first entry of the client slice granted (0: none asked or left).
-void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, rpc::Writer& w);
-bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first);
+// In coupled modes also the node's request region and the ring granted
+// (requests.h; ring == kNoRing: none asked or left).
+inline constexpr uint32_t kNoRing = UINT32_MAX;
+struct RingGrant {
+  RemoteRegion requests;  // the node's request region, rings of g.ring_bytes
+  uint32_t ring = kNoRing;
+};
+void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, const RingGrant& ring, rpc::Writer& w);
+bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, RingGrant* ring);
 
 }  // namespace locus::nessie
 

@@ -28,21 +28,16 @@ Status Loader::insert(std::string_view key, std::string_view value) {
                             std::to_string(value.size()) + " bytes exceeds index.key_bytes = " +
                             std::to_string(g_.key_bytes) + " or index.value_bytes = " + std::to_string(g_.value_bytes));
   }
-  const uint32_t dti = next_node_;
+  // Coupled tables (NessieSD, NessieHY) keep a key's DTE on its owner.
+  const uint32_t dti = g_.coupled != 0 ? hash_key(key, g_).slot[0].node : next_node_;
   next_node_ = (next_node_ + 1) % g_.nodes;
   if (loaded_[dti] >= g_.load_entries) {
     return resource_exhausted("nessie load: node " + std::to_string(dti) + "'s data table is full (" +
-                              std::to_string(g_.load_entries) + " entries for loaded records)");
+                              std::to_string(g_.load_entries) + " entries for loaded records" +
+                              (g_.coupled != 0 ? "; the keys hash unevenly over the nodes" : "") + ")");
   }
   const uint64_t entry = 1 + loaded_[dti]++;
-  std::byte* d = nodes_[dti]->dte(entry);
-  DteHeader h;
-  h.state = kDteValid | kDteWatermark;
-  h.key_bytes = static_cast<uint32_t>(key.size());
-  h.value_bytes = static_cast<uint32_t>(value.size());
-  std::memcpy(d, &h, sizeof h);
-  std::memcpy(d + kDteHeaderBytes, key.data(), key.size());
-  std::memcpy(d + kDteHeaderBytes + g_.key_bytes, value.data(), value.size());
+  write_valid_entry(g_, nodes_[dti]->dte(entry), key, value);
   ++stats_.records;
 
   uint64_t carried = g_.ite(dti, entry, hash_key(key, g_).filter);

@@ -1,10 +1,9 @@
 // Loader: puts the workload's records into the nodes' tables before any
 // client runs, by plain memory writes (nothing else touches the tables
 // yet, so no CAS is needed). Each record's data entry goes to the next
-// node in turn (entries 1 .. load_entries of its data table), valid, with
-// no previous version; its ITE to an empty candidate, displacing
-// occupants cuckoo-style (a bounded random walk) when all of them are
-// taken.
+// node in turn (to the key's owner with coupled tables: NessieSD, NessieHY) (entries 1 .. load_entries of its data
+// table), valid, with no previous version; its ITE to an empty candidate, displacing occupants cuckoo-style (a bounded
+// random walk) when all of them are taken.
 #pragma once
 
 #include <cstdint>

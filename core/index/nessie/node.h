@@ -6,7 +6,9 @@
 // to the NIC's other operations). The node answers one RPC,
 // "nessie.layout", which tells a client where the tables are and grants
 // it a slice of the data table for its own puts (a control-path call made
-// once per client, never on the data path).
+// once per client, never on the data path); in NessieSD and NessieHY it
+// grants a request ring instead (requests.h), and the node's server
+// thread changes the tables (node_store.h).
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,8 @@
 
 namespace locus::nessie {
 
+class RequestServer;
+
 class NessieNode {
  public:
   // Allocates, initialises (every ITE never used) and registers the
@@ -30,6 +34,9 @@ class NessieNode {
   NessieNode& operator=(const NessieNode&) = delete;
 
   Status attach(rpc::RpcServer& rpc);
+  // NessieSD/NessieHY: the node's request rings, granted by the layout
+  // RPC (set before any client connects).
+  void set_requests(RequestServer* requests) { requests_ = requests; }
 
   // Direct access for the load, before any client runs.
   uint64_t* ite(uint64_t index) { return reinterpret_cast<uint64_t*>(index_.data()) + index; }
@@ -50,6 +57,7 @@ class NessieNode {
   Region data_region_;
   bool index_registered_ = false;
   bool data_registered_ = false;
+  RequestServer* requests_ = nullptr;
   std::atomic<uint32_t> next_slice_{0};  // RPC workers may grant slices at once
 };
 

@@ -34,7 +34,8 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.cache_hits", s.cache_hits},
                                {"nessie.cas_resolved", s.cas_resolved},
                                {"nessie.stage_failures", s.stage_failures},
-                               {"nessie.reclaim_scans", s.reclaim_scans}});
+                               {"nessie.reclaim_scans", s.reclaim_scans},
+                               {"nessie.server_requests", s.server_requests}});
 }
 
 }  // namespace locus::nessie

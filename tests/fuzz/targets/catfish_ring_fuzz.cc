@@ -12,11 +12,11 @@
 //    ring (a torn or hostile write) and polls again.
 #include <vector>
 
-#include "core/index/catfish/ring_buffer.h"
+#include "core/rpc/ring_buffer.h"
 #include "tests/fuzz/support/input.h"
 
 using namespace locus;
-using namespace locus::catfish;
+using namespace locus::ring;
 
 namespace {
 

@@ -1,5 +1,8 @@
-// Ring buffers of Catfish's fast messaging (paper section III-A, Fig. 5):
-// the wire format of one message and the bookkeeping of each side.
+// Message rings written by RDMA WRITE: the wire format of one message and
+// the bookkeeping of each side. Below the designs because more than one
+// uses it: Catfish's fast messaging (its paper's section III-A, Fig. 5)
+// and NessieSD/NessieHY's request regions (HERD-style, Nessie paper
+// section 5).
 //
 // A ring lives in the receiver's registered memory and is written only by
 // one sender, with RDMA WRITE. Each message is 8-byte aligned:
@@ -28,14 +31,14 @@
 
 #include "core/common/status.h"
 
-namespace locus::catfish {
+namespace locus::ring {
 
 enum class MessageKind : uint8_t {
   kRequest = 1,
-  kCont = 2,   // a response segment; more follow
-  kEnd = 3,    // the last (or only) segment of a response
-  kError = 4,  // an error response; status carries the StatusCode, payload the message
-  kOneWay = 5, // a request that wants no response
+  kCont = 2,    // a response segment; more follow
+  kEnd = 3,     // the last (or only) segment of a response
+  kError = 4,   // an error response; status carries the StatusCode, payload the message
+  kOneWay = 5,  // a request that wants no response
 };
 constexpr MessageKind kLastMessageKind = MessageKind::kOneWay;
 
@@ -88,9 +91,7 @@ class RingWriter {
 
   void reset(uint32_t capacity_bytes);
   // A head is believable if it never moves back and never passes the tail.
-  bool head_valid(uint64_t head_bytes) const {
-    return head_bytes >= last_head_bytes_ && head_bytes <= tail_bytes_;
-  }
+  bool head_valid(uint64_t head_bytes) const { return head_bytes >= last_head_bytes_ && head_bytes <= tail_bytes_; }
   // Where a message of size_bytes goes, or nullopt while the receiver has
   // not consumed enough (head_bytes: bytes it consumed; must be valid).
   std::optional<Placement> place(uint32_t size_bytes, uint64_t head_bytes);
@@ -142,4 +143,4 @@ class RingReader {
   uint32_t expected_seq_ = 1;
 };
 
-}  // namespace locus::catfish
+}  // namespace locus::ring

@@ -1,12 +1,12 @@
 // Ring buffers: see ring_buffer.h.
-#include "core/index/catfish/ring_buffer.h"
+#include "core/rpc/ring_buffer.h"
 
 #include <cstring>
 #include <string>
 
 #include "core/common/check.h"
 
-namespace locus::catfish {
+namespace locus::ring {
 namespace {
 
 // The words a remote NIC may be writing are loaded atomically, in the
@@ -22,8 +22,8 @@ uint64_t word0(uint32_t seq, uint32_t size_bytes) { return (uint64_t{size_bytes}
 void encode_message(std::byte* at, MessageHeader& h) {
   h.size_bytes = message_bytes(h.payload_bytes);
   const uint64_t w0 = word0(h.seq, h.size_bytes);
-  const uint64_t w1 = uint64_t{h.type} | (uint64_t{static_cast<uint8_t>(h.kind)} << 16) |
-                      (uint64_t{h.status} << 24) | (uint64_t{h.payload_bytes} << 32);
+  const uint64_t w1 = uint64_t{h.type} | (uint64_t{static_cast<uint8_t>(h.kind)} << 16) | (uint64_t{h.status} << 24) |
+                      (uint64_t{h.payload_bytes} << 32);
   std::memcpy(at, &w0, 8);
   std::memcpy(at + 8, &w1, 8);
   std::memcpy(at + 16, &h.request_id, 8);
@@ -45,8 +45,7 @@ void RingWriter::reset(uint32_t capacity_bytes) {
 }
 
 std::optional<RingWriter::Placement> RingWriter::place(uint32_t size_bytes, uint64_t head_bytes) {
-  LOCUS_CHECK(head_valid(head_bytes) && size_bytes % kMessageAlignBytes == 0 &&
-              size_bytes <= capacity_bytes_);
+  LOCUS_CHECK(head_valid(head_bytes) && size_bytes % kMessageAlignBytes == 0 && size_bytes <= capacity_bytes_);
   last_head_bytes_ = head_bytes;
   const uint64_t free_bytes = capacity_bytes_ - (tail_bytes_ - head_bytes);
   const uint32_t offset = static_cast<uint32_t>(tail_bytes_ % capacity_bytes_);
@@ -79,11 +78,9 @@ void RingReader::reset(std::byte* ring, uint32_t capacity_bytes) {
   expected_seq_ = 1;
 }
 
-RingReader::Poll RingReader::reject(Status* problem, const char* what, uint32_t seq,
-                                    uint32_t size) {
-  *problem = invalid_argument(std::string("bad message at ring offset ") +
-                              std::to_string(read_offset_) + " (seq " + std::to_string(seq) +
-                              ", expected " + std::to_string(expected_seq_) + ", size field " +
+RingReader::Poll RingReader::reject(Status* problem, const char* what, uint32_t seq, uint32_t size) {
+  *problem = invalid_argument(std::string("bad message at ring offset ") + std::to_string(read_offset_) + " (seq " +
+                              std::to_string(seq) + ", expected " + std::to_string(expected_seq_) + ", size field " +
                               std::to_string(size) + "): " + what);
   return Poll::kBad;
 }
@@ -109,7 +106,8 @@ RingReader::Poll RingReader::poll(View* out, Status* problem) {
     }
     if (size_field == 0) return reject(problem, "zero size", seq, size_field);
     if (size_field % kMessageAlignBytes != 0) return reject(problem, "size not 8-byte aligned", seq, size_field);
-    if (size_field < kMessageOverheadBytes) return reject(problem, "size below the header and trailer", seq, size_field);
+    if (size_field < kMessageOverheadBytes)
+      return reject(problem, "size below the header and trailer", seq, size_field);
     if (size_field > capacity_bytes_) return reject(problem, "size larger than the ring", seq, size_field);
     if (size_field > room) return reject(problem, "message runs past the end of the ring", seq, size_field);
     const uint64_t t = load_word(ring_ + read_offset_ + size_field - kMessageTrailerBytes);
@@ -126,8 +124,7 @@ RingReader::Poll RingReader::poll(View* out, Status* problem) {
     h.kind = static_cast<MessageKind>(static_cast<uint8_t>(w1 >> 16));
     h.status = static_cast<uint8_t>(w1 >> 24);
     h.payload_bytes = static_cast<uint32_t>(w1 >> 32);
-    if (h.payload_bytes > size_field - kMessageOverheadBytes ||
-        message_bytes(h.payload_bytes) != size_field) {
+    if (h.payload_bytes > size_field - kMessageOverheadBytes || message_bytes(h.payload_bytes) != size_field) {
       return reject(problem, "payload length disagrees with the size field", seq, size_field);
     }
     if (h.kind < MessageKind::kRequest || h.kind > kLastMessageKind) {
@@ -149,4 +146,4 @@ void RingReader::consume(const View& v) {
   expected_seq_ = next_seq(expected_seq_);
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::ring

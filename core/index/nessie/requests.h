@@ -1,0 +1,138 @@
+// Server-driven operations of NessieSD and NessieHY (paper section 5,
+// HERD-style): a client RDMA-WRITEs its request into a ring of its own in
+// the owning node's memory; the node's server thread (a daemon on an
+// endpoint of its own) runs it on its tables (node_store.h) and
+// RDMA-WRITEs the response into the client's response ring for that node.
+// The message format and the ring bookkeeping are the shared rings below
+// the designs (core/rpc/ring_buffer.h), which Catfish's messaging uses too.
+//
+// Each request is a WRITE_WITH_IMM (imm: the ring number) and each
+// response too, so both sides block in wait() instead of spinning, and a
+// ring is read only once its WRITE has landed: the paper's server threads
+// poll request memory, which is sound only where a WRITE's bytes land in
+// address order (Soft-RoCE does not promise it; see Catfish's event mode).
+// A client has at most one request in flight, so the ring a response
+// arrives in tells it which node answered, and a ring whose response came
+// back has been consumed: each side's writer takes its own tail as the
+// peer's head.
+//
+// Every ring is registered on its own, so only the client it was granted
+// to holds its rkey. Hostile input: a request whose bytes break the ring
+// format is answered with one kError message and its ring is dropped
+// (never read again: no resync, as in Catfish); a well-formed request with
+// a bad body (unknown type, lengths that do not add up, a key or value
+// over the limits) gets a kError response and the ring goes on. Nothing a
+// client writes stops the server thread or touches another ring.
+//
+// A call of unknown fate (its request WRITE failed, or no response came
+// within the wait) leaves the two sides' positions in doubt: the client
+// asks the node (layout RPC) to start its ring over (reset()), and the
+// server thread acknowledges at the start of the emptied rings.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/aligned_buffer.h"
+#include "core/index/nessie/layout.h"
+#include "core/index/nessie/node_store.h"
+#include "core/rpc/ring_buffer.h"
+#include "core/transport/env.h"
+
+namespace locus::nessie {
+
+// Request message types; the payload is u32 key bytes, the key, the value.
+inline constexpr uint16_t kRequestGet = 1;
+inline constexpr uint16_t kRequestPut = 2;
+inline constexpr uint16_t kRequestDelete = 3;
+// The longest error text a response carries (longer ones are cut).
+inline constexpr uint32_t kMaxErrorBytes = 240;
+// Work names the server thread charges (Cpu::charge_work).
+inline constexpr const char* kServerGetWork = "nessie.server.get";
+inline constexpr const char* kServerPutWork = "nessie.server.put";
+inline constexpr const char* kServerDeleteWork = "nessie.server.delete";
+
+// The largest payload of a request or response for these sizes, and the
+// bytes of a ring: two of the largest message, so one always fits after a
+// wrap (ring_buffer.h).
+uint32_t max_payload_bytes(uint32_t key_bytes, uint32_t value_bytes);
+uint32_t ring_bytes_for(uint32_t key_bytes, uint32_t value_bytes);
+
+struct RequestServerStats {
+  uint64_t requests = 0;
+  uint64_t bad_requests = 0;   // well-formed messages with a bad body: kError, ring kept
+  uint64_t dropped_rings = 0;  // rings whose bytes broke the format: kError, ring dropped
+  uint64_t stray_notifications = 0;
+  uint64_t send_failures = 0;
+  uint64_t resets = 0;  // rings started over at their client's request
+};
+
+class RequestServer {
+ public:
+  // Registers g.rings rings of g.ring_bytes on `env`'s node.
+  static StatusOr<std::unique_ptr<RequestServer>> create(Env env, const Geometry& g);
+  ~RequestServer();
+  RequestServer(const RequestServer&) = delete;
+  RequestServer& operator=(const RequestServer&) = delete;
+
+  // Grants a ring to a client whose response ring for this node is at
+  // `response` (g.ring_bytes there); thread safe (the layout RPC's
+  // workers call it). Its number and its region, or kNoRing if none is left.
+  RingGrant grant(const RemoteAddr& response);
+  // Starts over ring `ring` of client node `client` (after a call of
+  // unknown fate: a lost request, a lost or late response): the server
+  // thread empties it, resets both sides' positions and answers with a
+  // kEnd of request id 0 at the start of the client's response ring,
+  // which the client has emptied before asking. Thread safe.
+  Status reset(uint32_t ring, NodeId client);
+  // The server thread, an actor on the rings' node: serves until
+  // env.stop_requested(). `store` runs the operations (the node's tables).
+  void serve(Env& env, NodeStore& store);
+
+  const RequestServerStats& stats() const { return stats_; }
+
+ private:
+  enum : uint8_t { kFree = 0, kLive = 1, kDropped = 2 };
+  struct Ring {
+    std::atomic<uint8_t> state{kFree};
+    std::atomic<bool> reset_requested{false};
+    RemoteAddr response;  // set before state turns kLive
+    Region region;
+    bool registered = false;
+    bool dirty = false;  // a notification named it since it was last read
+    ring::RingReader reader;
+    ring::RingWriter writer;
+  };
+
+  RequestServer(Env env, const Geometry& g) : env_(env), g_(g) {}
+  Status init();
+  void handle(NodeStore& store, Ring& r, uint32_t id, const ring::RingReader::View& v);
+  // Writes a response (kEnd with `payload`, or kError with `error`) into
+  // the ring's client; false if it could not be sent.
+  bool respond(Ring& r, uint32_t id, const ring::MessageHeader& request, const Status& error, std::string_view payload);
+  void drop(Ring& r, uint32_t id, const Status& why);
+  void take(const Completion& c);
+  void start_over(Ring& r, uint32_t id);
+  void repost(uint64_t wr_id);
+
+  Env env_;
+  Geometry g_;
+  AlignedBuffer memory_;   // the rings, each registered on its own
+  AlignedBuffer staging_;  // per ring a response (and a wrap word), then the receive words
+  Region local_;           // staging_
+  bool local_registered_ = false;
+  std::vector<std::unique_ptr<Ring>> rings_;
+  std::atomic<uint32_t> next_ring_{0};
+  uint32_t staging_bytes_ = 0;
+  uint32_t awaiting_ = 0;  // WRITEs posted and not completed
+  uint64_t last_wr_id_ = 0;
+  std::vector<Completion> scratch_;
+  RequestServerStats stats_;
+};
+
+}  // namespace locus::nessie

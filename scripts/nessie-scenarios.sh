@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs the value-size sweep of scenarios/nessie/modes.toml on the SimGrid
+# backend: Nessie, NessieSD and NessieHY (index.mode client, server,
+# hybrid) at values of 256 B to 128 KB (the Nessie testbed's range,
+# calibration.md), GET-heavy (YCSB-B, 95% gets) and 50% gets (YCSB-A).
+# One `locus sim --set ...` per point; results/nessie/values.csv (mix,
+# value bytes, mode, throughput, mean latency, ratio to client mode) and
+# results/nessie/values.png.
+#
+#   scripts/nessie-scenarios.sh [run|plot]...     (default: run plot)
+#
+# Environment: LOCUS (binary, default build/release/apps/locus/locus),
+# SIZES (default "256 4096 65536 131072"), FRESH=1 (rerun points whose
+# JSON exists).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LOCUS=${LOCUS:-build/release/apps/locus/locus}
+OUT=results/nessie
+RAW=$OUT/raw
+SIZES=${SIZES:-"256 4096 65536 131072"}
+MODES="client server hybrid"
+mkdir -p "$RAW"
+
+run_points() {
+  [ -x "$LOCUS" ] || { echo "nessie-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
+  for mix in B A; do for size in $SIZES; do for mode in $MODES; do
+    local name="$mix-$size-$mode"
+    [ "${FRESH:-0}" != 1 ] && [ -f "$RAW/$name.json" ] && continue
+    local reads=0.95 updates=0.05
+    if [ "$mix" = A ]; then reads=0.5 updates=0.5; fi
+    # Data entries per client: enough for its puts over one expiry period
+    # (else client mode waits for entries to expire), within memory at
+    # 64 KB and up (scenarios/nessie/modes.toml).
+    local entries=256
+    if [ "$size" -le 4096 ]; then entries=4096; fi
+    echo "$name"
+    "$LOCUS" sim scenarios/nessie/modes.toml --quiet --set "index.mode=\"$mode\"" \
+      --set "workload.fieldlength=$size" --set "workload.readproportion=$reads" \
+      --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries" \
+      --set "output.name=$name" \
+      --json "$RAW/$name.json" --csv "$RAW/$name.csv" > "$RAW/$name.log" 2>&1 ||
+      { echo "nessie-scenarios: $name failed; see $RAW/$name.log" >&2; exit 1; }
+  done; done; done
+}
+
+# One line per point: throughput of all operations, latency weighted by
+# count, failed operations, and the ratio to client mode at that point.
+summarize() {
+  python3 - "$RAW" "$SIZES" > "$OUT/values.csv" <<'PY'
+import json, sys
+raw, sizes = sys.argv[1], sys.argv[2].split()
+print("mix,value_bytes,mode,throughput_ops_per_s,mean_latency_us,failed,ratio_to_client")
+for mix in ("B", "A"):
+    for size in sizes:
+        rows = {}
+        for mode in ("client", "server", "hybrid"):
+            run = json.load(open(f"{raw}/{mix}-{size}-{mode}.json"))["runs"][0]
+            ops = run["ops"]
+            n = sum(o["count"] for o in ops)
+            mean = sum(o["count"] * o["latency_ns"]["mean"] for o in ops) / max(n, 1) / 1e3
+            failed = sum(o["failed"] for o in ops)
+            rows[mode] = (run["throughput_ops_per_s"], mean, failed)
+        for mode, (tput, mean, failed) in rows.items():
+            print(f"{mix},{size},{mode},{tput:.1f},{mean:.2f},{failed},{tput / rows['client'][0]:.3f}")
+PY
+  echo "wrote $OUT/values.csv"
+}
+
+plot() {
+  summarize
+  gnuplot -e "dir='$OUT'" scripts/nessie-plots/values.gp
+  echo "wrote $OUT/values.png"
+}
+
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(run plot)
+for s in "${steps[@]}"; do
+  case $s in run) run_points ;; plot) plot ;; *) echo "usage: $0 [run|plot]..." >&2; exit 2 ;; esac
+done

@@ -1,0 +1,154 @@
+// A Nessie deployment on loopback for tests (tests/unit/nessie_*_test.cc):
+// nodes, their layout RPC, the server threads of NessieSD and NessieHY,
+// and client actors, built by hand as the driver builds them.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/index/nessie/client.h"
+#include "core/index/nessie/driver.h"
+#include "core/index/nessie/loader.h"
+#include "core/index/nessie/node.h"
+#include "core/index/nessie/node_store.h"
+#include "core/index/nessie/requests.h"
+#include "core/rpc/rpc_client.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
+
+namespace locus::testing {
+
+using nessie::ClientOptions;
+using nessie::ClientStats;
+using nessie::NessieClient;
+using nessie::NessieConfig;
+
+// Nessie nodes on a loopback runtime, each serving its layout RPC from a
+// daemon actor, and client actors handed a connected NessieClient. With
+// config.mode "server" or "hybrid" each node also has its request rings
+// and server thread on a node of its own, as the driver deploys them.
+struct NessieCluster {
+  std::unique_ptr<Runtime> runtime;
+  std::vector<NodeId> servers;
+  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
+  std::vector<std::unique_ptr<nessie::NessieNode>> nodes;
+  std::vector<std::unique_ptr<nessie::RequestServer>> requests;  // coupled modes
+  std::vector<std::unique_ptr<nessie::NodeStore>> stores;        // coupled modes
+  std::unique_ptr<nessie::Loader> loader;
+  nessie::Geometry geometry;
+  testing::FailureLog failures;
+  std::mutex stats_mu;
+  ClientStats stats;  // every client's, summed after it finishes
+
+  NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes,
+                uint64_t records = 16) {
+    runtime = loopback::make_loopback_runtime({});
+    std::string bad_key;
+    auto g = nessie::make_geometry(config, node_count, records, clients, value_bytes, &bad_key);
+    BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
+    geometry = *g;
+    for (uint32_t i = 0; i < node_count; ++i) {
+      auto id = runtime->add_node({"server" + std::to_string(i), true});
+      BOOST_REQUIRE(id.is_ok());
+      servers.push_back(*id);
+      Env env = runtime->setup_env(*id);
+      auto rpc = rpc::RpcServer::create(env);
+      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
+      auto node = nessie::NessieNode::create(env, i, geometry);
+      BOOST_REQUIRE_MESSAGE(node.is_ok(), node.status().to_string());
+      BOOST_REQUIRE((*node)->attach(**rpc).is_ok());
+      rpc::RpcServer* srv = rpc->get();
+      BOOST_REQUIRE(runtime
+                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
+                                [srv](Env& e) {
+                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
+                                })
+                        .is_ok());
+      rpcs.push_back(std::move(*rpc));
+      nodes.push_back(std::move(*node));
+      if (geometry.coupled != 0) add_server_thread(i, config.max_migrate_depth);
+    }
+    loader = std::make_unique<nessie::Loader>(nodes);
+  }
+
+  void add_server_thread(uint32_t i, uint32_t max_migrate_depth) {
+    auto id = runtime->add_node({"server" + std::to_string(i) + ".requests", true});
+    BOOST_REQUIRE(id.is_ok());
+    auto req = nessie::RequestServer::create(runtime->setup_env(*id), geometry);
+    BOOST_REQUIRE_MESSAGE(req.is_ok(), req.status().to_string());
+    nodes.back()->set_requests(req->get());
+    stores.push_back(std::make_unique<nessie::NodeStore>(*nodes.back(), max_migrate_depth));
+    nessie::RequestServer* r = req->get();
+    nessie::NodeStore* st = stores.back().get();
+    BOOST_REQUIRE(runtime
+                      ->spawn(*id, "server" + std::to_string(i) + ".requests", ActorKind::kDaemon,
+                              [r, st](Env& e) { r->serve(e, *st); })
+                      .is_ok());
+    requests.push_back(std::move(*req));
+  }
+
+  // The server threads' figures, summed over the nodes.
+  nessie::StoreStats store_stats() const {
+    nessie::StoreStats t;
+    for (const auto& s : stores) {
+      t.gets += s->stats().gets;
+      t.puts += s->stats().puts;
+      t.deletes += s->stats().deletes;
+      t.migrations += s->stats().migrations;
+      t.full += s->stats().full;
+      t.dte_waits += s->stats().dte_waits;
+      t.reused += s->stats().reused;
+    }
+    return t;
+  }
+
+  void load(const std::string& key, const std::string& value) {
+    Status s = loader->insert(key, value);
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+  }
+
+  void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body) {
+    auto node = runtime->add_node({name, false});
+    BOOST_REQUIRE(node.is_ok());
+    BOOST_REQUIRE(runtime
+                      ->spawn(*node, name, ActorKind::kWorker,
+                              [this, name, options, body](Env& env) {
+                                Endpoint ep(env);
+                                auto rpc = rpc::RpcClient::create(ep);
+                                if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
+                                auto client = NessieClient::connect(ep, **rpc, servers, options);
+                                if (!client.is_ok()) return failures.fail(name + ": " + client.status().to_string());
+                                body(**client, env);
+                                std::lock_guard<std::mutex> lock(stats_mu);
+                                stats += (*client)->stats();
+                              })
+                      .is_ok());
+  }
+
+  void run() {
+    Status s = runtime->run();
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+  }
+};
+
+// Small tables: `entries` index entries per node, short expiry so that
+// data entries are reclaimed within the test.
+inline NessieConfig small_config(uint64_t entries) {
+  NessieConfig c;
+  c.index_entries = entries;
+  c.key_bytes = 16;
+  c.expiry_ms = 5;
+  c.client_data_entries = 256;
+  return c;
+}
+
+inline std::string key_of(uint64_t i) { return "key" + std::to_string(i); }
+
+}  // namespace locus::testing
