@@ -13,17 +13,23 @@ int Membership::add_listener(Listener listener) {
 }
 
 void Membership::remove_listener(int id) {
-  std::lock_guard lock(listeners_mu_);
-  std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+  {
+    std::lock_guard lock(listeners_mu_);
+    std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+  }
+  // Waits out a notify() calling it now, so the caller may free what the
+  // listener uses once this returns.
+  std::lock_guard calling(calls_mu_);
 }
 
 void Membership::notify(const Change& change) {
+  std::lock_guard calling(calls_mu_);
   std::vector<std::pair<int, Listener>> copy;
   {
     std::lock_guard lock(listeners_mu_);
     copy = listeners_;
   }
-  // Outside the lock: a listener may call back into this object.
+  // Outside listeners_mu_: a listener may call back into this object.
   for (const auto& [id, listener] : copy) listener(change);
 }
 

@@ -69,14 +69,19 @@ class Membership {
   virtual Status watch(const std::string& key) = 0;
 
   // Listeners run on the implementation's own thread (or the writer's, for
-  // StaticMembership): they must return quickly and may call this object.
+  // StaticMembership), one notification at a time: they must return
+  // quickly, may read through this object, but must not add or remove
+  // listeners or write a StaticMembership's values (that would wait on
+  // the notification running them).
   int add_listener(Listener listener);
+  // Once this returns the listener is not running and will not run again.
   void remove_listener(int id);
 
  protected:
   void notify(const Change& change);
 
  private:
+  ShortMutex calls_mu_;  // held while listeners run
   ShortMutex listeners_mu_;
   std::vector<std::pair<int, Listener>> listeners_;
   int next_listener_ = 0;

@@ -51,14 +51,15 @@ std::vector<std::string> names(ZooKeeperMembership& m) {
 // Counts listener calls of one kind; waits for the count to reach a value.
 class ChangeCounter {
  public:
-  ChangeCounter(membership::Membership& m, Change::Kind kind) {
-    m.add_listener([this, kind](const Change& c) {
+  ChangeCounter(membership::Membership& m, Change::Kind kind) : m_(m) {
+    id_ = m.add_listener([this, kind](const Change& c) {
       if (c.kind != kind) return;
       std::lock_guard lock(mu_);
       ++count_;
       cv_.notify_all();
     });
   }
+  ~ChangeCounter() { m_.remove_listener(id_); }
   bool wait_for(int count, int timeout_ms = 10'000) {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return count_ >= count; });
@@ -69,6 +70,8 @@ class ChangeCounter {
   }
 
  private:
+  membership::Membership& m_;
+  int id_ = -1;
   std::mutex mu_;
   std::condition_variable cv_;
   int count_ = 0;
