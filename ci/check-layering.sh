@@ -37,6 +37,7 @@ declare -A allowed=(
   [transport]="common metrics"
   [fault]="common metrics transport"
   [memory]="common"
+  [membership]="common"
   [rpc]="common metrics transport"
   [selector]="common metrics transport"
   [workload]="common"

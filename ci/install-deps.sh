@@ -20,6 +20,8 @@ packages=(
   ibverbs-utils perftest iproute2       # ibv_devinfo, ib_read_bw baseline, `rdma link`
   qemu-system-x86 busybox-static kmod   # the Soft-RoCE VM tier (ci/softroce-vm.sh)
   clang libclang-rt-14-dev              # libFuzzer + ASan/UBSan runtimes for ci/fuzz.sh (the fuzz preset)
+  zookeeper default-jre-headless        # membership and region map (docs/membership.md); tests start a real server
+  libzookeeper-mt-dev                   # ZooKeeper's C client (multi-threaded), used by locus_zookeeper
 )
 
 missing=()

@@ -22,3 +22,19 @@ else()
   set(LOCUS_HAVE_VERBS OFF)
   message(STATUS "libibverbs/librdmacm not found: building without the verbs backend (ci/install-deps.sh installs them)")
 endif()
+# ZooKeeper's multi-threaded C client (libzookeeper-mt-dev) for membership
+# and the region map (backends/zookeeper, docs/membership.md). Required: a
+# build that silently lacked it would leave `locus serve --zookeeper` out.
+find_path(ZOOKEEPER_INCLUDE_DIR zookeeper/zookeeper.h)
+find_library(ZOOKEEPER_LIBRARY zookeeper_mt)
+if(NOT ZOOKEEPER_INCLUDE_DIR OR NOT ZOOKEEPER_LIBRARY)
+  message(FATAL_ERROR "ZooKeeper's C client not found (zookeeper/zookeeper.h: ${ZOOKEEPER_INCLUDE_DIR}, "
+                      "libzookeeper_mt: ${ZOOKEEPER_LIBRARY}): install Debian's libzookeeper-mt-dev "
+                      "(ci/install-deps.sh does)")
+endif()
+add_library(ZooKeeper::zookeeper_mt UNKNOWN IMPORTED)
+# THREADED: the mt library's synchronous calls are declared only with it.
+set_target_properties(ZooKeeper::zookeeper_mt PROPERTIES
+  IMPORTED_LOCATION "${ZOOKEEPER_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${ZOOKEEPER_INCLUDE_DIR}"
+  INTERFACE_COMPILE_DEFINITIONS THREADED)

@@ -1,27 +1,27 @@
 // `locus run`, `locus sim` and `locus bench SCENARIO`: see run_command.h.
 #include "apps/locus/run_command.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <fstream>
-#include <cinttypes>
+#include <map>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "apps/locus/cli_checks.h"
 #include "backends/loopback/loopback_runtime.h"
 #include "backends/simgrid/sim_runtime.h"
 #ifdef LOCUS_HAVE_VERBS
+#include "apps/locus/zookeeper_cluster.h"
 #include "backends/verbs/verbs_runtime.h"
 #endif
 #include "core/designs/designs.h"
@@ -31,8 +31,6 @@
 
 namespace locus::cli {
 namespace {
-
-
 
 double peak_rss_mib() {
   rusage ru{};
@@ -66,11 +64,11 @@ class ProgressReporter {
   void finish() {
     if (drew_) fmt::print(stderr, "\n");
   }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
   // (operations, wall seconds) at the first report.
-  std::pair<uint64_t, double> first() const { return samples_.empty() ? std::pair<uint64_t, double>{0, 0} : samples_.front(); }
+  std::pair<uint64_t, double> first() const {
+    return samples_.empty() ? std::pair<uint64_t, double>{0, 0} : samples_.front();
+  }
   // (operations, wall seconds) at a quarter, half, three quarters and the end.
   std::vector<std::pair<uint64_t, double>> quarters() const {
     std::vector<std::pair<uint64_t, double>> out;
@@ -114,7 +112,8 @@ std::string format_usage(const std::vector<ResourceUsage>& usage) {
                     [](const ResourceUsage* a, const ResourceUsage* b) { return a->utilization > b->utilization; });
   if (shown > 0) {
     out += "busiest:";
-    for (size_t i = 0; i < shown; ++i) out += fmt::format(" {} {:.1f}%", busiest[i]->name, 100.0 * busiest[i]->utilization);
+    for (size_t i = 0; i < shown; ++i)
+      out += fmt::format(" {} {:.1f}%", busiest[i]->name, 100.0 * busiest[i]->utilization);
     out += "\n";
   }
   return out;
@@ -172,8 +171,14 @@ StatusOr<runner::ScenarioRuntimeFactory> runtime_factory(const RunOptionsCli& o,
   }
 #ifdef LOCUS_HAVE_VERBS
   if (o.backend == "verbs") {
-    if (o.config_path.empty()) return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
+    if (o.config_path.empty())
+      return invalid_argument("--config: --backend verbs needs the cluster file the servers use");
     LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+    if (o.serve_here && cluster.servers.empty()) {
+      return invalid_argument("--serve-here: " + cluster.source + " lists no [[server]] to serve on");
+    }
+    // [zookeeper] without [[server]]: the servers announced themselves there.
+    LOCUS_RETURN_IF_ERROR(resolve_cluster(&cluster, o.zookeeper_wait_ms));
     placement->servers_here = o.serve_here;
     // Clients connect to every server: elsewhere, at the ports the file gives.
     if (!o.serve_here) LOCUS_RETURN_IF_ERROR(verbs::check_connectable(cluster));
@@ -195,21 +200,21 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   LOCUS_ASSIGN_OR_RETURN(auto factory, runtime_factory(o, &placement));
   const bool simulated = o.backend == "simgrid";
   fmt::print("locus {}: {} on {} ({}, {} servers x {} cores, {} clients, {:g} s {} after {:g} s warm-up), seed {}\n",
-             command, s.source, o.backend, s.index.type, s.platform.servers, s.platform.cores_per_server,
-             s.run.clients, s.run.duration_s - s.run.warmup_s, simulated ? "simulated" : "measured", s.run.warmup_s,
-             s.run.seed);
+             command, s.source, o.backend, s.index.type, s.platform.servers, s.platform.cores_per_server, s.run.clients,
+             s.run.duration_s - s.run.warmup_s, simulated ? "simulated" : "measured", s.run.warmup_s, s.run.seed);
   std::fflush(stdout);
   // Flags win over the scenario's [output]; without either, results go
   // to results/<name>.json and .csv.
   const std::string stem = "results/" + s.output.name;
-  const OutputPath json = !o.json_path.empty()        ? OutputPath{o.json_path, "--json"}
-                          : !s.output.json.empty()    ? OutputPath{s.output.json, "output.json"}
-                                                      : OutputPath{stem + ".json", "output.json (default)"};
-  const OutputPath csv = !o.csv_path.empty()       ? OutputPath{o.csv_path, "--csv"}
-                         : !s.output.csv.empty()   ? OutputPath{s.output.csv, "output.csv"}
-                                                   : OutputPath{stem + ".csv", "output.csv (default)"};
-  const OutputPath series = !s.output.timeseries.empty() ? OutputPath{s.output.timeseries, "output.timeseries"}
-                                                         : OutputPath{stem + "-timeseries.csv", "output.timeseries (default)"};
+  const OutputPath json = !o.json_path.empty()     ? OutputPath{o.json_path, "--json"}
+                          : !s.output.json.empty() ? OutputPath{s.output.json, "output.json"}
+                                                   : OutputPath{stem + ".json", "output.json (default)"};
+  const OutputPath csv = !o.csv_path.empty()     ? OutputPath{o.csv_path, "--csv"}
+                         : !s.output.csv.empty() ? OutputPath{s.output.csv, "output.csv"}
+                                                 : OutputPath{stem + ".csv", "output.csv (default)"};
+  const OutputPath series = !s.output.timeseries.empty()
+                                ? OutputPath{s.output.timeseries, "output.timeseries"}
+                                : OutputPath{stem + "-timeseries.csv", "output.timeseries (default)"};
   for (const OutputPath* out : {&json, &csv}) LOCUS_RETURN_IF_ERROR(check_output_path(*out));
   if (s.output.timeseries_ms > 0) LOCUS_RETURN_IF_ERROR(check_output_path(series));
   ProgressReporter progress(o.quiet);
@@ -227,13 +232,15 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   fmt::print("{}", metrics::format_table(results));
   if (!report->result.resources.empty()) fmt::print("\n{}", format_usage(report->result.resources));
   if (simulated) {
-    fmt::print("\nsimulator: {} client operations in {:.2f} s wall = {:.0f} simulated ops per wall second; peak "
-               "memory {:.0f} MiB\n",
-               report->total_ops, wall, static_cast<double>(report->total_ops) / wall, peak_rss_mib());
+    fmt::print(
+        "\nsimulator: {} client operations in {:.2f} s wall = {:.0f} simulated ops per wall second; peak "
+        "memory {:.0f} MiB\n",
+        report->total_ops, wall, static_cast<double>(report->total_ops) / wall, peak_rss_mib());
     // The steady rate: from the first progress report (1% of the simulated
     // time, after building the platform, loading the records and connecting
     // the clients) to the end, so a short scenario's set-up does not hide it.
-    if (const auto q = progress.quarters(); !q.empty() && progress.first().second > 0 && wall > progress.first().second) {
+    if (const auto q = progress.quarters();
+        !q.empty() && progress.first().second > 0 && wall > progress.first().second) {
       const auto [ops0, wall0] = progress.first();
       fmt::print("simulator: set-up {:.2f} s wall; then {:.0f} simulated ops per wall second\n", wall0,
                  static_cast<double>(report->total_ops - ops0) / (wall - wall0));
@@ -249,8 +256,8 @@ Status run(const RunOptionsCli& o, std::string_view command) {
   if (!report->timeseries.empty()) {
     const std::string& path = series.path;
     LOCUS_RETURN_IF_ERROR(runner::write_timeseries_csv(path, report->timeseries));
-    fmt::print("time series ({} windows of {} ms) written to {}\n", report->timeseries.size(),
-               s.output.timeseries_ms, path);
+    fmt::print("time series ({} windows of {} ms) written to {}\n", report->timeseries.size(), s.output.timeseries_ms,
+               path);
   }
   return Status();
 }
@@ -275,6 +282,10 @@ void add_scenario_options(CLI::App& cmd, RunOptionsCli& o) {
   cmd.add_flag("--serve-here", o.serve_here,
                "verbs: serve the cluster file's entries in this process too (port 0: any free port), servers and "
                "clients in one run as on the other backends");
+  cmd.add_option("--zookeeper-wait-ms", o.zookeeper_wait_ms,
+                 "verbs, a cluster file with [zookeeper] and no [[server]]: wait this long for `locus serve "
+                 "--zookeeper` to announce the servers")
+      ->check(CLI::Range(0, 3'600'000));
   cmd.add_flag("--quiet", o.quiet, "No progress on stderr");
 }
 

@@ -9,11 +9,10 @@
 // any scenario key, the same keys on every backend.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "core/common/status.h"
 
@@ -27,6 +26,9 @@ struct RunOptionsCli {
   // any free port), so one run has servers and clients, as on the other
   // backends ([check], the fault campaign); else `locus serve` serves them.
   bool serve_here = false;
+  // verbs, a cluster file naming ZooKeeper only: how long to wait for the
+  // servers to be announced there.
+  int zookeeper_wait_ms = 60'000;
   std::vector<std::string> sets;
   std::string json_path;
   std::string csv_path;

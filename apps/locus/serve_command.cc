@@ -4,21 +4,21 @@
 // waits for the stop flag a SIGINT or SIGTERM handler sets.
 #include "apps/locus/serve_command.h"
 
-#include <csignal>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "apps/locus/cli_checks.h"
 #include "core/common/status.h"
 
 #ifdef LOCUS_HAVE_VERBS
+#include "apps/locus/zookeeper_cluster.h"
 #include "backends/verbs/verbs_runtime.h"
 #include "core/designs/designs.h"
 #include "core/metrics/run_result.h"
@@ -33,6 +33,7 @@ struct ServeOptions {
   std::vector<std::string> sets;
   std::string config_path;
   std::string ready_file;
+  std::string zookeeper;  // HOST:PORT/PATH, or the cluster file's [zookeeper]
   bool quiet = false;
   double max_memory_bytes = -1;  // cli_checks.h
 };
@@ -56,6 +57,16 @@ Status write_ready_file(const std::string& path, const std::vector<std::string>&
 Status serve(const ServeOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
   LOCUS_ASSIGN_OR_RETURN(verbs::ClusterConfig cluster, verbs::load_cluster_config(o.config_path));
+  if (cluster.servers.empty()) {
+    return invalid_argument(o.config_path +
+                            ": `locus serve` needs [[server]] entries to listen on (port 0: any free "
+                            "port); [zookeeper] alone is a client's cluster file");
+  }
+  const std::string zookeeper = o.zookeeper.empty() ? cluster.zookeeper : o.zookeeper;
+  if (!zookeeper.empty()) LOCUS_RETURN_IF_ERROR(zookeeper::parse_zookeeper_target(zookeeper).status());
+  // Keeps the servers registered while serving; closed (members gone at
+  // once) when serving stops.
+  std::unique_ptr<zookeeper::ZooKeeperMembership> membership;
   runner::RunOptions ro;
   ro.placement = {.servers_here = true, .clients_here = false};
   const MemoryLimit limit = memory_limit(o.max_memory_bytes);
@@ -69,12 +80,21 @@ Status serve(const ServeOptions& o) {
       LOCUS_ASSIGN_OR_RETURN(verbs::ServerAddress where, vr.server_address(n));
       addresses.push_back(where.to_string());
     }
+    if (!zookeeper.empty()) {
+      LOCUS_ASSIGN_OR_RETURN(membership, announce_servers(zookeeper, addresses));
+      // Cell's pointers name regions: the map tells clients (and a takeover
+      // tells them anew) which server holds each.
+      if (s.index.type == "cell")
+        LOCUS_RETURN_IF_ERROR(publish_cell_layout(*membership, cell_region_map(servers.size())));
+      fmt::print("locus serve: announced {} server(s) in ZooKeeper at {}\n", servers.size(), zookeeper);
+    }
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
-    fmt::print("locus serve: {} ({}, {} server(s)) on entries 0-{} of {}, listening on {} via {}; records loaded; "
-               "SIGINT or SIGTERM stops it\n",
-               s.source, s.index.type, s.platform.servers, servers.size() - 1, o.config_path,
-               fmt::join(addresses, ", "), vr.device_name(servers.front()));
+    fmt::print(
+        "locus serve: {} ({}, {} server(s)) on entries 0-{} of {}, listening on {} via {}; records loaded; "
+        "SIGINT or SIGTERM stops it\n",
+        s.source, s.index.type, s.platform.servers, servers.size() - 1, o.config_path, fmt::join(addresses, ", "),
+        vr.device_name(servers.front()));
     std::fflush(stdout);
     return write_ready_file(o.ready_file, addresses);
   };
@@ -105,6 +125,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "endpoints take its first entries in order")
       ->required();
   cmd->add_option("--set", opts->sets, "Override a scenario key, e.g. --set workload.recordcount=1000 (repeatable)");
+  cmd->add_option("--zookeeper", opts->zookeeper,
+                  "Announce the servers in ZooKeeper (HOST:PORT[,HOST:PORT...][/PATH], default path /locus; "
+                  "overrides the cluster file's [zookeeper] connect): clients then need only that address");
   cmd->add_option("--ready-file", opts->ready_file, "Write the listening addresses to FILE once serving");
   cmd->add_flag("--quiet", opts->quiet, "Do not log connects and disconnects");
   add_max_memory_option(*cmd, &opts->max_memory_bytes);

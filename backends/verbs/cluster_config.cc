@@ -4,14 +4,13 @@
 #include "backends/verbs/cluster_config.h"
 
 #include <arpa/inet.h>
+#include <toml++/toml.h>
 
 #include <cctype>
-
 #include <cmath>
 #include <set>
 
-#include <toml++/toml.h>
-
+#include "backends/zookeeper/zookeeper_membership.h"
 #include "core/common/file_text.h"
 
 namespace locus::verbs {
@@ -37,8 +36,8 @@ class Loader {
   }
 
   template <typename T>
-  Status integer(const toml::table& table, std::string_view key, const std::string& name, int64_t lo,
-                 int64_t hi, bool required, T* out) const {
+  Status integer(const toml::table& table, std::string_view key, const std::string& name, int64_t lo, int64_t hi,
+                 bool required, T* out) const {
     const toml::node* node = table.get(key);
     if (node == nullptr) {
       return required ? error(table.source(), name, "missing (required)") : Status();
@@ -64,9 +63,25 @@ class Loader {
     return Status();
   }
 
+  Status zookeeper(const toml::table& root, ClusterConfig* config) const {
+    const toml::node* node = root.get("zookeeper");
+    if (node == nullptr) return Status();
+    const auto* t = node->as_table();
+    if (t == nullptr) return error(node->source(), "zookeeper", "must be a table");
+    LOCUS_RETURN_IF_ERROR(only_known(*t, "zookeeper.", {"connect"}));
+    LOCUS_RETURN_IF_ERROR(string(*t, "connect", "zookeeper.connect", &config->zookeeper));
+    StatusOr<zookeeper::ZooKeeperTarget> target = zookeeper::parse_zookeeper_target(config->zookeeper);
+    if (!target.is_ok()) return error(t->get("connect")->source(), "zookeeper.connect", target.status().message());
+    return Status();
+  }
+
   Status servers(const toml::table& root, ClusterConfig* config) const {
     const toml::node* node = root.get("server");
-    if (node == nullptr) return error(root.source(), "server", "missing: list each server as a [[server]] table");
+    if (node == nullptr && !config->zookeeper.empty()) return Status();  // announced in ZooKeeper
+    if (node == nullptr) {
+      return error(root.source(), "server",
+                   "missing: list each server as a [[server]] table, or name ZooKeeper in [zookeeper] connect");
+    }
     const auto* array = node->as_array();
     if (array == nullptr || array->empty()) {
       return error(node->source(), "server", "must be a non-empty array of [[server]] tables");
@@ -102,10 +117,9 @@ class Loader {
     const auto* t = node->as_table();
     if (t == nullptr) return error(node->source(), "verbs", "must be a table");
     LOCUS_RETURN_IF_ERROR(only_known(*t, "verbs.",
-                                     {"ack_timeout", "retry_count", "rnr_retry_count", "min_rnr_timer",
-                                      "max_rd_atomic", "connect_timeout_ms", "reconnect_holddown_ms",
-                                      "max_send_wr", "max_recv_wr", "max_message_bytes", "poll_spin_us",
-                                      "max_connections"}));
+                                     {"ack_timeout", "retry_count", "rnr_retry_count", "min_rnr_timer", "max_rd_atomic",
+                                      "connect_timeout_ms", "reconnect_holddown_ms", "max_send_wr", "max_recv_wr",
+                                      "max_message_bytes", "poll_spin_us", "max_connections"}));
     LOCUS_RETURN_IF_ERROR(integer(*t, "ack_timeout", "verbs.ack_timeout", 1, 31, false, &v->ack_timeout));
     LOCUS_RETURN_IF_ERROR(integer(*t, "retry_count", "verbs.retry_count", 0, 7, false, &v->retry_count));
     // 7 is "infinite" in the IB encoding: a SEND to a peer that never posts
@@ -113,14 +127,14 @@ class Loader {
     LOCUS_RETURN_IF_ERROR(integer(*t, "rnr_retry_count", "verbs.rnr_retry_count", 0, 6, false, &v->rnr_retry_count));
     LOCUS_RETURN_IF_ERROR(integer(*t, "min_rnr_timer", "verbs.min_rnr_timer", 1, 31, false, &v->min_rnr_timer));
     LOCUS_RETURN_IF_ERROR(integer(*t, "max_rd_atomic", "verbs.max_rd_atomic", 1, 255, false, &v->max_rd_atomic));
-    LOCUS_RETURN_IF_ERROR(integer(*t, "connect_timeout_ms", "verbs.connect_timeout_ms", 1, 600'000, false,
-                                  &v->connect_timeout_ms));
+    LOCUS_RETURN_IF_ERROR(
+        integer(*t, "connect_timeout_ms", "verbs.connect_timeout_ms", 1, 600'000, false, &v->connect_timeout_ms));
     LOCUS_RETURN_IF_ERROR(integer(*t, "reconnect_holddown_ms", "verbs.reconnect_holddown_ms", 0, 600'000, false,
                                   &v->reconnect_holddown_ms));
     LOCUS_RETURN_IF_ERROR(integer(*t, "max_send_wr", "verbs.max_send_wr", 1, 16384, false, &v->max_send_wr));
     LOCUS_RETURN_IF_ERROR(integer(*t, "max_recv_wr", "verbs.max_recv_wr", 1, 65536, false, &v->max_recv_wr));
-    LOCUS_RETURN_IF_ERROR(integer(*t, "max_message_bytes", "verbs.max_message_bytes", 64, 1 << 30, false,
-                                  &v->max_message_bytes));
+    LOCUS_RETURN_IF_ERROR(
+        integer(*t, "max_message_bytes", "verbs.max_message_bytes", 64, 1 << 30, false, &v->max_message_bytes));
     LOCUS_RETURN_IF_ERROR(
         integer(*t, "max_connections", "verbs.max_connections", 1, 1'000'000, false, &v->max_connections));
     return integer(*t, "poll_spin_us", "verbs.poll_spin_us", 0, 1'000'000, false, &v->poll_spin_us);
@@ -175,12 +189,12 @@ StatusOr<ClusterConfig> parse_cluster_config(std::string_view text, const std::s
   try {
     root = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ": " +
-                            std::string(e.description()));
+    return invalid_argument(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
-  LOCUS_RETURN_IF_ERROR(loader.only_known(root, "", {"server", "verbs"}));
+  LOCUS_RETURN_IF_ERROR(loader.only_known(root, "", {"server", "verbs", "zookeeper"}));
   ClusterConfig config;
   config.source = source;
+  LOCUS_RETURN_IF_ERROR(loader.zookeeper(root, &config));
   LOCUS_RETURN_IF_ERROR(loader.servers(root, &config));
   LOCUS_RETURN_IF_ERROR(loader.tuning(root, &config.verbs));
   return config;

@@ -8,6 +8,12 @@
 //   address = "10.0.0.1"  # an IP address of an RDMA-capable netdev (RoCE) or IPoIB
 //   port = 7471           # rdma_cm port (its own port space, not TCP's)
 //
+//   [zookeeper]           # optional: servers from ZooKeeper (docs/membership.md)
+//   connect = "10.0.0.5:2181/locus"  # HOST:PORT[,HOST:PORT...][/PATH]; then
+//                         # [[server]] may be left out: clients learn each
+//                         # server's address from what `locus serve
+//                         # --zookeeper` announced there
+//
 //   [verbs]               # optional tuning, defaults below
 //   rnr_retry_count = 6   # finite: 7 would mean "retry forever"
 //
@@ -68,6 +74,7 @@ struct VerbsTuning : RcRetry {
 struct ClusterConfig {
   std::string source = "<built-in>";  // file name, for messages
   std::vector<ServerAddress> servers;
+  std::string zookeeper;  // [zookeeper] connect, validated; empty: none
   VerbsTuning verbs;
 };
 

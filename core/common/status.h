@@ -66,6 +66,8 @@ inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std
 inline Status timeout_error(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
 inline Status corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+// Also a compare-and-set over a stale version (core/membership).
+inline Status aborted_error(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 
 // The peer gave no answer (timed out, unreachable, retries exhausted, the

@@ -1,9 +1,9 @@
 // Cluster file parsing: every mistake is reported with the file, the line
 // and the key, so a cluster that does not come up says where its file is
 // wrong. Needs no RDMA device (runs in plain ctest).
-#include <boost/test/unit_test.hpp>
-
 #include "backends/verbs/cluster_config.h"
+
+#include <boost/test/unit_test.hpp>
 
 namespace {
 
@@ -33,7 +33,8 @@ port = 7472
 rnr_retry_count = 3
 min_rnr_timer = 14
 max_send_wr = 64
-)", "cluster.toml");
+)",
+                                "cluster.toml");
   BOOST_REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
   BOOST_TEST(c->servers.size() == 2u);
   BOOST_TEST(c->servers[0].address == "10.0.0.1");
@@ -63,13 +64,16 @@ BOOST_AUTO_TEST_CASE(errors_name_file_line_and_key) {
 
 // Issue 17: these were accepted, and failed only when a client connected.
 BOOST_AUTO_TEST_CASE(duplicate_servers_bad_addresses_and_port_zero) {
-  BOOST_TEST(error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n") ==
-             "cluster.toml:5: server[1]: the same address and port as server[0] (10.0.0.1:7471)");
-  BOOST_TEST(error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7472\n") == "");
+  BOOST_TEST(
+      error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n") ==
+      "cluster.toml:5: server[1]: the same address and port as server[0] (10.0.0.1:7471)");
+  BOOST_TEST(
+      error_of("[[server]]\naddress = \"10.0.0.1\"\nport = 7471\n[[server]]\naddress = \"10.0.0.1\"\nport = 7472\n") ==
+      "");
   for (const char* bad : {"10.0.0.1 ", "host name", "-host", "host-", "a..b", "10.0.0.1:7471", "[fe80::1]"}) {
     const std::string e = error_of(std::string("[[server]]\naddress = \"") + bad + "\"\nport = 1\n");
-    BOOST_TEST(e.find("server[0].address: '" + std::string(bad) + "' is neither an IPv4 or IPv6 address nor a host name") !=
-                   std::string::npos,
+    BOOST_TEST(e.find("server[0].address: '" + std::string(bad) +
+                      "' is neither an IPv4 or IPv6 address nor a host name") != std::string::npos,
                e);
   }
   for (const char* good : {"10.0.0.1", "fe80::1", "node-7.cluster.example", "localhost"}) {
@@ -79,8 +83,23 @@ BOOST_AUTO_TEST_CASE(duplicate_servers_bad_addresses_and_port_zero) {
   auto c = parse_cluster_config("[[server]]\naddress = \"10.0.0.1\"\nport = 0\n", "cluster.toml");
   BOOST_REQUIRE(c.is_ok());
   const locus::Status st = locus::verbs::check_connectable(*c);
-  BOOST_TEST(st.message().rfind("cluster.toml: server[0].port: 0 (any free port) is for the serving process only", 0) == 0,
-             st.message());
+  BOOST_TEST(
+      st.message().rfind("cluster.toml: server[0].port: 0 (any free port) is for the serving process only", 0) == 0,
+      st.message());
+}
+
+// [zookeeper] lets a client's file leave [[server]] out; the address is
+// checked where it is written.
+BOOST_AUTO_TEST_CASE(zookeeper_instead_of_servers) {
+  auto c = parse_cluster_config("[zookeeper]\nconnect = \"10.0.0.5:2181/locus\"\n", "cluster.toml");
+  BOOST_REQUIRE_MESSAGE(c.is_ok(), c.status().to_string());
+  BOOST_TEST(c->zookeeper == "10.0.0.5:2181/locus");
+  BOOST_TEST(c->servers.empty());
+  const std::string bad = error_of("[zookeeper]\nconnect = \"10.0.0.5/locus\"\n");
+  BOOST_TEST(bad.find("cluster.toml:2: zookeeper.connect:") != std::string::npos, bad);
+  BOOST_TEST(bad.find("has no :PORT") != std::string::npos, bad);
+  BOOST_TEST(error_of("[zookeeper]\nconnekt = \"z:1\"\n").find("zookeeper.connekt: unknown key") != std::string::npos);
+  BOOST_TEST(error_of("").find("or name ZooKeeper in [zookeeper] connect") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(missing_file) {

@@ -24,7 +24,7 @@
 #include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
-#include "tests/verbs/child_process.h"
+#include "tests/support/child_process.h"
 #include "tests/verbs/served_index.h"
 #include "tests/verbs/verbs_test_env.h"
 
@@ -32,7 +32,7 @@ namespace {
 
 using namespace locus;
 using locus::testing::FailureLog;
-using locus::verbs::testing::ChildProcess;
+using locus::testing::ChildProcess;
 using locus::verbs::testing::ServedIndex;
 
 const bool skip_checked = [] {

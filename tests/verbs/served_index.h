@@ -16,10 +16,16 @@
 #include <vector>
 
 #include "backends/verbs/cluster_config.h"
-#include "tests/verbs/child_process.h"
+#include "tests/support/child_process.h"
 #include "tests/verbs/run_results.h"
 
 namespace locus::verbs::testing {
+
+using locus::testing::ChildProcess;
+using locus::testing::make_temp_dir;
+using locus::testing::wait_for_file;
+using locus::testing::wait_for_lines;
+using locus::testing::write_file;
 
 // A scenario file of the tier, by its name in tests/verbs/scenarios.
 std::string scenario_path(const std::string& file);
@@ -29,7 +35,7 @@ struct ServedIndex {
   std::string scenario;           // the scenario file
   std::vector<std::string> sets;  // its overrides ("key=value"), for serve and runs alike
   std::unique_ptr<ChildProcess> server;
-  std::string config_path;        // the clients' cluster file: entry k is server endpoint k
+  std::string config_path;  // the clients' cluster file: entry k is server endpoint k
   ClusterConfig config;
 };
 

@@ -1,6 +1,7 @@
-// A child process for the verbs tier's multi-process tests: `locus serve`
-// and `locus run` run as real processes (so a client can really die), with
-// their output captured in files that failing tests print.
+// A child process for the multi-process tests: `locus serve` and `locus
+// run` in the verbs tier, a ZooKeeper server in the membership tests. They
+// run as real processes (so a client can really die), with their output
+// captured in files that failing tests print.
 #pragma once
 
 #include <sys/types.h>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace locus::verbs::testing {
+namespace locus::testing {
 
 class ChildProcess {
  public:
@@ -47,4 +48,4 @@ std::string wait_for_file(const std::string& path, int timeout_ms);
 std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms,
                                         ChildProcess* writer = nullptr);
 
-}  // namespace locus::verbs::testing
+}  // namespace locus::testing

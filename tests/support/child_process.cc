@@ -1,5 +1,5 @@
 // ChildProcess: fork/exec with captured output; see child_process.h.
-#include "tests/verbs/child_process.h"
+#include "tests/support/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-namespace locus::verbs::testing {
+namespace locus::testing {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::string log_path)
     : log_path_(std::move(log_path)) {
@@ -100,8 +100,7 @@ std::string wait_for_file(const std::string& path, int timeout_ms) {
   return "";
 }
 
-std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms,
-                                        ChildProcess* writer) {
+std::vector<std::string> wait_for_lines(const std::string& path, size_t count, int timeout_ms, ChildProcess* writer) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     const bool writer_gone = writer != nullptr && !writer->running();
@@ -117,4 +116,4 @@ std::vector<std::string> wait_for_lines(const std::string& path, size_t count, i
   return {};
 }
 
-}  // namespace locus::verbs::testing
+}  // namespace locus::testing
