@@ -90,7 +90,7 @@ StatusOr<std::unique_ptr<DurableLog>> DurableLog::open(const Env& env, std::stri
   if (r.log.tail != TailKind::kClean) LOCUS_RETURN_IF_ERROR(files.truncate(log->log_path(g), r.log.valid_bytes));
   log->generation_ = g;
   LOCUS_ASSIGN_OR_RETURN(log->writer_, LogWriter::open(env, log->log_path(g), options));
-  LOCUS_RETURN_IF_ERROR(log->writer_->sync_all());  // the truncation, and a fresh log's length
+  LOCUS_RETURN_IF_ERROR(log->writer_->sync_exclusive());  // the truncation, and a fresh log's length
   LOCUS_RETURN_IF_ERROR(files.sync_dir(log->dir_));
   r.took_ns = env.clock->now() - start_ns;
   if (report != nullptr) *report = std::move(r);
@@ -106,16 +106,13 @@ Status DurableLog::checkpoint(const std::function<Status(const CheckpointSink&)>
     // The checkpoint goes through a writer of its own that syncs once, at
     // the end: its records need no group commit.
     LOCUS_ASSIGN_OR_RETURN(auto out, LogWriter::open(env_, tmp, {.fsync = FsyncPolicy::kNever}));
-    uint64_t records = 0, written = 0;
+    uint64_t records = 0;
     LOCUS_RETURN_IF_ERROR(write_state([&](std::string_view payload) {
       ++records;
-      const uint64_t lsn = out->add(payload);
-      if (lsn - written < (8u << 20)) return Status();  // written in 8 MiB pieces, not held whole
-      written = lsn;
-      return out->commit(lsn);
+      return out->append_exclusive(payload);
     }));
-    out->add(std::string(kTrailerTag) + std::to_string(records));
-    LOCUS_RETURN_IF_ERROR(out->sync_all());
+    LOCUS_RETURN_IF_ERROR(out->append_exclusive(std::string(kTrailerTag) + std::to_string(records)));
+    LOCUS_RETURN_IF_ERROR(out->sync_exclusive());
   }
   LOCUS_RETURN_IF_ERROR(files.rename(tmp, checkpoint_path(next)));
   // From here recovery may use generation `next`: records must go to its

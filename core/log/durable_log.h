@@ -56,13 +56,21 @@ class DurableLog {
   // Adds and commits a record; fails for good once a checkpoint failed
   // after naming itself (records would go to a log recovery ignores).
   Status append(std::string_view payload) { return broken_.is_ok() ? writer_->append(payload) : broken_; }
+  // The same for a caller that holds every use of this log under its own
+  // lock or runs set-up code (LogWriter::append_exclusive).
+  Status append_exclusive(std::string_view payload) {
+    return broken_.is_ok() ? writer_->append_exclusive(payload) : broken_;
+  }
   Status tick() { return writer_->tick(); }
   // Bytes of log since the last checkpoint (a caller's trigger for the next).
-  uint64_t log_bytes() const { return writer_->size_bytes(); }
+  // Exclusive use, like append_exclusive: takes no lock.
+  uint64_t log_bytes() const { return writer_->size_bytes_exclusive(); }
   uint64_t generation() const { return generation_; }
 
   // Writes the caller's state (`write_state` calls the sink once per
-  // record) as the next checkpoint and starts an empty log.
+  // record) as the next checkpoint and starts an empty log. The caller
+  // holds every use of the log still meanwhile (no Env lock is taken, so
+  // set-up code on SimGrid may call it).
   Status checkpoint(const std::function<Status(const CheckpointSink&)>& write_state);
 
   std::string log_path(uint64_t generation) const;

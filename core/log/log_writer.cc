@@ -40,6 +40,10 @@ LogWriter::~LogWriter() = default;
 
 uint64_t LogWriter::add(std::string_view payload) {
   MutexLock lock(*mu_);
+  return add_unlocked(payload);
+}
+
+uint64_t LogWriter::add_unlocked(std::string_view payload) {
   frame_record(payload, &pending_);
   pending_end_ += kRecordHeaderBytes + payload.size();
   ++stats_.records;
@@ -55,26 +59,42 @@ Status LogWriter::write_batch(bool sync) {
   std::swap(pending_, writing_);
   const uint64_t end = pending_end_;
   mu_->unlock();
-  Status st = writing_.empty() ? Status() : file_->append(std::as_bytes(std::span(writing_.data(), writing_.size())));
-  const uint64_t batch_bytes = writing_.size();
-  if (st.is_ok() && sync) st = file_->sync();
-  writing_.clear();
+  const Status st = write_out(sync);
   mu_->lock();
   leader_ = false;
+  Status out = settle(st, end, sync);
+  cv_->notify_all();
+  return out;
+}
+
+Status LogWriter::flush_unlocked(bool sync) {
+  std::swap(pending_, writing_);
+  const Status st = write_out(sync);
+  return settle(st, pending_end_, sync, /*read_clock=*/false);
+}
+
+Status LogWriter::write_out(bool sync) {
+  Status st = writing_.empty() ? Status() : file_->append(std::as_bytes(std::span(writing_.data(), writing_.size())));
+  writing_bytes_ = writing_.size();
+  if (st.is_ok() && sync) st = file_->sync();
+  writing_.clear();
+  return st;
+}
+
+Status LogWriter::settle(const Status& st, uint64_t end, bool sync, bool read_clock) {
   if (st.is_ok()) {
     written_ = end;
-    stats_.bytes += batch_bytes;
-    if (batch_bytes > 0) ++stats_.batches;
+    stats_.bytes += writing_bytes_;
+    if (writing_bytes_ > 0) ++stats_.batches;
     if (sync) {
       durable_ = end;
       ++stats_.syncs;
-      last_sync_ns_ = env_.clock->now();
+      if (read_clock) last_sync_ns_ = env_.clock->now();
     }
   } else if (error_.is_ok()) {
     error_ = Status(st.code(),
                     "log " + path_ + " broken by a failed write or sync (reopen it through recovery): " + st.message());
   }
-  cv_->notify_all();
   return error_;
 }
 
@@ -113,6 +133,16 @@ Status LogWriter::sync_all() {
   }
   return error_;
 }
+
+Status LogWriter::append_exclusive(std::string_view payload) {
+  if (!error_.is_ok()) return error_;
+  add_unlocked(payload);
+  // No clock read: set-up code may run on a thread the simulator's clock
+  // does not serve. Interval syncs are left to tick().
+  return flush_unlocked(options_.fsync == FsyncPolicy::kEveryBatch);
+}
+
+Status LogWriter::sync_exclusive() { return error_.is_ok() ? flush_unlocked(true) : error_; }
 
 uint64_t LogWriter::size_bytes() const {
   MutexLock lock(*mu_);

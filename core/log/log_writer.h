@@ -68,6 +68,12 @@ class LogWriter {
   // Writes what is pending and syncs it, whatever the policy (before a
   // checkpoint replaces this log).
   Status sync_all();
+  // The same two for a caller that knows no one else uses the writer:
+  // set-up code (on SimGrid it runs outside any actor and may take no Env
+  // lock) and owners that hold their own lock over every use.
+  Status append_exclusive(std::string_view payload);
+  Status sync_exclusive();
+  uint64_t size_bytes_exclusive() const { return pending_end_; }
 
   uint64_t size_bytes() const;   // written and pending
   uint64_t durable_lsn() const;  // synced
@@ -79,6 +85,12 @@ class LogWriter {
   // Leader: writes the pending batch, syncing it if `sync`. mu_ held on
   // entry and exit, released while writing.
   Status write_batch(bool sync);
+  uint64_t add_unlocked(std::string_view payload);
+  // Writes the pending batch with no lock (append_exclusive, sync_exclusive).
+  Status flush_unlocked(bool sync);
+  // Writes `writing_` (and syncs it); then settle() records the outcome.
+  Status write_out(bool sync);
+  Status settle(const Status& st, uint64_t end, bool sync, bool read_clock = true);
   bool covered(uint64_t lsn) const;
 
   Env env_;
@@ -88,6 +100,7 @@ class LogWriter {
   std::unique_ptr<Mutex> mu_;
   std::unique_ptr<CondVar> cv_;
   std::string pending_, writing_;
+  uint64_t writing_bytes_ = 0;
   uint64_t pending_end_ = 0;  // lsn of the last added record
   uint64_t written_ = 0;      // lsn up to which the file has the bytes
   uint64_t durable_ = 0;      // lsn up to which they are synced

@@ -92,7 +92,7 @@ class PilafDriver final : public design::IndexDriver {
     return design::load_records_sharded(
         spec, rng, shards, [shards](uint64_t keynum) { return pilaf_shard_of(keynum, shards); },
         [this](uint32_t shard, std::string_view key, std::string_view value) {
-          return servers_[shard]->put(key, value);
+          return servers_[shard]->load(key, value);
         });
   }
 

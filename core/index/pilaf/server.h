@@ -32,8 +32,11 @@ class PilafServer final : public RegionPublisher {
   // Adds Pilaf's handlers to `rpc` (which may serve other things too).
   Status attach(rpc::RpcServer& rpc);
 
-  // Loading before serving: logged like a client's put when there is a log.
+  // A put from this process (tests, benchmarks): logged like a client's.
   Status put(std::string_view key, std::string_view value);
+  // The same from set-up code before serving: takes no lock (SimGrid runs
+  // set-up code outside any actor, where no Env lock may be taken).
+  Status load(std::string_view key, std::string_view value) { return put_locked(key, value); }
   // The same for a delete (tests; the delete handler's path).
   Status remove(std::string_view key);
   // Rebuilds the store from the log, as a restarted process would.

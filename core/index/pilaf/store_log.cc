@@ -57,12 +57,12 @@ StatusOr<std::unique_ptr<StoreLog>> StoreLog::open(const Env& env, const LogSett
 
 Status StoreLog::log_put(std::string_view key, std::string_view value) {
   encode_put(key, value, &scratch_);
-  return log_->append(scratch_);
+  return log_->append_exclusive(scratch_);
 }
 
 Status StoreLog::log_delete(std::string_view key) {
   encode_delete(key, &scratch_);
-  return log_->append(scratch_);
+  return log_->append_exclusive(scratch_);
 }
 
 Status StoreLog::maybe_checkpoint(const Store& store) {

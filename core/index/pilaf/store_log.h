@@ -45,7 +45,8 @@ class StoreLog {
                                                   log::RecoveryReport* report);
 
   // Logs a put or delete (written, and synced per the policy) before the
-  // caller applies it.
+  // caller applies it. The caller holds its own lock over every use of
+  // this log (or runs set-up code), so the log takes none of its own.
   Status log_put(std::string_view key, std::string_view value);
   Status log_delete(std::string_view key);
   // Writes a checkpoint of `store` if the log has grown past the rewrite
