@@ -36,6 +36,7 @@ declare -A allowed=(
   [metrics]="common"
   [transport]="common metrics"
   [fault]="common metrics transport"
+  [log]="common metrics transport"
   [memory]="common"
   [membership]="common"
   [rpc]="common metrics transport"
@@ -46,7 +47,7 @@ declare -A allowed=(
   [designs]="common check metrics transport fault memory rpc selector workload scenario design index"
   [runner]="common check metrics transport fault memory rpc selector workload scenario design"
 )
-lower="common check metrics transport fault memory rpc selector workload scenario design"
+lower="common check metrics transport fault log memory rpc selector workload scenario design"
 for dir in core/*/ core/index/*/; do
   dir=${dir%/}
   case $dir in

@@ -11,6 +11,7 @@
 #include "apps/locus/cli_checks.h"
 #include "apps/locus/micro_blink.h"
 #include "apps/locus/micro_cuckoo.h"
+#include "apps/locus/micro_log.h"
 #include "apps/locus/micro_read.h"
 #include "apps/locus/micro_rtree.h"
 #include "apps/locus/run_command.h"
@@ -41,6 +42,7 @@ struct BenchOptions {
   std::string index;               // --index: compare its --mode values
   std::vector<std::string> modes;  // --mode
   std::string baseline;            // --baseline
+  std::string log_dir;               // --micro log
 };
 
 Status fail(const std::string& option, const std::string& message) { return invalid_argument(option + ": " + message); }
@@ -143,6 +145,16 @@ Status run_bench(const BenchOptions& o) {
     mb.seed = o.seed;
     return run_micro_blink(mb);
   }
+  if (o.micro == "log") {
+    // Its own sizes (200K puts of 1000 bytes over 100K keys) unless --records/--ops/--size say otherwise.
+    MicroLogConfig ml;
+    ml.dir = o.log_dir;
+    if (o.records != BenchOptions{}.records) ml.keys = o.records;
+    if (o.ops != BenchOptions{}.ops) ml.puts = o.ops;
+    if (o.size_bytes != BenchOptions{}.size_bytes) ml.value_bytes = o.size_bytes;
+    ml.seed = o.seed;
+    return run_micro_log(ml);
+  }
   if (o.micro == "rtree") {
     // Its own sizes (1M rectangles, 100K queries per scale) unless --records/--ops say otherwise.
     MicroRtreeConfig mr;
@@ -180,8 +192,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--micro", opts->micro,
                   "A microbenchmark instead of a scenario: cuckoo (local lookups), read (one client's READ rate), "
                   "blink (Cell local B-link search vs absl::btree_map), rtree (Catfish R*-tree search vs "
-                  "boost::geometry rtree)")
-      ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree"}));
+                  "boost::geometry rtree), log (Pilaf puts/s with its operation log on disk vs without, and recovery time per GB)")
+      ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree", "log"}));
+  cmd->add_option("--log-dir", opts->log_dir, "--micro log: an empty or absent directory on the disk to measure");
   cmd->add_option("--index", opts->index,
                   "Compare this index's --mode values on loopback, on the scenario given or a built-in one "
                   "(e.g. --index nessie --mode client,server,hybrid)");
@@ -201,7 +214,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--server", opts->server, "--micro read on verbs: the server node the READs go to")
       ->check(kUnsignedInteger)
       ->capture_default_str();
-  cmd->add_option("--size", opts->size_bytes, "--micro read: bytes per READ")
+  cmd->add_option("--size", opts->size_bytes, "--micro read: bytes per READ; --micro log: bytes per value")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_option("--depth", opts->depth, "--micro read: READs in flight (one connection)")

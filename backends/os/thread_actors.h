@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/os/os_env.h"
+#include "backends/os/posix_files.h"
 #include "core/common/random.h"
 #include "core/common/status.h"
 #include "core/transport/runtime.h"
@@ -80,6 +81,7 @@ class ThreadActors {
     env.cpu = &cpu_;
     env.random = rng;
     env.sync = &sync_;
+    env.files = &files_;
     env.stop = &stop_;
     return env;
   }
@@ -93,6 +95,7 @@ class ThreadActors {
   SteadyClock clock_;
   NoopCpu cpu_;
   StdSyncFactory sync_;
+  PosixFiles files_;
 };
 
 }  // namespace locus::os

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/simgrid/sim_world.h"
+#include "core/log/mem_files.h"
 
 namespace locus::simgrid_backend {
 namespace {
@@ -383,6 +384,7 @@ class SimRuntime final : public Runtime {
     env.cpu = parts_.at(node).cpu.get();
     env.random = rng;
     env.sync = &sync_;
+    env.files = &files_;
     env.stop = &stop_;
     return env;
   }
@@ -392,6 +394,10 @@ class SimRuntime final : public Runtime {
   uint64_t actor_count_ = 0;
   SimClock clock_;
   SimSyncFactory sync_;
+  // Logs (core/log) live in memory: a simulated run's logs matter only
+  // within it, to the servers it restarts. Writes and syncs cost no
+  // simulated time yet (docs/durability.md).
+  log::MemFiles files_;
   std::vector<NodeParts> parts_;
   std::vector<std::unique_ptr<Random>> randoms_;
   std::atomic<bool> stop_{false};

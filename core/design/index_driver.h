@@ -88,6 +88,13 @@ class IndexDriver {
     (void)endpoint;
     return {};
   }
+  // Server endpoint `endpoint` restarts as a new process would: its memory
+  // is lost and its state rebuilt from its log (faults.restart_servers).
+  // Only designs that log can.
+  virtual Status restart_server(uint32_t endpoint) {
+    return unimplemented("server endpoint " + std::to_string(endpoint) +
+                         ": this design keeps no log, so its servers cannot restart");
+  }
   // True while the servers must go on serving after stop was requested
   // (a daemon is mid-way through work that needs them).
   virtual bool keep_serving() const { return false; }

@@ -52,9 +52,12 @@ struct FaultOptions {
   uint32_t crash_servers = 0;
   // A crashed server machine answers again this long after (0: never),
   // with its memory: a host whose network came back (Runtime::revive_node).
-  // Its connections broke; clients must connect again. A restarted server
-  // process would have lost its index: that needs issue 20's logs.
+  // Its connections broke; clients must connect again.
   Nanos server_outage_ns = 0;
+  // With server_outage_ms: the crashed machine comes back as restarted
+  // server processes instead, their memory lost and their state rebuilt
+  // from their logs (IndexDriver::restart_server; designs that log only).
+  bool restart_servers = false;
   // A crashed client comes back this long after its crash (0: never), as a
   // restarted process does: a new endpoint on the same host, connecting
   // afresh, remembering nothing of the one that died.

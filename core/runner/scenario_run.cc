@@ -77,6 +77,8 @@ struct Shared {
   std::vector<std::vector<NodeId>> machine_nodes;
   std::atomic<uint32_t> crashed_servers{0};
   std::atomic<uint32_t> revived_servers{0};  // faults.server_outage_ms
+  std::atomic<uint32_t> restarted_servers{0};  // faults.restart_servers: endpoints recovered
+  std::atomic<uint32_t> failed_restarts{0};
   // When the first server machine died (check::kNeverNs: none has), and the calls
   // answered after that: the other servers kept serving.
   std::atomic<Nanos> first_server_crash_ns{check::kNeverNs};
@@ -245,8 +247,8 @@ Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<
 // new node on the crashed one's host, made and spawned now (no backend adds
 // nodes mid-run), whose actor waits for its time and then runs as client
 // `index` with history id clients + k.
-Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime, NodeId at, Nanos from_ns,
-                                  Shared& sh, const std::vector<NodeId>& clients,
+Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime, design::IndexDriver& driver,
+                                  NodeId at, Nanos from_ns, Shared& sh, const std::vector<NodeId>& clients,
                                   std::vector<ClientOutcome>* restarted) {
   const Nanos until_ns = sh.run_start + to_ns(s.run.duration_s);
   const auto client_plan =
@@ -291,8 +293,21 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
     std::sort(server_plan.begin(), server_plan.end());
   }
   return spawn_crashes(runtime, at, "faults.crash_servers", server_plan,
-                       [&runtime, &sh, machines](Env& env, uint32_t event) {
+                       [&runtime, &sh, &driver, machines, restart = s.faults.restart_servers](Env& env,
+                                                                                               uint32_t event) {
                          if (event >= machines) {
+                           // Restarted processes rebuild their state before they answer again.
+                           const auto per_machine = static_cast<uint32_t>(sh.servers.size()) / machines;
+                           const uint32_t m = event - machines;
+                           for (uint32_t e = m * per_machine; restart && e < (m + 1) * per_machine; ++e) {
+                             if (Status st = driver.restart_server(e); st.is_ok()) {
+                               sh.restarted_servers.fetch_add(1, std::memory_order_relaxed);
+                             } else {
+                               sh.failed_restarts.fetch_add(1, std::memory_order_relaxed);
+                               fmt::print(stderr, "faults.restart_servers: server endpoint {}: {}\n", e,
+                                          st.to_string());
+                             }
+                           }
                            for (NodeId node : sh.machine_nodes[event - machines]) (void)runtime.revive_node(node);
                            sh.revived_servers.fetch_add(1, std::memory_order_relaxed);
                            return;
@@ -484,7 +499,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       }
       faults->arm();
     }));
-    LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, at, arm_at, sh, client_nodes, &restarted));
+    LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, *driver, at, arm_at, sh, client_nodes, &restarted));
   }
   if (!placement.clients_here) {
     // Serving until told to stop: one worker actor keeps the run going.
@@ -584,6 +599,10 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       r.extra["faults.crashed_servers"] = sh.crashed_servers.load();
       r.extra["faults.ok_after_server_crash"] = static_cast<double>(sh.ok_after_server_crash.load());
       if (s.faults.server_outage_ns > 0) r.extra["faults.revived_servers"] = sh.revived_servers.load();
+      if (s.faults.restart_servers) {
+        r.extra["faults.restarted_servers"] = sh.restarted_servers.load();
+        r.extra["faults.failed_restarts"] = sh.failed_restarts.load();
+      }
     }
   }
   if (sh.history) LOCUS_RETURN_IF_ERROR(check_run(s, *driver, sh, r.extra));

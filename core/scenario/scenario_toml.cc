@@ -296,7 +296,8 @@ Status read_faults(const Decoder& d, const toml::table& t, fault::FaultOptions* 
   LOCUS_RETURN_IF_ERROR(d.only(t, "faults", {"seed", "delay", "max_delay_us", "retry_exceeded", "applied",
                                              "remote_access_error", "rnr", "register_failure", "split_read",
                                              "piece_bytes", "read_order", "crash_clients", "crash_servers",
-                                             "restart_after_ms", "server_outage_ms"}));
+                                             "restart_after_ms", "server_outage_ms", "restart_servers"}));
+  LOCUS_RETURN_IF_ERROR(d.flag(t, "faults", "restart_servers", &f->restart_servers));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_clients", &f->crash_clients, 0, 1000000));
   LOCUS_RETURN_IF_ERROR(d.number(t, "faults", "crash_servers", &f->crash_servers, 0, 1000000));
   double restart_after_ms = static_cast<double>(f->restart_after_ns) / 1e6;
@@ -416,6 +417,10 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
     if (sc->faults.server_outage_ns > 0 && sc->faults.crash_servers == 0) {
       return d.fail(t->get("server_outage_ms"), "faults.server_outage_ms",
                     "brings crashed servers back, and faults.crash_servers is 0 (it would be ignored)");
+    }
+    if (sc->faults.restart_servers && sc->faults.server_outage_ns == 0) {
+      return d.fail(t->get("restart_servers"), "faults.restart_servers",
+                    "restarts crashed servers when they come back, and faults.server_outage_ms is 0 (they never do)");
     }
     if (sc->faults.restart_after_ns > 0 && sc->faults.crash_clients == 0) {
       return d.fail(t->get("restart_after_ms"), "faults.restart_after_ms",

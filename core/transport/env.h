@@ -10,6 +10,7 @@
 
 #include "core/common/random.h"
 #include "core/common/time.h"
+#include "core/transport/files.h"
 #include "core/transport/transport.h"
 
 namespace locus {
@@ -81,6 +82,7 @@ struct Env {
   Cpu* cpu = nullptr;
   Random* random = nullptr;
   SyncFactory* sync = nullptr;
+  Files* files = nullptr;  // local storage (logs); null where the backend gives none
   const std::atomic<bool>* stop = nullptr;  // set when daemons should wind down
 
   bool stop_requested() const { return stop != nullptr && stop->load(std::memory_order_acquire); }

@@ -68,8 +68,19 @@ class PilafDriver final : public design::IndexDriver {
             "index.max_kv_bytes x platform.servers"};
   }
 
-  Status setup_server(uint32_t, Env env, rpc::RpcServer& rpc) override {
-    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, store_options()));
+  LogSettings log_settings(uint32_t endpoint) const {
+    LogSettings l;
+    if (config_.log_dir.empty()) return l;
+    l.dir = config_.log_dir + "/server" + std::to_string(endpoint);
+    (void)log::parse_fsync_policy(config_.log_fsync, &l.options.fsync);  // read_keys allowed only these
+    l.options.fsync_interval_ns = Nanos{config_.log_fsync_interval_ms} * kMillisecond;
+    l.rewrite_percentage = config_.log_rewrite_percentage;
+    l.rewrite_min_bytes = config_.log_rewrite_min_mb << 20;
+    return l;
+  }
+
+  Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
+    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, store_options(), log_settings(endpoint)));
     LOCUS_RETURN_IF_ERROR(server->attach(rpc));
     servers_.push_back(std::move(server));
     return Status();
@@ -81,7 +92,7 @@ class PilafDriver final : public design::IndexDriver {
     return design::load_records_sharded(
         spec, rng, shards, [shards](uint64_t keynum) { return pilaf_shard_of(keynum, shards); },
         [this](uint32_t shard, std::string_view key, std::string_view value) {
-          return servers_[shard]->store().put(key, value);
+          return servers_[shard]->load(key, value);
         });
   }
 
@@ -107,6 +118,30 @@ class PilafDriver final : public design::IndexDriver {
     return check::check_history(check::KvModel(), history, options);
   }
 
+  Status restart_server(uint32_t endpoint) override {
+    if (endpoint >= servers_.size()) return invalid_argument("pilaf: no server endpoint " + std::to_string(endpoint));
+    if (config_.log_dir.empty()) {
+      return invalid_argument("pilaf: index.log_dir is not set, so a restarted server would come back empty");
+    }
+    LOCUS_ASSIGN_OR_RETURN(log::RecoveryReport r, servers_[endpoint]->restart());
+    ++restarts_;
+    recovered_records_ += r.checkpoint_records + r.log.records;
+    return Status();
+  }
+
+  // Interval fsync: each logging server syncs once the interval has passed.
+  std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
+    if (config_.log_dir.empty() || config_.log_fsync != "interval" || endpoint >= servers_.size()) return {};
+    PilafServer* server = servers_[endpoint].get();
+    const Nanos period_ns = Nanos{config_.log_fsync_interval_ms} * kMillisecond;
+    return {{"pilaf.log_sync", false, [server, period_ns](Env& env) {
+               while (!env.stop_requested()) {
+                 (void)server->tick();
+                 env.clock->sleep_for(std::min<Nanos>(period_ns, 10 * kMillisecond));
+               }
+             }}};
+  }
+
   void report_servers(std::map<std::string, double>& extra) const override {
     double kicks = 0, keys = 0;
     for (const auto& s : servers_) {
@@ -115,6 +150,10 @@ class PilafDriver final : public design::IndexDriver {
     }
     extra["pilaf.keys"] = keys;
     extra["pilaf.cuckoo_kicks"] = kicks;
+    if (restarts_ > 0) {
+      extra["pilaf.restarts"] = static_cast<double>(restarts_);
+      extra["pilaf.recovered_records"] = static_cast<double>(recovered_records_);
+    }
   }
 
  private:
@@ -122,6 +161,8 @@ class PilafDriver final : public design::IndexDriver {
   PilafConfig config_;
   GetMode mode_;
   std::vector<std::unique_ptr<PilafServer>> servers_;
+  uint64_t restarts_ = 0;
+  uint64_t recovered_records_ = 0;
 };
 
 }  // namespace

@@ -51,6 +51,23 @@ void Store::bump_epoch() {
   __atomic_store_n(&reinterpret_cast<Meta*>(meta_.data())->epoch, epoch() + 1, __ATOMIC_RELEASE);
 }
 
+void Store::set_epoch(uint64_t epoch) {
+  __atomic_store_n(&reinterpret_cast<Meta*>(meta_.data())->epoch, epoch, __ATOMIC_RELEASE);
+}
+
+Status Store::for_each(const std::function<Status(std::string_view, std::string_view)>& fn) const {
+  for (uint64_t s = 0; s < bucket_count_; ++s) {
+    const Entry& e = entry(s);
+    if (e.empty()) continue;
+    std::string_view k, v;
+    if (!parse_extent(extents_.data() + e.kv_offset, e.kv_length, &k, &v)) {
+      return corruption("pilaf store: slot " + std::to_string(s) + " points at a damaged extent");
+    }
+    LOCUS_RETURN_IF_ERROR(fn(k, v));
+  }
+  return Status();
+}
+
 void Store::set_move_seq(uint64_t v) {
   move_seq_ = v;
   __atomic_store_n(&reinterpret_cast<Meta*>(meta_.data())->move_seq, v, __ATOMIC_RELEASE);

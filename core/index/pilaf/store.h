@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,11 @@ class Store {
   uint64_t epoch() const;
   // Bumps the epoch in the meta object (the publisher calls this).
   void bump_epoch();
+  // A restarted server's store starts past the epoch clients last saw.
+  void set_epoch(uint64_t epoch);
+  // Calls fn(key, value) for every key, in table order (checkpoints);
+  // stops at fn's first error.
+  Status for_each(const std::function<Status(std::string_view, std::string_view)>& fn) const;
   StoreStats stats() const;
 
  private:
