@@ -27,6 +27,12 @@ case $design in
   nessie) scenario=$root/scenarios/nessie/small.toml
     base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5
           run.duration_s=0.1 run.wait_timeout_ms=2) ;;
+  # The NAM index, both distributions: updates add (key, payload) pairs.
+  # Fine-grained locks of crashed clients are broken after a 20 ms lease.
+  nam|nam-fine) scenario=$root/scenarios/nam/${design#nam-}.toml
+    [ "$design" = nam ] && scenario=$root/scenarios/nam/coarse.toml
+    base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5 index.lease_ms=20
+          run.clients=16 run.duration_s=0.05 run.wait_timeout_ms=2) ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)
@@ -62,7 +68,7 @@ elif [ "$backend" = verbs ]; then
     echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
     exit 77
   fi
-  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;; esac
+  case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;; nam*) entries=4 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

@@ -18,6 +18,7 @@
 #include "core/check/history.h"
 #include "core/check/linearizability.h"
 #include "core/check/models.h"
+#include "core/designs/designs.h"
 #include "core/index/nam/client.h"
 #include "core/index/nam/fine_client.h"
 #include "core/index/nam/local_access.h"
@@ -314,6 +315,25 @@ class StallingAccess final : public nam::NodeAccess {
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(nam_index)
+
+// [index] keys: "hybrid" is refused by name until it is built, bad values
+// are named.
+BOOST_AUTO_TEST_CASE(index_keys_are_checked) {
+  const std::string base = "[platform]\nservers = 2\n[index]\ntype = \"nam\"\n[run]\nclients = 1\n";
+  auto ok = designs::parse_scenario(base, "nam.toml", {"index.distribution=fine", "index.page_bytes=256"});
+  BOOST_REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
+  struct Bad {
+    std::string set, says;
+  };
+  for (const Bad& b : {Bad{"index.distribution=hybrid", "\"hybrid\" (section 5 of the paper) is not built yet"},
+                       Bad{"index.distribution=medium", "not one of coarse, fine, hybrid"},
+                       Bad{"index.partitioning=list", "index.partitioning"},
+                       Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"}}) {
+    auto s = designs::parse_scenario(base, "nam.toml", {b.set});
+    BOOST_REQUIRE(!s.is_ok());
+    BOOST_TEST(s.status().message().find(b.says) != std::string::npos, s.status().message());
+  }
+}
 
 BOOST_AUTO_TEST_CASE(coarse_range_partitioning_matches_multimap) {
   differential(small(nam::Distribution::kCoarse, nam::Partitioning::kRange), 3);

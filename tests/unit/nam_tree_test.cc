@@ -10,7 +10,9 @@
 #include "core/common/random.h"
 #include "core/index/nam/arena.h"
 #include "core/index/nam/local_access.h"
+#include "core/index/nam/protocol.h"
 #include "core/index/nam/tree.h"
+#include "core/workload/keys.h"
 
 namespace locus::nam {
 namespace {
@@ -242,6 +244,23 @@ BOOST_AUTO_TEST_CASE(lost_separator_does_not_block_later_splits) {
   BOOST_REQUIRE(tree.lookup((next - 1) * 10, &got).is_ok());
   BOOST_TEST(tree.stats().moved_right - moved <= 1u);
   BOOST_TEST(leaves(local) > 100u);
+}
+
+// Range partitioning of YCSB's hashed keys (which lie in [0, 2^63]) gives
+// every memory server a fair share (it once gave half of them nothing).
+BOOST_AUTO_TEST_CASE(range_partitioning_spreads_hashed_keys) {
+  workload::WorkloadSpec spec;
+  spec.insertorder = workload::InsertOrder::kHashed;
+  const Partitioner part(Partitioning::kRange, 4, spec);
+  std::vector<uint32_t> per_server(4);
+  char key[32];
+  for (uint64_t i = 0; i < 4000; ++i) {
+    const size_t n = workload::build_key(i, true, 0, key, sizeof key);
+    auto k = key_number(std::string_view(key, n));
+    BOOST_REQUIRE(k.is_ok());
+    ++per_server[part.server_of(*k)];
+  }
+  for (uint32_t s = 0; s < 4; ++s) BOOST_TEST(per_server[s] > 800u, "server " << s << ": " << per_server[s]);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

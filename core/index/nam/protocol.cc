@@ -19,7 +19,9 @@ StatusOr<uint64_t> key_number(std::string_view key) {
 Partitioner::Partitioner(Partitioning how, uint32_t servers, const workload::WorkloadSpec& spec)
     : how_(how), servers_(servers) {
   if (spec.insertorder == workload::InsertOrder::kHashed) {
-    span_ = ~0ull / servers + 1;
+    // YCSB's hashed key numbers are FNV-1a made non-negative as a Java
+    // long (workload/keys.h): [0, 2^63].
+    span_ = (1ull << 63) / servers + 1;
   } else {
     span_ = std::max<uint64_t>(1, (spec.recordcount + servers - 1) / servers);
   }

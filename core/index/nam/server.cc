@@ -1,8 +1,6 @@
 // A NAM memory server's RPCs (server.h).
 #include "core/index/nam/server.h"
 
-#include <mutex>
-
 #include "core/index/nam/protocol.h"
 
 namespace locus::nam {
