@@ -32,6 +32,12 @@ case $design in
   nessie-server|nessie-hybrid) scenario=$root/scenarios/nessie/small.toml
     base=(index.mode=\"${design#nessie-}\" workload.recordcount=2000 workload.readproportion=0.5
           workload.updateproportion=0.5 run.duration_s=0.03 run.wait_timeout_ms=2) ;;
+  # The NAM index, both distributions: updates add (key, payload) pairs.
+  # Fine-grained locks of crashed clients are broken after a 20 ms lease.
+  nam|nam-fine) scenario=$root/scenarios/nam/${design#nam-}.toml
+    [ "$design" = nam ] && scenario=$root/scenarios/nam/coarse.toml
+    base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5 index.lease_ms=20
+          run.clients=16 run.duration_s=0.05 run.wait_timeout_ms=2) ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)
@@ -76,7 +82,7 @@ elif [ "$backend" = verbs ]; then
   fi
   # (NessieSD/NessieHY: each node's server thread has an endpoint of its own.)
   case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;;
-    nessie-server|nessie-hybrid) entries=6 ;; esac
+    nessie-server|nessie-hybrid) entries=6 ;; nam*) entries=4 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

@@ -307,7 +307,7 @@ BOOST_AUTO_TEST_CASE(serves_until_stopped_with_the_clients_elsewhere) {
 // micro design runs on both in-process backends through them.
 BOOST_AUTO_TEST_CASE(builtin_designs_run_through_the_same_path) {
   const design::Registry& builtin = designs::registry();
-  BOOST_TEST(builtin.type_names() == (std::vector<std::string>{"micro", "pilaf", "cell", "catfish", "nessie"}));
+  BOOST_TEST(builtin.type_names() == (std::vector<std::string>{"micro", "pilaf", "cell", "catfish", "nessie", "nam"}));
   for (const design::Design& d : builtin.designs()) BOOST_TEST(!d.type.summary.empty());
   auto s = designs::parse_scenario(kToy, "micro.toml", {"index.type=micro"});
   BOOST_REQUIRE(!s.is_ok());  // `slots` is the toy's key, not micro's

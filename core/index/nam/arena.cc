@@ -1,0 +1,37 @@
+// A memory server's arena (arena.h).
+#include "core/index/nam/arena.h"
+
+#include <string>
+
+namespace locus::nam {
+
+StatusOr<std::unique_ptr<Arena>> Arena::create(Env env, uint32_t server, uint64_t bytes, uint32_t page_bytes,
+                                               bool remote) {
+  std::unique_ptr<Arena> a(new Arena(env, server, page_bytes));
+  a->memory_ = AlignedBuffer(bytes);
+  if (a->memory_.size() < bytes) {
+    return resource_exhausted("nam: cannot reserve index.region_bytes = " + std::to_string(bytes));
+  }
+  a->word(kCursorOffset).store(kFirstPageOffset);
+  if (env.transport == nullptr) return a;  // a local arena: the tree's own tests
+  const Access access = remote ? static_cast<Access>(kRemoteRead | kRemoteWrite | kRemoteAtomic) : kLocalOnly;
+  LOCUS_ASSIGN_OR_RETURN(a->region_, env.transport->register_memory(a->memory_.data(), bytes, access));
+  return a;
+}
+
+Arena::~Arena() {
+  if (env_.transport != nullptr && memory_.size() > 0) (void)env_.transport->deregister_memory(region_);
+}
+
+Status Arena::full_error() const {
+  return resource_exhausted("nam: memory server " + std::to_string(server_) +
+                            "'s arena is full (index.region_bytes = " + std::to_string(memory_.size()) + ")");
+}
+
+StatusOr<RemotePtr> Arena::allocate() {
+  const uint64_t off = word(kCursorOffset).fetch_add(page_bytes_);
+  if (off + page_bytes_ > memory_.size()) return full_error();
+  return RemotePtr::make(server_, off);
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,50 @@
+// A NAM compute server's client: the index's four operations, by RPC to
+// the memory servers that own the keys (coarse-grained, CoarseClient) or
+// one-sidedly over the one global tree (fine-grained, FineClient in
+// fine_client.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/index/nam/layout.h"
+#include "core/index/nam/protocol.h"
+#include "core/index/nam/tree.h"
+#include "core/rpc/rpc_client.h"
+
+namespace locus::nam {
+
+class NamClient {
+ public:
+  virtual ~NamClient() = default;
+  // Every live payload of `key`, ascending.
+  virtual Status lookup(uint64_t key, std::vector<uint64_t>* payloads) = 0;
+  // Live pairs >= from with key <= to_key, ascending, at most `limit` (0: all).
+  virtual Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) = 0;
+  virtual Status insert(Pair x) = 0;
+  virtual StatusOr<bool> remove(Pair x) = 0;
+  virtual TreeStats tree_stats() const { return {}; }
+};
+
+class CoarseClient final : public NamClient {
+ public:
+  CoarseClient(rpc::RpcClient& rpc, std::span<const NodeId> servers, Partitioner partitioner)
+      : rpc_(rpc), servers_(servers.begin(), servers.end()), partitioner_(partitioner) {}
+  Status lookup(uint64_t key, std::vector<uint64_t>* payloads) override;
+  Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) override;
+  Status insert(Pair x) override;
+  StatusOr<bool> remove(Pair x) override;
+
+ private:
+  // One server's share of a range, over as many responses as it takes.
+  Status server_range(uint32_t server, Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out);
+  StatusOr<std::span<const std::byte>> call_pair(uint16_t type, Pair x);
+
+  rpc::RpcClient& rpc_;
+  std::vector<NodeId> servers_;
+  Partitioner partitioner_;
+  std::vector<Pair> merge_;
+};
+
+}  // namespace locus::nam

@@ -1,0 +1,52 @@
+// The NAM tree index as a design plug-in, registered under "nam": its
+// [index] keys and its driver (driver.cc). "hybrid" (section 5) is refused
+// by name until it is built.
+#include "core/design/design.h"
+
+#include "core/index/nam/config.h"
+#include "core/index/nam/layout.h"
+#include "core/index/nam/protocol.h"
+
+namespace locus::nam {
+
+StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+
+std::string distribution_name(Distribution d) { return d == Distribution::kCoarse ? "coarse" : "fine"; }
+
+namespace {
+
+StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::IndexKeys& keys) {
+  auto c = std::make_shared<NamConfig>();
+  std::string distribution = "coarse";
+  LOCUS_RETURN_IF_ERROR(keys.text("distribution", &distribution));
+  if (distribution == "hybrid") {
+    return keys.fail("distribution",
+                     "\"hybrid\" (section 5 of the paper) is not built yet; \"coarse\" and \"fine\" are");
+  }
+  if (distribution != "coarse" && distribution != "fine") {
+    return keys.fail("distribution", "\"" + distribution + "\" is not one of coarse, fine, hybrid");
+  }
+  c->distribution = distribution == "coarse" ? Distribution::kCoarse : Distribution::kFine;
+  std::string partitioning = "range";
+  LOCUS_RETURN_IF_ERROR(keys.text("partitioning", &partitioning, {"range", "hash"}));
+  c->partitioning = partitioning == "range" ? Partitioning::kRange : Partitioning::kHash;
+  LOCUS_RETURN_IF_ERROR(keys.number("page_bytes", &c->page_bytes, kMinPageBytes, kMaxPageBytes));
+  if (c->page_bytes % 8 != 0) return keys.fail("page_bytes", "must be a multiple of 8 (nodes are 8-byte words)");
+  LOCUS_RETURN_IF_ERROR(keys.number("region_bytes", &c->region_bytes, 1 << 16, 1ull << 50));
+  LOCUS_RETURN_IF_ERROR(keys.number("lease_ms", &c->lease_ms, 1e-3, 3.6e6));
+  return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
+}
+
+}  // namespace
+
+Status register_design(design::Registry& registry) {
+  return registry.add({{"nam",
+                        "the NAM tree index: distributed B-link trees of 8-byte keys and payloads, coarse-grained "
+                        "(a tree per memory server, RPC) or fine-grained (one tree, one-sided RDMA with CAS locks)",
+                        false,
+                        read_keys,
+                        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork}},
+                       make_driver});
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,147 @@
+// The NAM tree index's node layout (SIGMOD'19, "Designing Distributed
+// Tree-based Index Structures for Fast RDMA-capable Networks", sections 3.1
+// and 4.1): B-link nodes of a configurable page size, the same bytes in a
+// memory server's arena and in a compute server's copy, so one RDMA READ
+// fetches a node and one WRITE installs it.
+//
+//   0   word: version << 1 | lock bit (the paper's (version, lock-bit))
+//   8   level (u8, 0 = leaf), flags (u8: high key is +inf), count (u16), magic (u32)
+//   16  high key (key, payload): the node holds entries <= it
+//   32  sibling: RemotePtr of the right neighbour (null at the right end)
+//   40  entries: leaf (key, payload) x cap; inner (key, payload, child) x cap
+//   ... leaf: delete bits, one per entry
+//   -16 CRC-64 of bytes [8, page - 16)
+//   -8  trailer: the version word the body was written for
+//
+// Keys are non-unique, so entries are ordered by the pair (key, payload)
+// and separators are pairs too; a node never splits between two equal
+// pairs, so every copy of a pair lives in one leaf. An inner entry i
+// covers (sep[i-1], sep[i]] and its last separator is the node's high key.
+// A copy is consistent when its word is unlocked and equals the trailer and
+// the CRC matches: a one-sided READ torn by a concurrent WRITE, in whatever
+// order the NIC copied, fails that check.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace locus::nam {
+
+// (null bit, memory-server id, offset) in 8 bytes (section 4.1): bit 63 set
+// for a valid pointer (so zeroed memory holds null pointers), 7 bits of
+// server, 56 of byte offset into that server's arena.
+struct RemotePtr {
+  uint64_t raw = 0;
+  static constexpr uint64_t kValid = 1ull << 63;
+  static constexpr uint64_t kOffsetMask = (1ull << 56) - 1;
+  static constexpr uint32_t kMaxServers = 128;
+  static RemotePtr make(uint32_t server, uint64_t offset) {
+    return {kValid | (uint64_t{server & 0x7f} << 56) | (offset & kOffsetMask)};
+  }
+  bool null() const { return (raw & kValid) == 0; }
+  uint32_t server() const { return static_cast<uint32_t>((raw >> 56) & 0x7f); }
+  uint64_t offset() const { return raw & kOffsetMask; }
+  bool operator==(const RemotePtr&) const = default;
+};
+
+// An entry's order: key, then payload.
+struct Pair {
+  uint64_t key = 0;
+  uint64_t payload = 0;
+  auto operator<=>(const Pair&) const = default;
+};
+
+inline constexpr uint64_t kLockBit = 1;
+inline constexpr uint32_t kMagic = 0x4e414d31;  // "NAM1"
+inline constexpr uint32_t kHeaderBytes = 40;
+inline constexpr uint32_t kFooterBytes = 16;
+inline constexpr uint32_t kMinPageBytes = 128;
+inline constexpr uint32_t kMaxPageBytes = 64 * 1024;
+
+uint32_t leaf_capacity(uint32_t page_bytes);
+uint32_t inner_capacity(uint32_t page_bytes);
+
+// A view of one node's bytes (a page in an arena or a client's copy).
+class Node {
+ public:
+  Node(std::byte* page, uint32_t page_bytes) : p_(page), bytes_(page_bytes) {}
+
+  // An empty node of `level` with a +inf high key and no sibling.
+  void init(uint8_t level);
+
+  uint64_t word() const { return get64(0); }
+  void set_word(uint64_t w) { put64(0, w); }
+  uint8_t level() const { return static_cast<uint8_t>(p_[8]); }
+  bool leaf() const { return level() == 0; }
+  bool high_inf() const { return (static_cast<uint8_t>(p_[9]) & 1) != 0; }
+  uint32_t count() const { return get16(10); }
+  uint32_t magic() const { return static_cast<uint32_t>(get64(8) >> 32); }
+  Pair high() const { return {get64(16), get64(24)}; }
+  void set_high(bool inf, Pair h);
+  RemotePtr sibling() const { return {get64(32)}; }
+  void set_sibling(RemotePtr s) { put64(32, s.raw); }
+  uint32_t capacity() const { return leaf() ? leaf_capacity(bytes_) : inner_capacity(bytes_); }
+  bool full() const { return count() >= capacity(); }
+  // Whether `x` belongs here or to the left (else: move right).
+  bool covers(Pair x) const { return high_inf() || x <= high(); }
+
+  Pair pair(uint32_t i) const { return {get64(entry(i)), get64(entry(i) + 8)}; }
+  // Leaves.
+  bool deleted(uint32_t i) const;
+  void set_deleted(uint32_t i, bool d);
+  // Inner nodes.
+  RemotePtr child(uint32_t i) const { return {get64(entry(i) + 16)}; }
+  void set_child(uint32_t i, RemotePtr c) { put64(entry(i) + 16, c.raw); }
+
+  // First entry whose pair is >= x (count() if none).
+  uint32_t lower_bound(Pair x) const;
+  // Inner: the entry whose child covers x (the last one past every separator).
+  uint32_t child_index(Pair x) const;
+  // Opens a slot at i (entries from i shift right) and writes it; leaves
+  // get a live entry, inner entries `child`. The node must not be full.
+  void insert_at(uint32_t i, Pair x, RemotePtr child = {});
+  // Moves the entries from `from` on into the empty `right`, which takes
+  // this node's high key and sibling; this node's high key becomes its last
+  // pair and its sibling `right_ptr`.
+  void split_into(uint32_t from, Node& right, RemotePtr right_ptr);
+  // Leaves: drops the entries whose delete bit is set; how many went.
+  uint32_t compact();
+  // Where to split a full node: near the middle, never between equal pairs;
+  // 0 if every pair is equal (cannot split).
+  uint32_t split_point() const;
+
+  // Seals a body written for version word `w` (CRC, trailer), and checks one.
+  void seal(uint64_t w);
+  bool consistent() const;
+
+  std::byte* data() { return p_; }
+  const std::byte* data() const { return p_; }
+  uint32_t bytes() const { return bytes_; }
+
+ private:
+  uint32_t entry(uint32_t i) const { return kHeaderBytes + i * (leaf() ? 16 : 24); }
+  uint32_t entry_bytes() const { return leaf() ? 16 : 24; }
+  uint64_t get64(uint32_t at) const {
+    uint64_t v;
+    std::memcpy(&v, p_ + at, 8);
+    return v;
+  }
+  void put64(uint32_t at, uint64_t v) { std::memcpy(p_ + at, &v, 8); }
+  uint32_t get16(uint32_t at) const {
+    uint16_t v;
+    std::memcpy(&v, p_ + at, 2);
+    return v;
+  }
+  void set_count(uint32_t n) {
+    const uint16_t v = static_cast<uint16_t>(n);
+    std::memcpy(p_ + 10, &v, 2);
+  }
+  uint32_t bitmap_at() const { return bytes_ - kFooterBytes - (leaf_capacity(bytes_) + 7) / 8; }
+
+  std::byte* p_;
+  uint32_t bytes_;
+};
+
+}  // namespace locus::nam

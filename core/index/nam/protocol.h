@@ -1,0 +1,70 @@
+// The NAM index's wire protocol and key mapping: the coarse-grained RPCs
+// a memory server answers (range, insert, remove over its own tree; layout
+// for the fine-grained clients), the mapping of YCSB's "user<number>" keys
+// to 8-byte keys, and the partitioning of keys over memory servers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/index/nam/config.h"
+#include "core/index/nam/layout.h"
+#include "core/rpc/message.h"
+#include "core/workload/workload_spec.h"
+
+namespace locus::nam {
+
+inline constexpr uint16_t kRangeRpc = 1;   // (from key, from payload, to key, limit) -> (more, count, pairs)
+inline constexpr uint16_t kInsertRpc = 2;  // (key, payload) -> ()
+inline constexpr uint16_t kRemoveRpc = 3;  // (key, payload) -> (found)
+inline constexpr uint16_t kLayoutRpc = 4;  // () -> (server, page_bytes, arena region)
+inline constexpr const char* kRangeWork = "nam.range";
+inline constexpr const char* kInsertWork = "nam.insert";
+inline constexpr const char* kRemoveWork = "nam.remove";
+inline constexpr const char* kLayoutWork = "nam.layout";
+
+// Bytes of a range response before its pairs.
+inline constexpr uint32_t kRangeResponseHead = 8;
+
+// The pairs a range response of `message_bytes` (header included) holds.
+inline uint32_t pairs_per_response(uint32_t message_bytes) {
+  return (message_bytes - rpc::kHeaderBytes - kRangeResponseHead) / 16;
+}
+
+// "user<digits>" (YCSB's keys) -> the number; anything else is refused.
+StatusOr<uint64_t> key_number(std::string_view key);
+
+// The memory servers a coarse-grained key or range goes to.
+class Partitioner {
+ public:
+  // Range partitioning splits the workload's key numbers evenly: the
+  // whole 64-bit space for hashed insert order, [0, recordcount) for
+  // ordered (later inserts land on the last server).
+  Partitioner(Partitioning how, uint32_t servers, const workload::WorkloadSpec& spec);
+  uint32_t server_of(uint64_t key) const;
+  // The servers a range from `from` may touch, in key order (every server
+  // for hash partitioning).
+  std::vector<uint32_t> servers_from(uint64_t from) const;
+  Partitioning how() const { return how_; }
+
+ private:
+  Partitioning how_;
+  uint32_t servers_;
+  uint64_t span_;  // keys per server (range partitioning)
+};
+
+// The next pair after x in pair order; false past the last one.
+inline bool next_pair(Pair x, Pair* out) {
+  if (x.payload != ~0ull) {
+    *out = {x.key, x.payload + 1};
+    return true;
+  }
+  if (x.key == ~0ull) return false;
+  *out = {x.key + 1, 0};
+  return true;
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,189 @@
+// One-sided node access with leased CAS locks (remote_access.h).
+#include "core/index/nam/remote_access.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/common/torn_read.h"
+#include "core/index/nam/arena.h"
+
+namespace locus::nam {
+namespace {
+// Torn copies in a row before a read gives up: a consistent state is
+// restored by every unlock (or lock break), so this many means corruption.
+constexpr uint32_t kMaxTornCopies = 1u << 16;
+// Pauses between copies of a locked or torn node: doubling from 1 us to a
+// cap well under the lease, so a lease's end is noticed promptly.
+constexpr Nanos kPauseBaseNs = 1 * kMicrosecond;
+}  // namespace
+
+StatusOr<std::unique_ptr<RemoteAccess>> RemoteAccess::create(Endpoint& ep, std::vector<RemoteRegion> regions,
+                                                             uint32_t page_bytes, Nanos lease_ns) {
+  if (regions.empty() || regions.size() > RemotePtr::kMaxServers) {
+    return invalid_argument("nam: 1 to 128 memory servers, not " + std::to_string(regions.size()));
+  }
+  std::unique_ptr<RemoteAccess> a(new RemoteAccess(ep, std::move(regions), page_bytes, lease_ns));
+  a->buffer_ = AlignedBuffer(2 * size_t{page_bytes} + 64);
+  LOCUS_ASSIGN_OR_RETURN(a->local_, ep.transport().register_memory(a->buffer_.data(), a->buffer_.size(), kLocalOnly));
+  a->next_server_.assign(64, ep.node_id());  // compute servers start their round robin apart
+  return a;
+}
+
+RemoteAccess::~RemoteAccess() { (void)ep_.transport().deregister_memory(local_); }
+
+StatusOr<RemoteAddr> RemoteAccess::address(RemotePtr p, uint64_t bytes) const {
+  if (p.null() || p.server() >= regions_.size() || p.offset() + bytes > regions_[p.server()].length) {
+    return corruption("nam: remote pointer " + std::to_string(p.raw) + " outside every memory server's arena");
+  }
+  return remote_at(regions_[p.server()], p.offset());
+}
+
+Status RemoteAccess::read_page(RemotePtr p) {
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  WorkRequest wr;
+  wr.wr_id = ep_.next_wr_id();
+  wr.op = Opcode::kRead;
+  wr.remote = at;
+  wr.local = {buffer_.data(), page_bytes_, local_.lkey};
+  ++stats_.reads;
+  return ep_.execute(wr);
+}
+
+StatusOr<uint64_t> RemoteAccess::atomic(Opcode op, RemoteAddr at, uint64_t compare_add, uint64_t swap) {
+  std::byte* result = buffer_.data() + 2 * size_t{page_bytes_};
+  WorkRequest wr;
+  wr.wr_id = ep_.next_wr_id();
+  wr.op = op;
+  wr.remote = at;
+  wr.local = {result, 8, local_.lkey};
+  wr.compare_add = compare_add;
+  wr.swap = swap;
+  LOCUS_RETURN_IF_ERROR(ep_.execute(wr));
+  uint64_t old;
+  std::memcpy(&old, result, 8);
+  return old;
+}
+
+Status RemoteAccess::write(RemoteAddr at, const std::byte* from, uint32_t bytes) {
+  std::byte* staging = buffer_.data() + page_bytes_;
+  std::memcpy(staging, from, bytes);
+  WorkRequest wr;
+  wr.wr_id = ep_.next_wr_id();
+  wr.op = Opcode::kWrite;
+  wr.remote = at;
+  wr.local = {staging, bytes, local_.lkey};
+  return ep_.execute(wr);
+}
+
+Status RemoteAccess::read(RemotePtr p, Node& out) {
+  Env& env = ep_.env();
+  const Nanos pause_max = std::max<Nanos>(kPauseBaseNs, lease_ns_ / 16);
+  uint64_t seen_locked = 0;
+  Nanos seen_since = 0;
+  for (uint32_t misses = 0; misses < kMaxTornCopies; ++misses) {
+    LOCUS_RETURN_IF_ERROR(read_page(p));
+    Node copy(buffer_.data(), page_bytes_);
+    if (copy.consistent()) {
+      std::memcpy(out.data(), copy.data(), page_bytes_);
+      return Status();
+    }
+    const uint64_t w = copy.word();
+    if ((w & kLockBit) != 0) {
+      ++stats_.locked_copies;
+      const Nanos now = env.clock->now();
+      if (w != seen_locked) {
+        seen_locked = w;
+        seen_since = now;
+      } else if (now - seen_since >= lease_ns_) {
+        LOCUS_RETURN_IF_ERROR(break_lock(p, w));
+        seen_locked = 0;
+        continue;
+      }
+    } else {
+      ++stats_.torn_copies;
+    }
+    env.clock->sleep_for(doubling_backoff(misses, kPauseBaseNs, pause_max));
+  }
+  return corruption("nam: node " + std::to_string(p.raw) + " stayed inconsistent for " +
+                    std::to_string(kMaxTornCopies) + " copies");
+}
+
+Status RemoteAccess::break_lock(RemotePtr p, uint64_t held) {
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, held, held + 2));
+  if (old != held) return Status();  // released or broken by someone else meanwhile
+  ++stats_.broken_locks;
+  // Ours now (held + 2, still locked). The body is the dead holder's old or
+  // new one, whole (remote_access.h): seal it for the word we leave.
+  LOCUS_RETURN_IF_ERROR(read_page(p));
+  Node copy(buffer_.data(), page_bytes_);
+  copy.set_word(held + 3);
+  copy.seal(held + 3);
+  if (!copy.consistent()) {
+    return corruption("nam: node " + std::to_string(p.raw) + " of a dead lock holder is torn");
+  }
+  LOCUS_RETURN_IF_ERROR(write(remote_at(regions_[p.server()], p.offset() + 8), copy.data() + 8, page_bytes_ - 8));
+  LOCUS_ASSIGN_OR_RETURN(old, atomic(Opcode::kCas, at, held + 2, held + 3));
+  return Status();
+}
+
+Status RemoteAccess::lock(RemotePtr p, uint64_t version) {
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  lock_started_ns_ = ep_.env().clock->now();
+  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, version, version | kLockBit));
+  if (old == version) return Status();
+  return Status(StatusCode::kAborted, "nam: node changed before its lock");
+}
+
+Status RemoteAccess::install(RemotePtr p, const Node& n) {
+  if (ep_.env().clock->now() - lock_started_ns_ >= lease_ns_ / 2) {
+    ++stats_.lease_give_ups;
+    return Status(StatusCode::kAborted, "nam: lock lease half gone before the install");
+  }
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  at.offset += 8;
+  return write(at, n.data() + 8, page_bytes_ - 8);
+}
+
+Status RemoteAccess::create(RemotePtr p, const Node& n) {
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  return write(at, n.data(), page_bytes_);
+}
+
+Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
+  LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
+  return atomic(Opcode::kCas, at, held, held + 1).status();
+}
+
+StatusOr<RemotePtr> RemoteAccess::allocate(uint8_t level) {
+  if (level >= next_server_.size()) return internal_error("nam: tree deeper than 64 levels");
+  const uint32_t server = next_server_[level]++ % regions_.size();
+  LOCUS_ASSIGN_OR_RETURN(uint64_t off,
+                         atomic(Opcode::kFaa, remote_at(regions_[server], kCursorOffset), page_bytes_, 0));
+  if (off + page_bytes_ > regions_[server].length) {
+    return resource_exhausted("nam: memory server " + std::to_string(server) + "'s arena is full (index.region_bytes)");
+  }
+  return RemotePtr::make(server, off);
+}
+
+StatusOr<RemotePtr> RemoteAccess::root() {
+  if (!root_.null()) return root_;
+  std::byte* result = buffer_.data() + 2 * size_t{page_bytes_};
+  WorkRequest wr;
+  wr.wr_id = ep_.next_wr_id();
+  wr.op = Opcode::kRead;
+  wr.remote = remote_at(regions_[0], kRootOffset);
+  wr.local = {result, 8, local_.lkey};
+  LOCUS_RETURN_IF_ERROR(ep_.execute(wr));
+  std::memcpy(&root_.raw, result, 8);
+  return root_;
+}
+
+StatusOr<bool> RemoteAccess::swap_root(RemotePtr old_root, RemotePtr new_root) {
+  LOCUS_ASSIGN_OR_RETURN(uint64_t old,
+                         atomic(Opcode::kCas, remote_at(regions_[0], kRootOffset), old_root.raw, new_root.raw));
+  root_ = old == old_root.raw ? new_root : RemotePtr{};
+  return old == old_root.raw;
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,105 @@
+// A NAM memory server's RPCs (server.h).
+#include "core/index/nam/server.h"
+
+#include "core/index/nam/protocol.h"
+
+namespace locus::nam {
+
+StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t server, const NamConfig& config) {
+  std::unique_ptr<MemoryServer> m(new MemoryServer(env, config));
+  const bool fine = config.distribution == Distribution::kFine;
+  LOCUS_ASSIGN_OR_RETURN(m->arena_, Arena::create(env, server, config.region_bytes, config.page_bytes, fine));
+  if (!fine) {
+    m->access_ = std::make_unique<LocalAccess>(*m->arena_, *env.clock);
+    LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*m->access_));
+  }
+  return m;
+}
+
+BlinkTree* MemoryServer::acquire() {
+  std::lock_guard<ShortMutex> lock(mu_);
+  if (free_.empty()) {
+    trees_.push_back(std::make_unique<BlinkTree>(*access_));
+    return trees_.back().get();
+  }
+  BlinkTree* t = free_.back();
+  free_.pop_back();
+  return t;
+}
+
+void MemoryServer::release(BlinkTree* t) {
+  std::lock_guard<ShortMutex> lock(mu_);
+  free_.push_back(t);
+}
+
+TreeStats MemoryServer::tree_stats() const {
+  std::lock_guard<ShortMutex> lock(mu_);
+  TreeStats sum;
+  for (const auto& t : trees_) {
+    sum.restarts += t->stats().restarts;
+    sum.splits += t->stats().splits;
+    sum.root_splits += t->stats().root_splits;
+    sum.moved_right += t->stats().moved_right;
+  }
+  return sum;
+}
+
+Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
+  Arena* arena = arena_.get();
+  const RemoteRegion region = arena->region().remote();
+  LOCUS_RETURN_IF_ERROR(
+      rpc.handle(kLayoutRpc, kLayoutWork, [arena, region](const rpc::RequestContext&, rpc::Reader&, rpc::Writer& w) {
+        w.put<uint32_t>(arena->server());
+        w.put<uint32_t>(arena->page_bytes());
+        rpc::put_region(region, w);
+        return Status();
+      }));
+  if (config_.distribution == Distribution::kFine) return Status();
+  const uint32_t max_pairs = pairs_per_response(message_bytes);
+  LOCUS_RETURN_IF_ERROR(
+      rpc.handle(kRangeRpc, kRangeWork, [this, max_pairs](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) {
+        Pair from;
+        uint64_t to_key = 0;
+        uint32_t limit = 0;
+        if (!r.get(&from.key) || !r.get(&from.payload) || !r.get(&to_key) || !r.get(&limit)) {
+          return invalid_argument("nam.range: truncated request");
+        }
+        // One pair more than fits says whether the range goes on.
+        const uint32_t want = limit == 0 ? max_pairs + 1 : std::min(limit, max_pairs + 1);
+        std::vector<Pair> pairs;
+        BlinkTree* t = acquire();
+        Status s = t->range(from, to_key, want, &pairs);
+        release(t);
+        LOCUS_RETURN_IF_ERROR(s);
+        const bool more = pairs.size() > max_pairs;
+        if (more) pairs.resize(max_pairs);
+        w.put<uint32_t>(more ? 1 : 0);
+        w.put<uint32_t>(static_cast<uint32_t>(pairs.size()));
+        for (const Pair& x : pairs) {
+          w.put(x.key);
+          w.put(x.payload);
+        }
+        return Status();
+      }));
+  auto pair_handler = [this](bool insert) {
+    return [this, insert](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) -> Status {
+      Pair x;
+      if (!r.get(&x.key) || !r.get(&x.payload)) return invalid_argument("nam: truncated insert or remove");
+      BlinkTree* t = acquire();
+      Status s;
+      if (insert) {
+        s = t->insert(x);
+      } else {
+        auto found = t->remove(x);
+        s = found.status();
+        if (found.is_ok()) w.put<uint8_t>(*found ? 1 : 0);
+      }
+      release(t);
+      return s;
+    };
+  };
+  LOCUS_RETURN_IF_ERROR(rpc.handle(kInsertRpc, kInsertWork, pair_handler(true)));
+  return rpc.handle(kRemoveRpc, kRemoveWork, pair_handler(false));
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,48 @@
+// A NAM memory server: its arena (arena.h) and, for the coarse-grained
+// distribution, its own B-link tree served by RPC (section 3.2): each
+// request runs the tree algorithm on the server's CPU with optimistic lock
+// coupling (local_access.h). The fine-grained distribution only asks it for
+// its arena's layout; compute servers do the rest one-sidedly.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/common/short_mutex.h"
+#include "core/index/nam/arena.h"
+#include "core/index/nam/config.h"
+#include "core/index/nam/local_access.h"
+#include "core/index/nam/tree.h"
+#include "core/rpc/rpc_server.h"
+
+namespace locus::nam {
+
+class MemoryServer {
+ public:
+  static StatusOr<std::unique_ptr<MemoryServer>> create(Env env, uint32_t server, const NamConfig& config);
+
+  // Registers the handlers (range, insert, remove: coarse-grained only).
+  Status attach(rpc::RpcServer& rpc, uint32_t message_bytes);
+
+  Arena& arena() { return *arena_; }
+  // The coarse-grained tree's access, for the loader (before any actor).
+  LocalAccess& local_access() { return *access_; }
+  TreeStats tree_stats() const;
+
+ private:
+  MemoryServer(Env env, const NamConfig& config) : env_(env), config_(config) {}
+  // A tree object (its scratch pages) for one request: the runner's worker
+  // actors serve requests concurrently.
+  BlinkTree* acquire();
+  void release(BlinkTree* t);
+
+  Env env_;
+  NamConfig config_;
+  std::unique_ptr<Arena> arena_;
+  std::unique_ptr<LocalAccess> access_;
+  mutable ShortMutex mu_;
+  std::vector<std::unique_ptr<BlinkTree>> trees_;
+  std::vector<BlinkTree*> free_;
+};
+
+}  // namespace locus::nam

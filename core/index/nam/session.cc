@@ -1,0 +1,80 @@
+// A NAM client session (session.h), recording lookups and inserts for the
+// linearizability checker's multimap model.
+#include "core/index/nam/session.h"
+
+#include <limits>
+
+#include "core/check/history.h"
+
+namespace locus::nam {
+
+Status NamSession::lookup(std::string_view key, uint64_t k) {
+  size_t t = 0;
+  if (recording_.on()) {
+    check::Operation op;
+    op.kind = check::OpKind::kLookup;
+    op.key.assign(key);
+    t = recording_.history->invoke(std::move(op), recording_.clock->now());
+  }
+  payloads_.clear();
+  Status s = client_->lookup(k, &payloads_);
+  if (recording_.on()) {
+    if (!s.is_ok()) {
+      recording_.history->discard(t);
+    } else {
+      recording_.history->op(t).result_ids = payloads_;
+      recording_.history->respond(t, payloads_.empty() ? check::Outcome::kNotFound : check::Outcome::kOk,
+                                  recording_.clock->now());
+    }
+  }
+  return s;
+}
+
+Status NamSession::insert(std::string_view key, uint64_t k, uint64_t payload) {
+  size_t t = 0;
+  if (recording_.on()) {
+    check::Operation op;
+    op.kind = check::OpKind::kInsert;
+    op.key.assign(key);
+    op.value = payload;
+    t = recording_.history->invoke(std::move(op), recording_.clock->now());
+  }
+  Status s = client_->insert({k, payload});
+  // A failed insert may have taken effect: it stays pending.
+  if (recording_.on() && s.is_ok()) recording_.history->respond(t, check::Outcome::kOk, recording_.clock->now());
+  return s;
+}
+
+Status NamSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
+                           std::string_view* measured_as) {
+  using workload::OpKind;
+  *measured_as = workload::op_kind_name(op.kind);
+  LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
+  switch (op.kind) {
+    case OpKind::kRead:
+      return lookup(key, k);
+    case OpKind::kUpdate:
+    case OpKind::kInsert:
+      return insert(key, k, check::value_digest(value));
+    case OpKind::kReadModifyWrite:
+      LOCUS_RETURN_IF_ERROR(lookup(key, k));
+      return insert(key, k, check::value_digest(value));
+    case OpKind::kScan: {
+      pairs_.clear();
+      Status s = client_->range({k, 0}, std::numeric_limits<uint64_t>::max(), op.scan_length, &pairs_);
+      scanned_pairs_ += pairs_.size();
+      return s;
+    }
+  }
+  return internal_error("nam: unknown operation");
+}
+
+void NamSession::report(metrics::OpStats& stats) const {
+  const TreeStats t = client_->tree_stats();
+  design::add_counters(stats, {{"nam.scanned_pairs", scanned_pairs_},
+                               {"nam.restarts", t.restarts},
+                               {"nam.splits", t.splits},
+                               {"nam.moved_right", t.moved_right}});
+}
+
+}  // namespace locus::nam

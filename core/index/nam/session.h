@@ -1,0 +1,38 @@
+// A NAM client session: YCSB operations as the index's own calls. Keys are
+// YCSB's "user<number>" as 8-byte numbers; a record's payload is the
+// 64-bit digest of its value (the index maps keys to 8-byte payloads, the
+// paper's tuple identifiers). Reads are lookups (every payload of the key),
+// updates and inserts add a (key, payload) pair, read-modify-writes both,
+// scans a range of scan_length pairs from the key on.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/design/client_session.h"
+#include "core/index/nam/client.h"
+
+namespace locus::nam {
+
+class NamSession final : public design::ClientSession {
+ public:
+  explicit NamSession(std::unique_ptr<NamClient> client) : client_(std::move(client)) {}
+  Status execute(const workload::Op& op, std::string_view key, std::string_view value,
+                 std::string_view* measured_as) override;
+  void report(metrics::OpStats& stats) const override;
+  bool can_record() const override { return true; }
+
+  NamClient& client() { return *client_; }
+
+ private:
+  Status lookup(std::string_view key, uint64_t k);
+  Status insert(std::string_view key, uint64_t k, uint64_t payload);
+
+  std::unique_ptr<NamClient> client_;
+  std::vector<uint64_t> payloads_;
+  std::vector<Pair> pairs_;
+  uint64_t scanned_pairs_ = 0;
+};
+
+}  // namespace locus::nam

@@ -1,0 +1,271 @@
+// The B-link tree algorithm of the NAM index (tree.h), over any NodeAccess.
+#include "core/index/nam/tree.h"
+
+#include <limits>
+#include <string>
+
+namespace locus::nam {
+namespace {
+
+constexpr Pair kMaxPair{std::numeric_limits<uint64_t>::max(), std::numeric_limits<uint64_t>::max()};
+
+bool aborted(const Status& s) { return s.code() == StatusCode::kAborted; }
+Status gave_up(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
+
+}  // namespace
+
+BlinkTree::BlinkTree(NodeAccess& access)
+    : access_(access),
+      scratch_(3 * size_t{access.page_bytes()}),
+      node_(scratch_.data(), access.page_bytes()),
+      right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
+      extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()) {}
+
+Status BlinkTree::create_empty(NodeAccess& access) {
+  std::vector<std::byte> page(access.page_bytes());
+  Node leaf(page.data(), access.page_bytes());
+  leaf.init(0);
+  leaf.seal(0);
+  LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access.allocate(0));
+  LOCUS_RETURN_IF_ERROR(access.create(p, leaf));
+  LOCUS_ASSIGN_OR_RETURN(bool swapped, access.swap_root(RemotePtr{}, p));
+  if (!swapped) return Status(StatusCode::kAlreadyExists, "nam: the index already has a root");
+  return Status();
+}
+
+Status BlinkTree::move_right(Pair x, RemotePtr* ptr, Node& n) {
+  while (!n.covers(x)) {
+    const RemotePtr next = n.sibling();
+    if (next.null()) return corruption("nam: a node short of +inf has no sibling");
+    ++stats_.moved_right;
+    *ptr = next;
+    LOCUS_RETURN_IF_ERROR(access_.read(next, n));
+  }
+  return Status();
+}
+
+Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
+  LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
+  if (p.null()) return Status(StatusCode::kInternal, "nam: the index has no root");
+  LOCUS_RETURN_IF_ERROR(access_.read(p, n));
+  if (n.level() < level) return not_found("nam: the tree is lower than level " + std::to_string(level));
+  if (!n.covers(x)) access_.forget_root();
+  for (;;) {
+    LOCUS_RETURN_IF_ERROR(move_right(x, &p, n));
+    if (n.level() == level) {
+      *ptr = p;
+      return Status();
+    }
+    const uint8_t below = n.level() - 1;
+    p = n.child(n.child_index(x));
+    LOCUS_RETURN_IF_ERROR(access_.read(p, n));
+    if (n.level() != below) return corruption("nam: a child is not one level down");
+  }
+}
+
+Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
+  std::vector<Pair> pairs;
+  LOCUS_RETURN_IF_ERROR(range({key, 0}, key, 0, &pairs));
+  for (const Pair& x : pairs) payloads->push_back(x.payload);
+  return Status();
+}
+
+Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend(from, 0, &p, node_));
+  uint32_t found = 0;
+  for (;;) {
+    for (uint32_t i = node_.lower_bound(from); i < node_.count(); ++i) {
+      const Pair x = node_.pair(i);
+      if (x.key > to_key) return Status();
+      if (node_.deleted(i)) continue;
+      out->push_back(x);
+      if (limit != 0 && ++found == limit) return Status();
+    }
+    if (node_.high_inf() || node_.high().key > to_key || node_.sibling().null()) return Status();
+    p = node_.sibling();
+    LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+  }
+}
+
+Status BlinkTree::install_and_unlock(RemotePtr p, Node& n, uint64_t held, RemotePtr right_ptr, Node& right) {
+  Status s;
+  if (!right_ptr.null()) {
+    right.set_word(0);
+    right.seal(0);
+    s = access_.create(right_ptr, right);
+  }
+  if (s.is_ok()) {
+    n.set_word(held);
+    n.seal(held + 1);
+    s = access_.install(p, n);
+  }
+  // Unlocked even when the install gave up: a lock still ours is released,
+  // one broken meanwhile is not touched (the CAS fails).
+  Status u = access_.unlock(p, held);
+  if (!s.is_ok()) return s;
+  return u;
+}
+
+Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
+  const uint32_t at = n.split_point();
+  if (at == 0) {
+    (void)access_.unlock(p, held);
+    return resource_exhausted("nam: a leaf full of one (key, payload) pair cannot split; raise index.page_bytes");
+  }
+  auto rp = access_.allocate(0);
+  if (!rp.is_ok()) {
+    (void)access_.unlock(p, held);
+    return rp.status();
+  }
+  n.split_into(at, right_, *rp);
+  Node& half = x <= n.high() ? n : right_;
+  half.insert_at(half.lower_bound(x), x);
+  const Pair sep = n.high();
+  LOCUS_RETURN_IF_ERROR(install_and_unlock(p, n, held, *rp, right_));
+  ++stats_.splits;
+  return insert_separator(1, sep, *rp);
+}
+
+Status BlinkTree::insert(Pair x) {
+  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+    RemotePtr p;
+    LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
+    const uint64_t version = node_.word();
+    uint32_t i = node_.lower_bound(x);
+    // A deleted copy of x is revived in place.
+    uint32_t dead = node_.count();
+    for (uint32_t j = i; j < node_.count() && node_.pair(j) == x; ++j) {
+      if (node_.deleted(j)) dead = j;
+    }
+    Status s = access_.lock(p, version);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(s);
+    const uint64_t held = version | kLockBit;
+    // A full leaf first drops its deleted entries (what the paper's
+    // garbage collection would remove later), then splits if it must.
+    if (dead == node_.count() && node_.full() && node_.compact() > 0) i = node_.lower_bound(x);
+    if (dead < node_.count()) {
+      node_.set_deleted(dead, false);
+    } else if (!node_.full()) {
+      node_.insert_at(i, x);
+    } else {
+      s = split_leaf(p, node_, held, x);
+      if (aborted(s)) {
+        ++stats_.restarts;
+        continue;
+      }
+      return s;
+    }
+    s = install_and_unlock(p, node_, held, RemotePtr{}, right_);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    return s;
+  }
+  return gave_up("nam: insert restarted too often");
+}
+
+StatusOr<bool> BlinkTree::remove(Pair x) {
+  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+    RemotePtr p;
+    LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
+    uint32_t live = node_.count();
+    for (uint32_t j = node_.lower_bound(x); j < node_.count() && node_.pair(j) == x; ++j) {
+      if (!node_.deleted(j)) live = j;
+    }
+    if (live == node_.count()) return false;
+    const uint64_t version = node_.word();
+    Status s = access_.lock(p, version);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(s);
+    node_.set_deleted(live, true);
+    s = install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(s);
+    return true;
+  }
+  return gave_up("nam: delete restarted too often");
+}
+
+Status BlinkTree::insert_separator(uint8_t level, Pair sep, RemotePtr right) {
+  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+    LOCUS_ASSIGN_OR_RETURN(RemotePtr root, access_.root());
+    LOCUS_RETURN_IF_ERROR(access_.read(root, node_));
+    if (node_.level() < level) {
+      // The split node's level has no parent: a new root over the old one
+      // (the leftmost node of its level) and the new right node.
+      LOCUS_ASSIGN_OR_RETURN(RemotePtr rp, access_.allocate(level));
+      extra_.init(level);
+      extra_.insert_at(0, sep, root);
+      extra_.insert_at(1, kMaxPair, right);
+      extra_.seal(0);
+      LOCUS_RETURN_IF_ERROR(access_.create(rp, extra_));
+      LOCUS_ASSIGN_OR_RETURN(bool swapped, access_.swap_root(root, rp));
+      if (swapped) {
+        ++stats_.root_splits;
+        return Status();
+      }
+      ++stats_.restarts;  // another split grew the tree first
+      continue;
+    }
+    RemotePtr p;
+    LOCUS_RETURN_IF_ERROR(descend(sep, level, &p, node_));
+    const uint64_t version = node_.word();
+    Status s = access_.lock(p, version);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(s);
+    const uint64_t held = version | kLockBit;
+    // The general rule: the entry i covering sep keeps its upper bound and
+    // takes the new right node; (sep, its old child) goes before it.
+    auto add = [&](Node& n) {
+      const uint32_t i = n.child_index(sep);
+      n.insert_at(i, sep, n.child(i));
+      n.set_child(i + 1, right);
+    };
+    if (!node_.full()) {
+      add(node_);
+      s = install_and_unlock(p, node_, held, RemotePtr{}, right_);
+      if (aborted(s)) {
+        ++stats_.restarts;
+        continue;
+      }
+      return s;
+    }
+    auto rp = access_.allocate(level);
+    if (!rp.is_ok()) {
+      (void)access_.unlock(p, held);
+      return rp.status();
+    }
+    node_.split_into(node_.count() / 2, right_, *rp);
+    add(sep <= node_.high() ? node_ : right_);
+    const Pair up = node_.high();
+    s = install_and_unlock(p, node_, held, *rp, right_);
+    if (aborted(s)) {
+      ++stats_.restarts;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(s);
+    ++stats_.splits;
+    sep = up;
+    right = *rp;
+    ++level;
+    attempt = 0;
+  }
+  return gave_up("nam: separator insert restarted too often");
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,98 @@
+// The NAM index's B-link tree algorithm (Listings 1 and 2 of the paper),
+// written once over NodeAccess: the coarse-grained design runs it on a
+// memory server over its own arena (local_access.h: optimistic lock
+// coupling on local words), the fine-grained one on a compute server over
+// one-sided RDMA (remote_access.h). What differs is only how a node is
+// read, locked, installed and unlocked.
+//
+// Lookups take no locks: they read consistent copies and follow sibling
+// pointers when a key lies past a node's high key (a split they did not
+// see). Inserts and deletes lock only the leaf they change, by CAS of the
+// version word they read (so the copy they change is the node's current
+// content), install the new body and unlock by CAS(held -> held + 1). A
+// split writes the new right node first, then the left node in place, and
+// then inserts the separator into the parent level by the general B-link
+// rule (insert_separator), so a separator that is late or lost never
+// blocks a later split: the level above is only a shortcut.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/index/nam/layout.h"
+
+namespace locus::nam {
+
+class NodeAccess {
+ public:
+  virtual ~NodeAccess() = default;
+  virtual uint32_t page_bytes() const = 0;
+  // readLockOrRestart: a consistent copy of the node at p, not locked.
+  virtual Status read(RemotePtr p, Node& out) = 0;
+  // upgradeToWriteLockOrRestart: CAS of the word from `version` to
+  // version | lock; kAborted when the word was no longer `version`.
+  virtual Status lock(RemotePtr p, uint64_t version) = 0;
+  // Installs a locked node's new body (bytes 8 on). kAborted: the lock may
+  // have been broken (its lease ran out); nothing was written.
+  virtual Status install(RemotePtr p, const Node& n) = 0;
+  // Writes a new node, not yet reachable, whole.
+  virtual Status create(RemotePtr p, const Node& n) = 0;
+  // writeUnlock: CAS(held -> held + 1), which fails harmlessly when the
+  // lock was broken.
+  virtual Status unlock(RemotePtr p, uint64_t held) = 0;
+  virtual StatusOr<RemotePtr> allocate(uint8_t level) = 0;
+  // The catalog's root pointer, and its CAS when the root splits.
+  virtual StatusOr<RemotePtr> root() = 0;
+  virtual StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) = 0;
+  // A traversal found the root it was given no longer the top (it had to
+  // move right there): an access that caches the catalog re-reads it.
+  virtual void forget_root() {}
+};
+
+struct TreeStats {
+  uint64_t restarts = 0;  // lock CAS lost, or a lease ran out
+  uint64_t splits = 0;
+  uint64_t root_splits = 0;
+  uint64_t moved_right = 0;  // sibling pointers followed past a high key
+};
+
+class BlinkTree {
+ public:
+  explicit BlinkTree(NodeAccess& access);
+
+  // Every live payload under `key`, appended in ascending order.
+  Status lookup(uint64_t key, std::vector<uint64_t>* payloads);
+  // The live pairs >= from whose key is <= to_key, ascending, at most
+  // `limit` of them (0: no limit), appended to `out`.
+  Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out);
+  Status insert(Pair x);
+  // Sets the delete bit of one live copy of x; false if there is none.
+  StatusOr<bool> remove(Pair x);
+
+  // Makes an empty tree: one leaf, the root (before any client runs).
+  static Status create_empty(NodeAccess& access);
+
+  const TreeStats& stats() const { return stats_; }
+
+ private:
+  // The node of `level` covering x: its pointer in *ptr, its copy in n.
+  // kNotFound when the tree has no such level yet.
+  Status descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n);
+  Status move_right(Pair x, RemotePtr* ptr, Node& n);
+  // Installs a locked node n (held word `held`) at p, writing `right` at
+  // right_ptr first if it is not null; unlocks. kAborted: lease ran out.
+  Status install_and_unlock(RemotePtr p, Node& n, uint64_t held, RemotePtr right_ptr, Node& right);
+  Status insert_separator(uint8_t level, Pair sep, RemotePtr right);
+  // Splits locked n and puts x into the half that covers it (leaves).
+  Status split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x);
+
+  static constexpr uint32_t kMaxRestarts = 1u << 20;
+
+  NodeAccess& access_;
+  std::vector<std::byte> scratch_;  // node copy, right half, new root
+  Node node_, right_, extra_;
+  TreeStats stats_;
+};
+
+}  // namespace locus::nam

@@ -1,0 +1,389 @@
+// The NAM index on loopback (core/index/nam): coarse-grained (RPC to a tree
+// per memory server, range and hash partitioning) and fine-grained (one
+// global tree over one-sided RDMA) against std::multimap with pages small
+// enough to split at every level; concurrent clients on colliding keys
+// whose histories the linearizability checker must accept; and a lock
+// holder stalled past its lease while another client inserts into the
+// same leaf (the lock is broken, the stale holder's install refused).
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/check/history.h"
+#include "core/check/linearizability.h"
+#include "core/check/models.h"
+#include "core/designs/designs.h"
+#include "core/index/nam/client.h"
+#include "core/index/nam/fine_client.h"
+#include "core/index/nam/local_access.h"
+#include "core/index/nam/server.h"
+#include "core/rpc/rpc_client.h"
+#include "core/rpc/rpc_server.h"
+#include "core/transport/endpoint.h"
+#include "tests/support/failure_log.h"
+
+namespace locus {
+namespace {
+
+using nam::NamClient;
+using nam::NamConfig;
+using nam::Pair;
+
+NamConfig small(nam::Distribution d, nam::Partitioning p = nam::Partitioning::kRange, uint32_t page = 128) {
+  NamConfig c;
+  c.distribution = d;
+  c.partitioning = p;
+  c.page_bytes = page;
+  c.region_bytes = 16ull << 20;
+  return c;
+}
+
+workload::WorkloadSpec ordered_keys(uint64_t records) {
+  workload::WorkloadSpec w;
+  w.recordcount = records;
+  w.insertorder = workload::InsertOrder::kOrdered;
+  return w;
+}
+
+// Memory servers on a loopback runtime, each serving its RPCs from a daemon
+// actor, and client actors handed a connected NamClient.
+struct NamCluster {
+  std::unique_ptr<Runtime> runtime;
+  NamConfig config;
+  std::vector<NodeId> servers;
+  std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
+  std::vector<std::unique_ptr<nam::MemoryServer>> memory;
+  std::unique_ptr<nam::LocalAccess> global;  // fine-grained loader's access
+  std::vector<std::unique_ptr<nam::BlinkTree>> loaders;
+  nam::Partitioner partitioner;
+  testing::FailureLog failures;
+
+  NamCluster(const NamConfig& c, uint32_t count, uint64_t key_span)
+      : config(c), partitioner(c.partitioning, count, ordered_keys(key_span)) {
+    runtime = loopback::make_loopback_runtime({});
+    for (uint32_t i = 0; i < count; ++i) {
+      auto id = runtime->add_node({"server" + std::to_string(i), true});
+      BOOST_REQUIRE(id.is_ok());
+      servers.push_back(*id);
+      Env env = runtime->setup_env(*id);
+      auto rpc = rpc::RpcServer::create(env);
+      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
+      auto m = nam::MemoryServer::create(env, i, config);
+      BOOST_REQUIRE_MESSAGE(m.is_ok(), m.status().to_string());
+      BOOST_REQUIRE((*m)->attach(**rpc, 4096).is_ok());
+      rpc::RpcServer* srv = rpc->get();
+      BOOST_REQUIRE(runtime
+                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
+                                [srv](Env& e) {
+                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
+                                })
+                        .is_ok());
+      rpcs.push_back(std::move(*rpc));
+      memory.push_back(std::move(*m));
+    }
+    if (config.distribution == nam::Distribution::kFine) {
+      std::vector<nam::Arena*> arenas;
+      for (auto& m : memory) arenas.push_back(&m->arena());
+      global = std::make_unique<nam::LocalAccess>(arenas, *runtime->setup_env(servers[0]).clock);
+      BOOST_REQUIRE(nam::BlinkTree::create_empty(*global).is_ok());
+      loaders.push_back(std::make_unique<nam::BlinkTree>(*global));
+    } else {
+      for (auto& m : memory) loaders.push_back(std::make_unique<nam::BlinkTree>(m->local_access()));
+    }
+  }
+
+  void load(Pair x) {
+    const size_t t = config.distribution == nam::Distribution::kFine ? 0 : partitioner.server_of(x.key);
+    BOOST_REQUIRE(loaders[t]->insert(x).is_ok());
+  }
+
+  using Body = std::function<void(NamClient&, Env&, nam::FineClient*)>;
+  void add_client(const std::string& name, Body body) {
+    auto node = runtime->add_node({name, false});
+    BOOST_REQUIRE(node.is_ok());
+    BOOST_REQUIRE(runtime
+                      ->spawn(*node, name, ActorKind::kWorker,
+                              [this, name, body](Env& env) {
+                                Endpoint ep(env);
+                                auto rpc = rpc::RpcClient::create(ep);
+                                if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
+                                if (config.distribution == nam::Distribution::kFine) {
+                                  auto c = nam::FineClient::connect(ep, **rpc, servers, config);
+                                  if (!c.is_ok()) return failures.fail(name + ": " + c.status().to_string());
+                                  body(**c, env, c->get());
+                                } else {
+                                  nam::CoarseClient c(**rpc, servers, partitioner);
+                                  body(c, env, nullptr);
+                                }
+                              })
+                      .is_ok());
+  }
+
+  void run() {
+    Status s = runtime->run();
+    BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
+    BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+  }
+};
+
+// One client, random operations against std::multimap; loaded pairs first.
+void differential(const NamConfig& config, uint32_t servers) {
+  constexpr uint64_t kKeys = 400;
+  NamCluster cluster(config, servers, kKeys);
+  std::multimap<uint64_t, uint64_t> ref;
+  Random load_rng(7);
+  for (uint64_t i = 0; i < 300; ++i) {
+    const Pair x{load_rng.uniform(kKeys), load_rng.uniform(1u << 20)};
+    cluster.load(x);
+    ref.emplace(x.key, x.payload);
+  }
+  cluster.add_client("client", [&](NamClient& c, Env& env, nam::FineClient*) {
+    Random& rng = *env.random;
+    auto fail = [&](const std::string& what) { cluster.failures.fail(what); };
+    for (int step = 0; step < 4000 && cluster.failures.empty(); ++step) {
+      const uint64_t key = rng.uniform(kKeys);
+      const uint64_t payload = rng.uniform(1u << 20);
+      const uint64_t dice = rng.uniform(100);
+      if (dice < 40) {
+        if (!c.insert({key, payload}).is_ok()) return fail("insert failed");
+        ref.emplace(key, payload);
+      } else if (dice < 60) {
+        // Half of the deletes name a pair that is there.
+        Pair x{key, payload};
+        auto it = ref.lower_bound(key);
+        if (rng.bernoulli(0.5) && it != ref.end()) x = {it->first, it->second};
+        auto removed = c.remove(x);
+        bool had = false;
+        for (auto [a, b] = ref.equal_range(x.key); a != b; ++a) {
+          if (a->second == x.payload) {
+            ref.erase(a);
+            had = true;
+            break;
+          }
+        }
+        if (!removed.is_ok() || *removed != had) return fail("remove at step " + std::to_string(step));
+      } else if (dice < 85) {
+        std::vector<uint64_t> got, want;
+        if (!c.lookup(key, &got).is_ok()) return fail("lookup failed");
+        for (auto [a, b] = ref.equal_range(key); a != b; ++a) want.push_back(a->second);
+        std::sort(want.begin(), want.end());
+        if (got != want) return fail("lookup of " + std::to_string(key) + " at step " + std::to_string(step));
+      } else {
+        const uint64_t to = key + rng.uniform(kKeys / 4);
+        const auto limit = static_cast<uint32_t>(rng.uniform(300));
+        std::vector<Pair> got, want;
+        if (!c.range({key, 0}, to, limit, &got).is_ok()) return fail("range failed");
+        for (auto a = ref.lower_bound(key); a != ref.end() && a->first <= to; ++a)
+          want.push_back({a->first, a->second});
+        std::sort(want.begin(), want.end());
+        if (limit != 0 && want.size() > limit) want.resize(limit);
+        if (got != want) return fail("range from " + std::to_string(key) + " at step " + std::to_string(step));
+      }
+    }
+  });
+  cluster.run();
+  uint64_t splits = 0;
+  for (auto& t : cluster.loaders) splits += t->stats().root_splits;
+  for (auto& m : cluster.memory) splits += m->tree_stats().root_splits;
+  BOOST_TEST(splits >= 2u);  // the trees grew over several levels
+}
+
+// Several clients insert, delete and look up colliding keys (pages small
+// enough that their inserts split leaves and inner nodes); the history,
+// after the loaded pairs, must be linearizable as a multimap. Payloads are
+// unique per insert, deletes name pairs the client inserted or random
+// ones. A key's live pairs stay few, so each lookup reads one leaf (a
+// lookup spanning leaves is not atomic, as in the paper).
+void concurrent(const NamConfig& config) {
+  constexpr uint32_t kClients = 4;
+  constexpr uint64_t kHot = 12;
+  NamCluster cluster(config, 2, 200);
+  check::History loaded;
+  for (uint64_t i = 0; i < 120; ++i) {
+    const Pair x{1000 + i, i};  // cold keys: the tree has inner levels before the run
+    cluster.load(x);
+  }
+  check::HistoryRecorder recorder;
+  std::atomic<uint64_t> failed{0};
+  for (uint32_t k = 0; k < kClients; ++k) {
+    cluster.add_client("client" + std::to_string(k), [&, k](NamClient& c, Env& env, nam::FineClient*) {
+      check::ClientHistory& h = recorder.client(k);
+      Random& rng = *env.random;
+      std::vector<Pair> mine;
+      for (uint64_t op = 0; op < 600; ++op) {
+        const uint64_t key = rng.uniform(kHot);
+        const uint64_t dice = rng.uniform(10);
+        check::Operation o;
+        o.key = std::to_string(key);
+        if (dice < 4) {
+          o.kind = check::OpKind::kInsert;
+          o.value = (uint64_t{k} << 32) | op;
+          const size_t t = h.invoke(o, env.clock->now());
+          Status s = c.insert({key, o.value});
+          if (s.is_ok()) {
+            h.respond(t, check::Outcome::kOk, env.clock->now());
+            mine.push_back({key, o.value});
+          } else {
+            ++failed;
+          }
+        } else if (dice < 7) {
+          Pair x{key, rng.uniform(4)};
+          if (!mine.empty() && rng.bernoulli(0.8)) {
+            const size_t i = rng.uniform(mine.size());
+            x = mine[i];
+            mine.erase(mine.begin() + static_cast<long>(i));
+          }
+          o.kind = check::OpKind::kDelete;
+          o.key = std::to_string(x.key);
+          o.value = x.payload;
+          const size_t t = h.invoke(o, env.clock->now());
+          auto removed = c.remove(x);
+          if (removed.is_ok()) {
+            h.respond(t, *removed ? check::Outcome::kOk : check::Outcome::kNotFound, env.clock->now());
+          } else {
+            ++failed;
+          }
+        } else {
+          o.kind = check::OpKind::kLookup;
+          const size_t t = h.invoke(o, env.clock->now());
+          std::vector<uint64_t> got;
+          if (c.lookup(key, &got).is_ok()) {
+            h.op(t).result_ids = got;
+            h.respond(t, got.empty() ? check::Outcome::kNotFound : check::Outcome::kOk, env.clock->now());
+          } else {
+            h.discard(t);
+            ++failed;
+          }
+        }
+      }
+    });
+  }
+  cluster.run();
+  check::History history = recorder.merge();
+  check::CheckOptions options;
+  options.time_budget_ns = 0;
+  const check::CheckResult verdict = check::check_history(check::MultimapModel(), history, options);
+  BOOST_TEST(verdict.linearizable(), verdict.report(history));
+  BOOST_TEST(failed.load() == 0u);
+  BOOST_TEST(history.size() == kClients * 600u);
+}
+
+// A lock holder that stalls past its lease (a compute server that died or
+// was descheduled holding a leaf's lock) while another client inserts into
+// the same leaf: the other client breaks the lock after one lease, well
+// before the holder wakes; the holder's install is refused (its lease is
+// more than half gone), it restarts, and both keys are in the index.
+class StallingAccess final : public nam::NodeAccess {
+ public:
+  StallingAccess(nam::NodeAccess& inner, Env& env, Nanos stall_ns) : inner_(inner), env_(env), stall_ns_(stall_ns) {}
+  uint32_t page_bytes() const override { return inner_.page_bytes(); }
+  Status read(nam::RemotePtr p, nam::Node& out) override { return inner_.read(p, out); }
+  Status lock(nam::RemotePtr p, uint64_t version) override {
+    Status s = inner_.lock(p, version);
+    if (s.is_ok() && !stalled_) {
+      stalled_ = true;
+      locked.store(true);
+      env_.clock->sleep_for(stall_ns_);
+      woke_ns.store(env_.clock->now());
+    }
+    return s;
+  }
+  Status install(nam::RemotePtr p, const nam::Node& n) override { return inner_.install(p, n); }
+  Status create(nam::RemotePtr p, const nam::Node& n) override { return inner_.create(p, n); }
+  Status unlock(nam::RemotePtr p, uint64_t held) override { return inner_.unlock(p, held); }
+  StatusOr<nam::RemotePtr> allocate(uint8_t level) override { return inner_.allocate(level); }
+  StatusOr<nam::RemotePtr> root() override { return inner_.root(); }
+  StatusOr<bool> swap_root(nam::RemotePtr o, nam::RemotePtr n) override { return inner_.swap_root(o, n); }
+  void forget_root() override { inner_.forget_root(); }
+
+  std::atomic<bool> locked{false};
+  std::atomic<Nanos> woke_ns{0};
+
+ private:
+  nam::NodeAccess& inner_;
+  Env& env_;
+  Nanos stall_ns_;
+  bool stalled_ = false;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nam_index)
+
+// [index] keys: "hybrid" is refused by name until it is built, bad values
+// are named.
+BOOST_AUTO_TEST_CASE(index_keys_are_checked) {
+  const std::string base = "[platform]\nservers = 2\n[index]\ntype = \"nam\"\n[run]\nclients = 1\n";
+  auto ok = designs::parse_scenario(base, "nam.toml", {"index.distribution=fine", "index.page_bytes=256"});
+  BOOST_REQUIRE_MESSAGE(ok.is_ok(), ok.status().to_string());
+  struct Bad {
+    std::string set, says;
+  };
+  for (const Bad& b : {Bad{"index.distribution=hybrid", "\"hybrid\" (section 5 of the paper) is not built yet"},
+                       Bad{"index.distribution=medium", "not one of coarse, fine, hybrid"},
+                       Bad{"index.partitioning=list", "index.partitioning"},
+                       Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"}}) {
+    auto s = designs::parse_scenario(base, "nam.toml", {b.set});
+    BOOST_REQUIRE(!s.is_ok());
+    BOOST_TEST(s.status().message().find(b.says) != std::string::npos, s.status().message());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(coarse_range_partitioning_matches_multimap) {
+  differential(small(nam::Distribution::kCoarse, nam::Partitioning::kRange), 3);
+}
+BOOST_AUTO_TEST_CASE(coarse_hash_partitioning_matches_multimap) {
+  differential(small(nam::Distribution::kCoarse, nam::Partitioning::kHash), 3);
+}
+BOOST_AUTO_TEST_CASE(fine_grained_matches_multimap) { differential(small(nam::Distribution::kFine), 3); }
+
+BOOST_AUTO_TEST_SUITE_END()
+BOOST_AUTO_TEST_SUITE(nam_concurrency)
+
+BOOST_AUTO_TEST_CASE(coarse_clients_are_linearizable) { concurrent(small(nam::Distribution::kCoarse)); }
+BOOST_AUTO_TEST_CASE(fine_clients_are_linearizable) { concurrent(small(nam::Distribution::kFine)); }
+
+BOOST_AUTO_TEST_CASE(stalled_lock_holder_loses_its_lease) {
+  NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);
+  config.lease_ms = 20;
+  const Nanos lease_ns = 20 * kMillisecond;
+  NamCluster cluster(config, 2, 100);
+  for (uint64_t i = 0; i < 3; ++i) cluster.load({10 * i, 1});  // one leaf
+  std::unique_ptr<StallingAccess> stalling;
+  std::atomic<bool> ready{false};
+  std::atomic<Nanos> other_done_ns{0};
+  nam::RemoteStats holder_stats, other_stats;
+  cluster.add_client("holder", [&](NamClient&, Env& env, nam::FineClient* fine) {
+    stalling = std::make_unique<StallingAccess>(fine->access(), env, 3 * lease_ns);
+    ready.store(true);
+    nam::BlinkTree tree(*stalling);
+    Status s = tree.insert({5, 5});
+    if (!s.is_ok()) cluster.failures.fail("holder: " + s.to_string());
+    holder_stats = fine->remote_stats();
+  });
+  cluster.add_client("other", [&](NamClient& c, Env& env, nam::FineClient* fine) {
+    while (!ready.load() || !stalling->locked.load()) env.clock->sleep_for(100 * kMicrosecond);
+    Status s = c.insert({6, 6});
+    other_done_ns.store(env.clock->now());
+    if (!s.is_ok()) cluster.failures.fail("other: " + s.to_string());
+    other_stats = fine->remote_stats();
+  });
+  cluster.run();
+  BOOST_TEST(other_stats.broken_locks == 1u);
+  BOOST_TEST(holder_stats.lease_give_ups == 1u);
+  BOOST_TEST(other_done_ns.load() < stalling->woke_ns.load());
+  std::vector<Pair> all;
+  BOOST_REQUIRE(cluster.loaders[0]->range({0, 0}, ~0ull, 0, &all).is_ok());
+  const std::vector<Pair> want{{0, 1}, {5, 5}, {6, 6}, {10, 1}, {20, 1}};
+  BOOST_TEST(all == want, "pairs: " << all.size());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus

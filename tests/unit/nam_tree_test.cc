@@ -1,0 +1,268 @@
+// The NAM index's B-link tree (core/index/nam/tree.h) on one local arena:
+// a differential test against std::multimap over long random sequences of
+// lookups, ranges, inserts and deletes with pages so small that leaves and
+// inner nodes split at every level; and the layout's own invariants.
+#include <boost/test/unit_test.hpp>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/common/random.h"
+#include "core/index/nam/arena.h"
+#include "core/index/nam/local_access.h"
+#include "core/index/nam/protocol.h"
+#include "core/index/nam/tree.h"
+#include "core/workload/keys.h"
+
+namespace locus::nam {
+namespace {
+
+class NoClock final : public Clock {
+ public:
+  Nanos now() const override { return 0; }
+  void sleep_for(Nanos) override {}
+};
+
+using Reference = std::multimap<uint64_t, uint64_t>;
+
+std::vector<uint64_t> expected_lookup(const Reference& ref, uint64_t key) {
+  std::vector<uint64_t> out;
+  for (auto [it, end] = ref.equal_range(key); it != end; ++it) out.push_back(it->second);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Pair> expected_range(const Reference& ref, Pair from, uint64_t to_key, uint32_t limit) {
+  std::vector<Pair> all;
+  for (auto it = ref.lower_bound(from.key); it != ref.end() && it->first <= to_key; ++it) {
+    if (Pair{it->first, it->second} >= from) all.push_back({it->first, it->second});
+  }
+  std::sort(all.begin(), all.end());
+  if (limit != 0 && all.size() > limit) all.resize(limit);
+  return all;
+}
+
+bool erase_one(Reference& ref, Pair x) {
+  for (auto [it, end] = ref.equal_range(x.key); it != end; ++it) {
+    if (it->second == x.payload) {
+      ref.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+// `steps` random operations on keys in [0, key_space) with payloads in
+// [0, payload_space); every answer must be the multimap's.
+void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_space, uint32_t steps, uint64_t seed) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 64ull << 20, page_bytes, false);
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess access(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
+  BlinkTree tree(access);
+  Reference ref;
+  Random rng(seed);
+  for (uint32_t step = 0; step < steps; ++step) {
+    const uint64_t key = rng.uniform(key_space);
+    const uint64_t payload = rng.uniform(payload_space);
+    const uint64_t dice = rng.uniform(100);
+    if (dice < 45) {
+      BOOST_REQUIRE(tree.insert({key, payload}).is_ok());
+      ref.emplace(key, payload);
+    } else if (dice < 65) {
+      auto removed = tree.remove({key, payload});
+      BOOST_REQUIRE(removed.is_ok());
+      BOOST_REQUIRE_EQUAL(*removed, erase_one(ref, {key, payload}));
+    } else if (dice < 90) {
+      std::vector<uint64_t> got;
+      BOOST_REQUIRE(tree.lookup(key, &got).is_ok());
+      BOOST_REQUIRE_MESSAGE(got == expected_lookup(ref, key), "lookup of " << key << " at step " << step);
+    } else {
+      const uint64_t to = key + rng.uniform(key_space / 4 + 1);
+      const uint32_t limit = static_cast<uint32_t>(rng.uniform(8));
+      std::vector<Pair> got;
+      BOOST_REQUIRE(tree.range({key, payload}, to, limit, &got).is_ok());
+      BOOST_REQUIRE_MESSAGE(got == expected_range(ref, {key, payload}, to, limit), "range at step " << step);
+    }
+  }
+  // Everything at the end, in one range.
+  std::vector<Pair> all;
+  BOOST_REQUIRE(tree.range({0, 0}, ~0ull, 0, &all).is_ok());
+  BOOST_REQUIRE(all == expected_range(ref, {0, 0}, ~0ull, 0));
+  BOOST_TEST_MESSAGE("page " << page_bytes << ": " << tree.stats().splits << " splits, " << tree.stats().root_splits
+                             << " root splits, " << ref.size() << " pairs");
+  BOOST_REQUIRE_GE(tree.stats().root_splits, page_bytes <= 256 ? 3u : 1u);
+}
+
+// Loses the next separator insert (the client splitting a node dies after
+// writing both halves, before the parent level): the next install of an
+// inner node, or the next new root, fails once.
+class LosingSeparator final : public NodeAccess {
+ public:
+  explicit LosingSeparator(NodeAccess& inner) : inner_(inner) {}
+  uint32_t page_bytes() const override { return inner_.page_bytes(); }
+  Status read(RemotePtr p, Node& out) override { return inner_.read(p, out); }
+  Status lock(RemotePtr p, uint64_t version) override { return inner_.lock(p, version); }
+  Status install(RemotePtr p, const Node& n) override {
+    if (armed && n.level() > 0) return lose();
+    return inner_.install(p, n);
+  }
+  Status create(RemotePtr p, const Node& n) override { return inner_.create(p, n); }
+  Status unlock(RemotePtr p, uint64_t held) override { return inner_.unlock(p, held); }
+  StatusOr<RemotePtr> allocate(uint8_t level) override { return inner_.allocate(level); }
+  StatusOr<RemotePtr> root() override { return inner_.root(); }
+  StatusOr<bool> swap_root(RemotePtr o, RemotePtr n) override {
+    if (armed) return lose();
+    return inner_.swap_root(o, n);
+  }
+  bool armed = false;
+  uint32_t lost = 0;
+
+ private:
+  Status lose() {
+    armed = false;
+    ++lost;
+    return unavailable("separator lost");
+  }
+  NodeAccess& inner_;
+};
+
+// The leaf holding x, by walking the leaf level from the leftmost leaf.
+uint32_t leaves(NodeAccess& access) {
+  std::vector<std::byte> page(access.page_bytes());
+  Node n(page.data(), access.page_bytes());
+  RemotePtr p = *access.root();
+  BOOST_REQUIRE(access.read(p, n).is_ok());
+  while (!n.leaf()) {
+    p = n.child(0);
+    BOOST_REQUIRE(access.read(p, n).is_ok());
+  }
+  uint32_t count = 1;
+  while (!n.sibling().null()) {
+    BOOST_REQUIRE(access.read(n.sibling(), n).is_ok());
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nam_tree)
+
+BOOST_AUTO_TEST_CASE(layout_capacities) {
+  BOOST_TEST(leaf_capacity(128) == 4u);
+  BOOST_TEST(inner_capacity(128) == 3u);
+  BOOST_TEST(leaf_capacity(1024) == 60u);
+  BOOST_TEST(inner_capacity(1024) == 40u);
+  const RemotePtr p = RemotePtr::make(5, 4096);
+  BOOST_TEST(!p.null());
+  BOOST_TEST(p.server() == 5u);
+  BOOST_TEST(p.offset() == 4096u);
+  BOOST_TEST(RemotePtr{}.null());
+}
+
+BOOST_AUTO_TEST_CASE(seal_detects_torn_copies) {
+  std::vector<std::byte> page(256);
+  Node n(page.data(), 256);
+  n.init(0);
+  n.insert_at(0, {1, 2});
+  n.set_word(4);
+  n.seal(4);
+  BOOST_TEST(n.consistent());
+  page[60] ^= std::byte{1};  // a byte from a later write
+  BOOST_TEST(!n.consistent());
+  page[60] ^= std::byte{1};
+  n.set_word(5);  // locked
+  BOOST_TEST(!n.consistent());
+  n.set_word(6);  // a newer word than the body was written for
+  BOOST_TEST(!n.consistent());
+}
+
+BOOST_AUTO_TEST_CASE(differential_tiny_pages_many_duplicates) { differential(128, 64, 1u << 20, 60000, 1); }
+BOOST_AUTO_TEST_CASE(differential_tiny_pages_wide_keys) { differential(128, 1u << 20, 1u << 30, 60000, 2); }
+BOOST_AUTO_TEST_CASE(differential_small_pages) { differential(256, 4096, 16, 60000, 3); }
+BOOST_AUTO_TEST_CASE(differential_default_pages) { differential(1024, 1u << 16, 1u << 20, 60000, 4); }
+
+BOOST_AUTO_TEST_CASE(leaf_of_one_pair_refuses_to_split) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 1 << 20, 128, false);
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess access(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
+  BlinkTree tree(access);
+  for (int i = 0; i < 4; ++i) BOOST_REQUIRE(tree.insert({7, 7}).is_ok());
+  const Status s = tree.insert({7, 7});
+  BOOST_TEST(s.code() == StatusCode::kResourceExhausted);
+  BOOST_TEST(s.message().find("index.page_bytes") != std::string::npos);
+  // The leaf was unlocked: deletes still take its lock, and a full leaf
+  // drops deleted entries before it would split.
+  std::vector<uint64_t> got;
+  BOOST_REQUIRE(tree.lookup(7, &got).is_ok());
+  BOOST_TEST(got.size() == 4u);
+  auto removed = tree.remove({7, 7});
+  BOOST_REQUIRE(removed.is_ok() && *removed);
+  BOOST_REQUIRE(tree.insert({8, 1}).is_ok());
+  got.clear();
+  BOOST_REQUIRE(tree.lookup(7, &got).is_ok());
+  BOOST_TEST(got.size() == 3u);
+}
+
+// A leaf split whose separator never reaches the parent, then many more
+// splits of the new right node (ascending inserts land there): every one
+// of them must still insert its separator (the general B-link rule: the
+// parent entry covering a separator may point at a node left of the one
+// that split), every key stays found, and lookups do not walk the lost
+// part of the leaf level (the parent level is still a shortcut).
+BOOST_AUTO_TEST_CASE(lost_separator_does_not_block_later_splits) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 16 << 20, 128, false);
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess local(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
+  LosingSeparator losing(local);
+  BlinkTree tree(losing);
+  uint64_t next = 0;
+  for (; next < 40; ++next) BOOST_REQUIRE(tree.insert({next * 10, 0}).is_ok());  // a tree of several levels
+  const uint64_t splits_before = tree.stats().splits;
+  losing.armed = true;
+  Status s;
+  while (losing.lost == 0) s = tree.insert({next++ * 10, 0});
+  BOOST_TEST(s.code() == StatusCode::kUnavailable);  // the split's client "died" at the parent
+  for (uint64_t i = 0; i < 200; ++i, ++next) {
+    BOOST_REQUIRE_MESSAGE(tree.insert({next * 10, 0}).is_ok(), "insert " << next);
+  }
+  BOOST_TEST(tree.stats().splits > splits_before + 50);
+  for (uint64_t k = 0; k < next; ++k) {
+    std::vector<uint64_t> got;
+    BOOST_REQUIRE(tree.lookup(k * 10, &got).is_ok());
+    BOOST_REQUIRE_MESSAGE(got.size() == 1u, "key " << k * 10);
+  }
+  // One lost separator costs at most one extra sibling step per lookup.
+  const uint64_t moved = tree.stats().moved_right;
+  std::vector<uint64_t> got;
+  BOOST_REQUIRE(tree.lookup((next - 1) * 10, &got).is_ok());
+  BOOST_TEST(tree.stats().moved_right - moved <= 1u);
+  BOOST_TEST(leaves(local) > 100u);
+}
+
+// Range partitioning of YCSB's hashed keys (which lie in [0, 2^63]) gives
+// every memory server a fair share (it once gave half of them nothing).
+BOOST_AUTO_TEST_CASE(range_partitioning_spreads_hashed_keys) {
+  workload::WorkloadSpec spec;
+  spec.insertorder = workload::InsertOrder::kHashed;
+  const Partitioner part(Partitioning::kRange, 4, spec);
+  std::vector<uint32_t> per_server(4);
+  char key[32];
+  for (uint64_t i = 0; i < 4000; ++i) {
+    const size_t n = workload::build_key(i, true, 0, key, sizeof key);
+    auto k = key_number(std::string_view(key, n));
+    BOOST_REQUIRE(k.is_ok());
+    ++per_server[part.server_of(*k)];
+  }
+  for (uint32_t s = 0; s < 4; ++s) BOOST_TEST(per_server[s] > 800u, "server " << s << ": " << per_server[s]);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus::nam
