@@ -70,11 +70,6 @@ if [ "$design" = pilaf ]; then
 fi
 # Loopback runs in wall time on a shared machine: waits and runs longer.
 if [ "$backend" = loopback ]; then extra=(--set run.wait_timeout_ms=1000 --set run.duration_s=1.5 --set run.warmup_s=0.5)
-  # The NAM index's fine-grained lock holders give up past half a lease:
-  # on a loaded machine or a sanitized build 10 ms is too short a time to
-  # hold a lock, and every insert would give up (no operation finished in
-  # one such run); crashed clients' locks are broken after 200 ms.
-  case $design in nam*) extra+=(--set index.lease_ms=200) ;; esac
 elif [ "$backend" = verbs ]; then
   # Servers and clients in this one process (--serve-here) on a real RDMA
   # device: Soft-RoCE in the guest (ci/softroce-vm.sh exports its address),
