@@ -105,6 +105,7 @@ class LosingSeparator final : public NodeAccess {
   Status read(RemotePtr p, Node& out) override { return inner_.read(p, out); }
   Status lock(RemotePtr p, uint64_t version) override { return inner_.lock(p, version); }
   Status install(RemotePtr p, const Node& n) override {
+    if (abort_parents && n.level() > 0) return Status(StatusCode::kAborted, "lease ran out (injected)");
     if (armed && n.level() > 0) return lose();
     return inner_.install(p, n);
   }
@@ -118,6 +119,7 @@ class LosingSeparator final : public NodeAccess {
   }
   bool armed = false;
   uint32_t lost = 0;
+  bool abort_parents = false;  // every install above the leaves loses its lease
 
  private:
   Status lose() {
@@ -126,6 +128,27 @@ class LosingSeparator final : public NodeAccess {
     return unavailable("separator lost");
   }
   NodeAccess& inner_;
+};
+
+// A tree of several levels (keys 0, 10, ..., 390 in 128-byte pages) whose
+// node access loses separators on demand; `next` is the next key / 10.
+struct LosingTree {
+  explicit LosingTree(uint64_t arena_bytes)
+      : arena(make_arena(arena_bytes)), local(*arena, clock), losing(local), tree(losing) {
+    BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
+    for (; next < 40; ++next) BOOST_REQUIRE(tree.insert({next * 10, 0}).is_ok());
+  }
+  static std::unique_ptr<Arena> make_arena(uint64_t bytes) {
+    auto a = Arena::create(Env{}, 0, bytes, 128, false);
+    BOOST_REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
+    return std::move(*a);
+  }
+  NoClock clock;
+  std::unique_ptr<Arena> arena;
+  LocalAccess local;
+  LosingSeparator losing;
+  BlinkTree tree;
+  uint64_t next = 0;
 };
 
 // The leaf holding x, by walking the leaf level from the leftmost leaf.
@@ -215,15 +238,11 @@ BOOST_AUTO_TEST_CASE(leaf_of_one_pair_refuses_to_split) {
 // that split), every key stays found, and lookups do not walk the lost
 // part of the leaf level (the parent level is still a shortcut).
 BOOST_AUTO_TEST_CASE(lost_separator_does_not_block_later_splits) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 16 << 20, 128, false);
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess local(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
-  LosingSeparator losing(local);
-  BlinkTree tree(losing);
-  uint64_t next = 0;
-  for (; next < 40; ++next) BOOST_REQUIRE(tree.insert({next * 10, 0}).is_ok());  // a tree of several levels
+  LosingTree t(16 << 20);
+  LocalAccess& local = t.local;
+  LosingSeparator& losing = t.losing;
+  BlinkTree& tree = t.tree;
+  uint64_t next = t.next;
   const uint64_t splits_before = tree.stats().splits;
   losing.armed = true;
   Status s;
@@ -244,6 +263,28 @@ BOOST_AUTO_TEST_CASE(lost_separator_does_not_block_later_splits) {
   BOOST_REQUIRE(tree.lookup((next - 1) * 10, &got).is_ok());
   BOOST_TEST(tree.stats().moved_right - moved <= 1u);
   BOOST_TEST(leaves(local) > 100u);
+}
+
+// A separator that can never land (every install above the leaves loses
+// its lease) ends the insert with an error once its restarts run out. The
+// insert itself must not start over: x is in its leaf already, and the
+// insert, restarted (the separator's give-up was once kAborted, a lost
+// lock's code), put x in a second time.
+BOOST_AUTO_TEST_CASE(a_separator_that_never_lands_does_not_insert_twice) {
+  LosingTree t(256ull << 20);  // each give-up of a parent split leaks its page
+  LosingSeparator& losing = t.losing;
+  BlinkTree& tree = t.tree;
+  uint64_t next = t.next;
+  losing.abort_parents = true;
+  Status s;
+  for (uint32_t i = 0; i < 20 && s.is_ok(); ++i) s = tree.insert({next++ * 10, 0});
+  losing.abort_parents = false;
+  BOOST_TEST(s.code() == StatusCode::kUnavailable, s.to_string());
+  for (uint64_t k = 0; k < next; ++k) {
+    std::vector<uint64_t> got;
+    BOOST_REQUIRE(tree.lookup(k * 10, &got).is_ok());
+    BOOST_TEST(got.size() == 1u, "key " << k * 10 << ": " << got.size() << " copies");
+  }
 }
 
 // Range partitioning of YCSB's hashed keys (which lie in [0, 2^63]) gives

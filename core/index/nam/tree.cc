@@ -10,7 +10,11 @@ namespace {
 constexpr Pair kMaxPair{std::numeric_limits<uint64_t>::max(), std::numeric_limits<uint64_t>::max()};
 
 bool aborted(const Status& s) { return s.code() == StatusCode::kAborted; }
-Status gave_up(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
+const Status& status_of(const Status& s) { return s; }
+template <typename T>
+Status status_of(const StatusOr<T>& r) {
+  return r.status();
+}
 
 }  // namespace
 
@@ -127,145 +131,120 @@ Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
   return insert_separator(1, sep, *rp);
 }
 
-Status BlinkTree::insert(Pair x) {
+template <typename Once>
+auto BlinkTree::restarting(const char* what, Once once) -> decltype(once()) {
   for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
-    RemotePtr p;
-    LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
-    const uint64_t version = node_.word();
-    uint32_t i = node_.lower_bound(x);
-    // A deleted copy of x is revived in place.
-    uint32_t dead = node_.count();
-    for (uint32_t j = i; j < node_.count() && node_.pair(j) == x; ++j) {
-      if (node_.deleted(j)) dead = j;
-    }
-    Status s = access_.lock(p, version);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    LOCUS_RETURN_IF_ERROR(s);
-    const uint64_t held = version | kLockBit;
-    // A full leaf first drops its deleted entries (what the paper's
-    // garbage collection would remove later), then splits if it must.
-    if (dead == node_.count() && node_.full() && node_.compact() > 0) i = node_.lower_bound(x);
-    if (dead < node_.count()) {
-      node_.set_deleted(dead, false);
-    } else if (!node_.full()) {
-      node_.insert_at(i, x);
-    } else {
-      s = split_leaf(p, node_, held, x);
-      if (aborted(s)) {
-        ++stats_.restarts;
-        continue;
-      }
-      return s;
-    }
-    s = install_and_unlock(p, node_, held, RemotePtr{}, right_);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    return s;
+    auto r = once();
+    if (!aborted(status_of(r))) return r;
+    ++stats_.restarts;
   }
-  return gave_up("nam: insert restarted too often");
+  return Status(StatusCode::kUnavailable, std::string("nam: ") + what + " restarted too often");
+}
+
+Status BlinkTree::insert(Pair x) {
+  return restarting("insert", [&] { return insert_once(x); });
 }
 
 StatusOr<bool> BlinkTree::remove(Pair x) {
-  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
-    RemotePtr p;
-    LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
-    uint32_t live = node_.count();
-    for (uint32_t j = node_.lower_bound(x); j < node_.count() && node_.pair(j) == x; ++j) {
-      if (!node_.deleted(j)) live = j;
-    }
-    if (live == node_.count()) return false;
-    const uint64_t version = node_.word();
-    Status s = access_.lock(p, version);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    LOCUS_RETURN_IF_ERROR(s);
-    node_.set_deleted(live, true);
-    s = install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    LOCUS_RETURN_IF_ERROR(s);
-    return true;
+  return restarting("delete", [&] { return remove_once(x); });
+}
+
+Status BlinkTree::insert_once(Pair x) {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
+  const uint64_t version = node_.word();
+  uint32_t i = node_.lower_bound(x);
+  // A deleted copy of x is revived in place.
+  uint32_t dead = node_.count();
+  for (uint32_t j = i; j < node_.count() && node_.pair(j) == x; ++j) {
+    if (node_.deleted(j)) dead = j;
   }
-  return gave_up("nam: delete restarted too often");
+  LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+  const uint64_t held = version | kLockBit;
+  // A full leaf first drops its deleted entries (what the paper's
+  // garbage collection would remove later), then splits if it must.
+  if (dead == node_.count() && node_.full() && node_.compact() > 0) i = node_.lower_bound(x);
+  if (dead < node_.count()) {
+    node_.set_deleted(dead, false);
+  } else if (!node_.full()) {
+    node_.insert_at(i, x);
+  } else {
+    return split_leaf(p, node_, held, x);
+  }
+  return install_and_unlock(p, node_, held, RemotePtr{}, right_);
+}
+
+StatusOr<bool> BlinkTree::remove_once(Pair x) {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend(x, 0, &p, node_));
+  uint32_t live = node_.count();
+  for (uint32_t j = node_.lower_bound(x); j < node_.count() && node_.pair(j) == x; ++j) {
+    if (!node_.deleted(j)) live = j;
+  }
+  if (live == node_.count()) return false;
+  const uint64_t version = node_.word();
+  LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+  node_.set_deleted(live, true);
+  LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_));
+  return true;
 }
 
 Status BlinkTree::insert_separator(uint8_t level, Pair sep, RemotePtr right) {
-  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
-    LOCUS_ASSIGN_OR_RETURN(RemotePtr root, access_.root());
-    LOCUS_RETURN_IF_ERROR(access_.read(root, node_));
-    if (node_.level() < level) {
-      // The split node's level has no parent: a new root over the old one
-      // (the leftmost node of its level) and the new right node.
-      LOCUS_ASSIGN_OR_RETURN(RemotePtr rp, access_.allocate(level));
-      extra_.init(level);
-      extra_.insert_at(0, sep, root);
-      extra_.insert_at(1, kMaxPair, right);
-      extra_.seal(0);
-      LOCUS_RETURN_IF_ERROR(access_.create(rp, extra_));
-      LOCUS_ASSIGN_OR_RETURN(bool swapped, access_.swap_root(root, rp));
-      if (swapped) {
-        ++stats_.root_splits;
-        return Status();
-      }
-      ++stats_.restarts;  // another split grew the tree first
-      continue;
-    }
-    RemotePtr p;
-    LOCUS_RETURN_IF_ERROR(descend(sep, level, &p, node_));
-    const uint64_t version = node_.word();
-    Status s = access_.lock(p, version);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    LOCUS_RETURN_IF_ERROR(s);
-    const uint64_t held = version | kLockBit;
-    // The general rule: the entry i covering sep keeps its upper bound and
-    // takes the new right node; (sep, its old child) goes before it.
-    auto add = [&](Node& n) {
-      const uint32_t i = n.child_index(sep);
-      n.insert_at(i, sep, n.child(i));
-      n.set_child(i + 1, right);
-    };
-    if (!node_.full()) {
-      add(node_);
-      s = install_and_unlock(p, node_, held, RemotePtr{}, right_);
-      if (aborted(s)) {
-        ++stats_.restarts;
-        continue;
-      }
-      return s;
-    }
-    auto rp = access_.allocate(level);
-    if (!rp.is_ok()) {
-      (void)access_.unlock(p, held);
-      return rp.status();
-    }
-    node_.split_into(node_.count() / 2, right_, *rp);
-    add(sep <= node_.high() ? node_ : right_);
-    const Pair up = node_.high();
-    s = install_and_unlock(p, node_, held, *rp, right_);
-    if (aborted(s)) {
-      ++stats_.restarts;
-      continue;
-    }
-    LOCUS_RETURN_IF_ERROR(s);
-    ++stats_.splits;
-    sep = up;
-    right = *rp;
+  for (;;) {
+    LOCUS_ASSIGN_OR_RETURN(std::optional<Climb> up,
+                           restarting("separator insert", [&] { return separator_once(level, sep, right); }));
+    if (!up) return Status();
+    sep = up->sep;
+    right = up->right;
     ++level;
-    attempt = 0;
   }
-  return gave_up("nam: separator insert restarted too often");
+}
+
+StatusOr<std::optional<BlinkTree::Climb>> BlinkTree::separator_once(uint8_t level, Pair sep, RemotePtr right) {
+  LOCUS_ASSIGN_OR_RETURN(RemotePtr root, access_.root());
+  LOCUS_RETURN_IF_ERROR(access_.read(root, node_));
+  if (node_.level() < level) {
+    // The split node's level has no parent: a new root over the old one
+    // (the leftmost node of its level) and the new right node.
+    LOCUS_ASSIGN_OR_RETURN(RemotePtr rp, access_.allocate(level));
+    extra_.init(level);
+    extra_.insert_at(0, sep, root);
+    extra_.insert_at(1, kMaxPair, right);
+    extra_.seal(0);
+    LOCUS_RETURN_IF_ERROR(access_.create(rp, extra_));
+    LOCUS_ASSIGN_OR_RETURN(bool swapped, access_.swap_root(root, rp));
+    if (!swapped) return Status(StatusCode::kAborted, "nam: another split grew the tree first");
+    ++stats_.root_splits;
+    return std::optional<Climb>();
+  }
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend(sep, level, &p, node_));
+  const uint64_t version = node_.word();
+  LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+  const uint64_t held = version | kLockBit;
+  // The general rule: the entry i covering sep keeps its upper bound and
+  // takes the new right node; (sep, its old child) goes before it.
+  auto add = [&](Node& n) {
+    const uint32_t i = n.child_index(sep);
+    n.insert_at(i, sep, n.child(i));
+    n.set_child(i + 1, right);
+  };
+  if (!node_.full()) {
+    add(node_);
+    LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, held, RemotePtr{}, right_));
+    return std::optional<Climb>();
+  }
+  auto rp = access_.allocate(level);
+  if (!rp.is_ok()) {
+    (void)access_.unlock(p, held);
+    return rp.status();
+  }
+  node_.split_into(node_.count() / 2, right_, *rp);
+  add(sep <= node_.high() ? node_ : right_);
+  const Pair up = node_.high();
+  LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, held, *rp, right_));
+  ++stats_.splits;
+  return std::optional<Climb>(Climb{up, *rp});
 }
 
 }  // namespace locus::nam

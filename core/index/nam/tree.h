@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/common/status.h"
@@ -86,6 +87,23 @@ class BlinkTree {
   Status insert_separator(uint8_t level, Pair sep, RemotePtr right);
   // Splits locked n and puts x into the half that covers it (leaves).
   Status split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x);
+  // One try of each change; kAborted when a lock was lost to a
+  // concurrent writer or a lease ran out, and the change must start over.
+  Status insert_once(Pair x);
+  StatusOr<bool> remove_once(Pair x);
+  // One try at putting sep into the node of `level` covering it; when
+  // that node had to split, the separator and right node the level above
+  // must take next.
+  struct Climb {
+    Pair sep;
+    RemotePtr right;
+  };
+  StatusOr<std::optional<Climb>> separator_once(uint8_t level, Pair sep, RemotePtr right);
+  // Runs `once` until it ends other than kAborted, counting restarts;
+  // kUnavailable after kMaxRestarts (not kAborted: a caller's own restart
+  // loop must not take it for a lost lock and run its change again).
+  template <typename Once>
+  auto restarting(const char* what, Once once) -> decltype(once());
 
   static constexpr uint32_t kMaxRestarts = 1u << 20;
 
