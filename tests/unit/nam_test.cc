@@ -27,6 +27,7 @@
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rpc_server_node.h"
 
 namespace locus {
 namespace {
@@ -68,23 +69,12 @@ struct NamCluster {
       : config(c), partitioner(c.partitioning, count, ordered_keys(key_span)) {
     runtime = loopback::make_loopback_runtime({});
     for (uint32_t i = 0; i < count; ++i) {
-      auto id = runtime->add_node({"server" + std::to_string(i), true});
-      BOOST_REQUIRE(id.is_ok());
-      servers.push_back(*id);
-      Env env = runtime->setup_env(*id);
-      auto rpc = rpc::RpcServer::create(env);
-      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
-      auto m = nam::MemoryServer::create(env, i, config);
+      testing::RpcServerNode node = testing::add_rpc_server_node(*runtime, "server" + std::to_string(i));
+      servers.push_back(node.id);
+      auto m = nam::MemoryServer::create(node.env, i, config);
       BOOST_REQUIRE_MESSAGE(m.is_ok(), m.status().to_string());
-      BOOST_REQUIRE((*m)->attach(**rpc, 4096).is_ok());
-      rpc::RpcServer* srv = rpc->get();
-      BOOST_REQUIRE(runtime
-                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
-                                [srv](Env& e) {
-                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
-                                })
-                        .is_ok());
-      rpcs.push_back(std::move(*rpc));
+      BOOST_REQUIRE((*m)->attach(*node.rpc, 4096).is_ok());
+      rpcs.push_back(std::move(node.rpc));
       memory.push_back(std::move(*m));
     }
     if (config.distribution == nam::Distribution::kFine) {

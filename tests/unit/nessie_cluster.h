@@ -21,6 +21,7 @@
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/rpc_server_node.h"
 
 namespace locus::testing {
 
@@ -54,23 +55,12 @@ struct NessieCluster {
     BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
     geometry = *g;
     for (uint32_t i = 0; i < node_count; ++i) {
-      auto id = runtime->add_node({"server" + std::to_string(i), true});
-      BOOST_REQUIRE(id.is_ok());
-      servers.push_back(*id);
-      Env env = runtime->setup_env(*id);
-      auto rpc = rpc::RpcServer::create(env);
-      BOOST_REQUIRE_MESSAGE(rpc.is_ok(), rpc.status().to_string());
-      auto node = nessie::NessieNode::create(env, i, geometry);
+      testing::RpcServerNode server = testing::add_rpc_server_node(*runtime, "server" + std::to_string(i));
+      servers.push_back(server.id);
+      auto node = nessie::NessieNode::create(server.env, i, geometry);
       BOOST_REQUIRE_MESSAGE(node.is_ok(), node.status().to_string());
-      BOOST_REQUIRE((*node)->attach(**rpc).is_ok());
-      rpc::RpcServer* srv = rpc->get();
-      BOOST_REQUIRE(runtime
-                        ->spawn(*id, "server" + std::to_string(i), ActorKind::kDaemon,
-                                [srv](Env& e) {
-                                  while (!e.stop_requested()) srv->serve_once(5 * kMillisecond);
-                                })
-                        .is_ok());
-      rpcs.push_back(std::move(*rpc));
+      BOOST_REQUIRE((*node)->attach(*server.rpc).is_ok());
+      rpcs.push_back(std::move(server.rpc));
       nodes.push_back(std::move(*node));
       if (geometry.coupled != 0) add_server_thread(i, config.max_migrate_depth);
     }
