@@ -299,20 +299,23 @@ class SimRuntime final : public Runtime {
     auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
     Env env = make_env(node, rng.get());
     randoms_.push_back(std::move(rng));
-    const bool daemon = kind == ActorKind::kDaemon;
+    const bool daemon = kind != ActorKind::kWorker;
+    // An observer charges no CPU and so takes no core (ActorKind).
+    const bool takes_core = kind != ActorKind::kObserver;
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
-    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, where, fn = std::move(fn)]() mutable {
+    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, takes_core, where,
+                                                                 fn = std::move(fn)]() mutable {
       ActorState state;
       state.node = where;
       state.world = &world_;
       sg4::Actor::self()->set_data(&state);
       SimClock own_clock(world_, &state);
       env.clock = &own_clock;
-      world_.actor_started(*where);
+      if (takes_core) world_.actor_started(*where);
       fn(env);
       settle_debt();  // the actor ends at its own time
-      world_.actor_ended(*where);
+      if (takes_core) world_.actor_ended(*where);
       sg4::Actor::self()->set_data(nullptr);
       if (daemon) {
         --live_daemons_;
