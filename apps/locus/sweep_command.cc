@@ -30,6 +30,7 @@ struct SweepOptions {
   std::string emit;
   std::string merge;
   int64_t point = -1;
+  bool resume = false;
 };
 
 // Lines of a failed point's log shown with its error.
@@ -139,6 +140,26 @@ Status emit_slurm(const std::string& dir, const SweepPlan& plan) {
   return Status();
 }
 
+// The points to run: all, or with --resume those of the same plan in dir
+// that have no results yet.
+StatusOr<std::vector<size_t>> points_to_run(const std::string& dir, const SweepPlan& plan, bool resume) {
+  std::vector<size_t> todo;
+  std::ifstream in(plan_path(dir));
+  const std::string earlier((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (resume && in.is_open() && earlier != plan_json(plan)) {
+    return invalid_argument("--resume: " + dir +
+                            " holds another sweep (its plan.json differs: scenario, --set or --grid); give another "
+                            "--out, or drop --resume to run every point again");
+  }
+  for (size_t k = 0; k < plan.points(); ++k) {
+    const fs::path pd = point_dir(dir, k);
+    std::error_code ec;
+    const bool has = fs::exists(pd / kPointJson, ec) && fs::exists(pd / kPointCsv, ec);
+    if (!resume || !in.is_open() || !has) todo.push_back(k);
+  }
+  return todo;
+}
+
 Status sweep(const SweepOptions& o) {
   if (!o.merge.empty()) {
     if (!o.scenario.empty() || !o.grid.empty() || o.point >= 0 || !o.emit.empty())
@@ -157,18 +178,20 @@ Status sweep(const SweepOptions& o) {
       return invalid_argument(fmt::format("--point {}: the sweep in {} has points 0-{}", k, o.out, plan.points() - 1));
     return run_points(o.out, plan, {k}, 1);
   }
+  if (o.resume && !o.emit.empty())
+    return invalid_argument("--resume: not with --emit (each array task runs its point)");
   LOCUS_ASSIGN_OR_RETURN(const SweepPlan plan, make_plan(o));
   const std::string dir = !o.out.empty() ? o.out : "results/sweep/" + fs::path(o.scenario).stem().string();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return invalid_argument("--out: cannot create " + dir + ": " + ec.message());
+  LOCUS_ASSIGN_OR_RETURN(const std::vector<size_t> todo, points_to_run(dir, plan, o.resume));
   LOCUS_RETURN_IF_ERROR(write_plan(dir, plan));
   if (o.emit == "slurm") return emit_slurm(fs::absolute(dir).lexically_normal().string(), plan);
-  std::vector<size_t> all(plan.points());
-  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
-  fmt::print("sweep: {} points of {}, {} at a time, into {}\n", all.size(), plan.scenario, o.jobs, dir);
+  fmt::print("sweep: {} points of {} ({} kept from an earlier run), {} at a time, into {}\n", todo.size(),
+             plan.scenario, plan.points() - todo.size(), o.jobs, dir);
   std::fflush(stdout);
-  const Status ran = run_points(dir, plan, all, o.jobs);
+  const Status ran = run_points(dir, plan, todo, o.jobs);
   const Status merged = merge_sweep(dir, plan);
   // The failures were named as they happened; the merge names what is missing.
   if (!merged.is_ok()) return merged;
@@ -195,6 +218,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit", o->emit, "Write a job script instead of running: slurm (DIR/sweep.sbatch, a job array)")
       ->check(CLI::IsMember({"slurm"}));
   cmd->add_option("--merge", o->merge, "Merge the points of the sweep in DIR (after a Slurm array); run nothing");
+  cmd->add_flag("--resume", o->resume,
+                "Keep the points that already have results in --out from an earlier run of the same sweep; run the "
+                "rest");
   cmd->add_option("--point", o->point, "Run point K of the plan in --out DIR (what each Slurm array task runs)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->callback([o, &exit_code] {

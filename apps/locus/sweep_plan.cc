@@ -101,7 +101,7 @@ std::string point_dir(const std::string& dir, size_t k) {
   return (std::filesystem::path(dir) / "points" / std::to_string(k)).string();
 }
 
-Status write_plan(const std::string& dir, const SweepPlan& plan) {
+std::string plan_json(const SweepPlan& plan) {
   nlohmann::ordered_json j;
   j["scenario"] = plan.scenario;
   j["set"] = plan.sets;
@@ -110,8 +110,12 @@ Status write_plan(const std::string& dir, const SweepPlan& plan) {
   for (const GridAxis& a : plan.grid) grid.push_back({{"key", a.key}, {"values", a.values}});
   j["grid"] = std::move(grid);
   j["points"] = plan.points();
+  return j.dump(2) + "\n";
+}
+
+Status write_plan(const std::string& dir, const SweepPlan& plan) {
   std::ofstream out(plan_path(dir));
-  out << j.dump(2) << "\n";
+  out << plan_json(plan);
   if (!out) return invalid_argument("--out: cannot write " + plan_path(dir));
   return Status();
 }
@@ -128,7 +132,8 @@ StatusOr<SweepPlan> read_plan(const std::string& dir) {
     plan.timeseries = j.at("timeseries").get<bool>();
     for (const nlohmann::json& a : j.at("grid")) {
       plan.grid.push_back({a.at("key").get<std::string>(), a.at("values").get<std::vector<std::string>>()});
-      if (plan.grid.back().values.empty()) return corruption(path + ": axis '" + plan.grid.back().key + "' has no values");
+      if (plan.grid.back().values.empty())
+        return corruption(path + ": axis '" + plan.grid.back().key + "' has no values");
     }
   } catch (const nlohmann::json::exception& e) {
     return corruption(path + ": " + e.what());

@@ -45,6 +45,7 @@ std::string display_value(const std::string& value);
 
 // DIR/plan.json.
 std::string plan_path(const std::string& dir);
+std::string plan_json(const SweepPlan& plan);
 Status write_plan(const std::string& dir, const SweepPlan& plan);
 StatusOr<SweepPlan> read_plan(const std::string& dir);
 
