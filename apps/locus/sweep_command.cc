@@ -192,7 +192,7 @@ Status sweep(const SweepOptions& o) {
              plan.scenario, plan.points() - todo.size(), o.jobs, dir);
   std::fflush(stdout);
   const Status ran = run_points(dir, plan, todo, o.jobs);
-  const Status merged = merge_sweep(dir, plan);
+  const Status merged = merge_sweep(dir, plan, /*log_tails=*/false);
   // The failures were named as they happened; the merge names what is missing.
   if (!merged.is_ok()) return merged;
   return ran;

@@ -71,7 +71,7 @@ StatusOr<PointTable> read_point_csv(const std::string& path) {
 
 }  // namespace
 
-Status merge_sweep(const std::string& dir, const SweepPlan& plan) {
+Status merge_sweep(const std::string& dir, const SweepPlan& plan, bool log_tails) {
   const size_t n = plan.points();
   std::vector<PointTable> tables(n);
   std::vector<PointSummary> summaries(n);
@@ -91,7 +91,7 @@ Status merge_sweep(const std::string& dir, const SweepPlan& plan) {
     if (!summary.is_ok() || !table.is_ok()) {
       const Status& why = summary.is_ok() ? table.status() : summary.status();
       std::string entry = fmt::format("point {} ({}): {}", k, plan.label(k), why.message());
-      const std::string tail = file_tail((pd / kPointLog).string(), 5);
+      const std::string tail = log_tails ? file_tail((pd / kPointLog).string(), 5) : "";
       if (!tail.empty()) entry += fmt::format("; its log {} ends:\n{}", (pd / kPointLog).string(), tail);
       missing.push_back(entry);
       p["ok"] = false;

@@ -8,8 +8,9 @@
 //   DIR/sweep.json   per point its settings, summary and `locus sim` JSON;
 //   DIR/sweep.png    throughput against the last swept key, one line per
 //                    setting of the others (where gnuplot is installed).
-// A point without results is named, with its log's tail, and makes the
-// merge an error after the tables of the others are written.
+// A point without results is named (with its log's tail when log_tails:
+// a local sweep has shown it already) and makes the merge an error after
+// the tables of the others are written.
 #pragma once
 
 #include <string>
@@ -19,6 +20,6 @@
 
 namespace locus::cli {
 
-Status merge_sweep(const std::string& dir, const SweepPlan& plan);
+Status merge_sweep(const std::string& dir, const SweepPlan& plan, bool log_tails = true);
 
 }  // namespace locus::cli
