@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/locus/child_runs.h"
+#include "apps/locus/cli_checks.h"
 #include "apps/locus/sweep_merge.h"
 #include "apps/locus/sweep_plan.h"
 #include "core/designs/designs.h"
@@ -31,6 +32,7 @@ struct SweepOptions {
   std::string merge;
   int64_t point = -1;
   bool resume = false;
+  double max_memory_bytes = -1;  // --max-memory for every point; -1: each point's default
 };
 
 // Lines of a failed point's log shown with its error.
@@ -44,6 +46,7 @@ StatusOr<SweepPlan> make_plan(const SweepOptions& o) {
   std::error_code ec;
   plan.scenario = fs::absolute(o.scenario, ec).lexically_normal().string();
   plan.sets = o.sets;
+  plan.max_memory_bytes = o.max_memory_bytes;
   LOCUS_ASSIGN_OR_RETURN(plan.grid, parse_grid(o.grid));
   for (size_t k = 0; k < plan.points(); ++k) {
     auto s = designs::load_scenario(plan.scenario, plan.point_sets(k));
@@ -67,6 +70,7 @@ ChildRun point_run(const std::string& self, const std::string& dir, const SweepP
     args.push_back("--set");
     args.push_back("output.timeseries=" + (pd / "timeseries.csv").string());
   }
+  if (plan.max_memory_bytes >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", plan.max_memory_bytes)});
   args.insert(args.end(), {"--json", (pd / kPointJson).string(), "--csv", (pd / kPointCsv).string()});
   return {std::move(args), (pd / kPointLog).string()};
 }
@@ -113,6 +117,13 @@ Status run_points(const std::string& dir, const SweepPlan& plan, const std::vect
   return Status();
 }
 
+// A word for sh: single-quoted, a quote in it closed, escaped and reopened.
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 // DIR/sweep.sbatch: a job array, one point per task.
 Status emit_slurm(const std::string& dir, const SweepPlan& plan) {
   LOCUS_ASSIGN_OR_RETURN(const std::string self, self_executable());
@@ -131,7 +142,7 @@ Status emit_slurm(const std::string& dir, const SweepPlan& plan) {
       << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
       << "#SBATCH --output=" << dir << "/points/%a/slurm.out\n"
       << "set -euo pipefail\n"
-      << "exec '" << self << "' sweep --point \"$SLURM_ARRAY_TASK_ID\" --out '" << dir << "'\n";
+      << "exec " << sh_quote(self) << " sweep --point \"$SLURM_ARRAY_TASK_ID\" --out " << sh_quote(dir) << "\n";
   out.close();
   if (!out) return invalid_argument("--out: cannot write " + path);
   fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
@@ -218,6 +229,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--emit", o->emit, "Write a job script instead of running: slurm (DIR/sweep.sbatch, a job array)")
       ->check(CLI::IsMember({"slurm"}));
   cmd->add_option("--merge", o->merge, "Merge the points of the sweep in DIR (after a Slurm array); run nothing");
+  add_max_memory_option(*cmd, &o->max_memory_bytes);
   cmd->add_flag("--resume", o->resume,
                 "Keep the points that already have results in --out from an earlier run of the same sweep; run the "
                 "rest");

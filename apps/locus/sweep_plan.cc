@@ -106,6 +106,7 @@ std::string plan_json(const SweepPlan& plan) {
   j["scenario"] = plan.scenario;
   j["set"] = plan.sets;
   j["timeseries"] = plan.timeseries;
+  j["max_memory_bytes"] = plan.max_memory_bytes;
   nlohmann::ordered_json grid = nlohmann::ordered_json::array();
   for (const GridAxis& a : plan.grid) grid.push_back({{"key", a.key}, {"values", a.values}});
   j["grid"] = std::move(grid);
@@ -130,6 +131,7 @@ StatusOr<SweepPlan> read_plan(const std::string& dir) {
     plan.scenario = j.at("scenario").get<std::string>();
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.timeseries = j.at("timeseries").get<bool>();
+    plan.max_memory_bytes = j.at("max_memory_bytes").get<double>();
     for (const nlohmann::json& a : j.at("grid")) {
       plan.grid.push_back({a.at("key").get<std::string>(), a.at("values").get<std::vector<std::string>>()});
       if (plan.grid.back().values.empty())

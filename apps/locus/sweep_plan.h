@@ -25,6 +25,9 @@ struct SweepPlan {
   std::vector<GridAxis> grid;
   // Set output.timeseries per point (the scenario writes a time series).
   bool timeseries = false;
+  // --max-memory of every point's `locus sim` (bytes; -1: its default,
+  // the memory available when it starts).
+  double max_memory_bytes = -1;
 
   size_t points() const;
   // Point k's value on each axis, first axis first.

@@ -53,13 +53,15 @@ rm "$out/s/points/2/result.json"
 expect_error "point 2 (run.clients=8 run.seed=1): no result" sweep --merge "$out/s"
 [ "$(tail -n +2 "$out/s/summary.csv" | wc -l)" -eq 4 ] || die "the merge should still write every point's row"
 
-# A failing point (refused at run time: more clients than the machine's
-# memory holds) is named with its log's tail; the other point still runs.
-"$locus" sweep "$quick" "${short[@]}" --grid run.clients=2,1000000 -j 2 --out "$out/f" \
+# A failing point (refused at run time: its clients need more than
+# --max-memory, which each point gets) is named with its log's tail; the
+# other point still runs.
+"$locus" sweep "$quick" "${short[@]}" --grid run.clients=2,1000000 --max-memory 8e9 -j 2 --out "$out/f" \
   >"$out/log" 2>&1 && die "a sweep with a failing point should fail"
 grep -q "point 1 (run.clients=1000000) failed: exit status 1; the last lines of" "$out/log" ||
   { cat "$out/log"; die "the failing point is not named"; }
-grep -q "locus sim: " "$out/log" || { cat "$out/log"; die "no log tail of the failing point"; }
+grep -q "locus sim: RESOURCE_EXHAUSTED: .* more than the 7.5 GiB allowed (--max-memory)" "$out/log" ||
+  { cat "$out/log"; die "no log tail of the failing point"; }
 [ -s "$out/f/points/0/result.json" ] || die "point 0 should have run"
 grep -q "1 of 2 points have no results" "$out/log" || { cat "$out/log"; die "the merge should name the missing point"; }
 
