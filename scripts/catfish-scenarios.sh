@@ -57,14 +57,18 @@ sweep() {
 
 run_sweeps() {
   [ -x "$LOCUS" ] || { echo "catfish-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
-  local plain=()
+  local plain=() failed=0
   for sel in $SELECTORS; do [ "$sel" = backoff_t50 ] || plain+=("$sel"); done
+  # A failed sweep (its failed points named in its log) does not stop the others.
   for mix in $MIXES; do
-    [ ${#plain[@]} -eq 0 ] || sweep "$mix" "$mix" --grid "selector.type=$(list "${plain[@]}")"
+    if [ ${#plain[@]} -gt 0 ]; then
+      sweep "$mix" "$mix" --grid "selector.type=$(list "${plain[@]}")" || failed=1
+    fi
     if [[ " $SELECTORS " == *" backoff_t50 "* ]]; then
-      sweep "$mix" "$mix-backoff_t50" --set selector.type=backoff --set selector.backoff.threshold=0.5
+      sweep "$mix" "$mix-backoff_t50" --set selector.type=backoff --set selector.backoff.threshold=0.5 || failed=1
     fi
   done
+  return $failed
 }
 
 # point_of MIX SCALE SELECTOR CLIENTS: the directory of that point's run
