@@ -14,7 +14,8 @@
 # (parallel runs, default 2), CLIENTS (default "4 16 64 128 256"; FULL=1
 # takes 4 8 16 32 64 128 192 256), SELECTORS (a subset), FRESH=1 (rerun
 # points that have results; without it a sweep run before with the same
-# settings keeps them), SET (extra key=value settings for every run, e.g.
+# settings keeps them, and one with other settings, e.g. other CLIENTS, is
+# refused until FRESH=1), SET (extra key=value settings for every run, e.g.
 # SET=run.duration_s=0.01 for a quick look). About 5 s of wall time per point.
 set -euo pipefail
 cd "$(dirname "$0")/.."
