@@ -12,7 +12,8 @@
 #
 # Extra --set arguments apply to every run (e.g. a shorter run.duration_s
 # for a quick check). JOBS (default 2) runs scenarios in parallel; OUT
-# (default results/compare) keeps both JSON files of every scenario.
+# (default results/compare) keeps both JSON files of every scenario;
+# SCENARIOS (a list of files) compares those only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
@@ -60,6 +61,10 @@ PY
 }
 export -f one
 
+if [ -n "${SCENARIOS:-}" ]; then
+  printf '%s\n' $SCENARIOS | xargs -P "$JOBS" -I{} bash -c 'one {}'
+  exit
+fi
 for f in $(find scenarios/papers -name '*.toml' | sort); do
   echo "skipped   $f (an experiment file: compare locus reproduce reports)"
 done

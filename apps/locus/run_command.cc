@@ -47,6 +47,7 @@ class ProgressReporter {
   void update(const runner::Progress& p) {
     const double wall = seconds();
     samples_.push_back({p.ops, wall});
+    if (cpu_at_first_ < 0) cpu_at_first_ = cpu_seconds();
     if (quiet_ || wall < 2.0) return;
     if (tty_) {
       if (wall - last_print_ < 0.1 && p.sim_fraction < 1.0) return;
@@ -65,6 +66,16 @@ class ProgressReporter {
     if (drew_) fmt::print(stderr, "\n");
   }
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  // This process's CPU time (user and system): unlike wall time, not
+  // stretched by other processes sharing the machine.
+  static double cpu_seconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  }
+  // CPU seconds at the first report (-1 before it).
+  double cpu_at_first() const { return cpu_at_first_; }
   // (operations, wall seconds) at the first report.
   std::pair<uint64_t, double> first() const {
     return samples_.empty() ? std::pair<uint64_t, double>{0, 0} : samples_.front();
@@ -85,6 +96,7 @@ class ProgressReporter {
   bool tty_;
   bool drew_ = false;
   double last_print_ = 0;
+  double cpu_at_first_ = -1;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::vector<std::pair<uint64_t, double>> samples_;
 };
@@ -242,8 +254,10 @@ Status run(const RunOptionsCli& o, std::string_view command) {
     if (const auto q = progress.quarters();
         !q.empty() && progress.first().second > 0 && wall > progress.first().second) {
       const auto [ops0, wall0] = progress.first();
-      fmt::print("simulator: set-up {:.2f} s wall; then {:.0f} simulated ops per wall second\n", wall0,
-                 static_cast<double>(report->total_ops - ops0) / (wall - wall0));
+      const double cpu = ProgressReporter::cpu_seconds() - progress.cpu_at_first();
+      fmt::print("simulator: set-up {:.2f} s wall; then {:.0f} simulated ops per wall second ({:.0f} per CPU second)\n",
+                 wall0, static_cast<double>(report->total_ops - ops0) / (wall - wall0),
+                 cpu > 0 ? static_cast<double>(report->total_ops - ops0) / cpu : 0.0);
     }
     std::string growth;
     for (const auto& [ops, w] : progress.quarters()) growth += fmt::format("  {} ops: {:.2f} s", ops, w);

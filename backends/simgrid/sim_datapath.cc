@@ -142,11 +142,11 @@ void World::execute_batch(SimNode& from, Batch& batch) {
       from.complete(c);
     }
     advance(conn, &Connection::completing);
+    release_if_idle(conn);
   }
 }
 
-WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
-                      const NicQueues::Slot& slot) {
+WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr, const NicQueues::Slot& slot) {
   auto* local = static_cast<std::byte*>(wr.local.addr);
   if (wr.op == Opcode::kSend) {
     sleep_until(slot.finish_s);
@@ -197,13 +197,13 @@ WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr,
       if (reinterpret_cast<uintptr_t>(remote) % 8 != 0) return WcStatus::kRemoteOperationError;
       uint64_t old;
       std::memcpy(&old, remote, 8);
-      const uint64_t next = wr.op == Opcode::kCas ? (old == wr.compare_add ? wr.swap : old)
-                                                  : old + wr.compare_add;
+      const uint64_t next = wr.op == Opcode::kCas ? (old == wr.compare_add ? wr.swap : old) : old + wr.compare_add;
       std::memcpy(remote, &next, 8);
       std::memcpy(local, &old, 8);
       return WcStatus::kSuccess;
     }
-    default: return WcStatus::kRemoteOperationError;
+    default:
+      return WcStatus::kRemoteOperationError;
   }
 }
 
@@ -223,8 +223,7 @@ std::optional<RecvRequest> World::take_recv(SimNode& target) {
   return recv;
 }
 
-WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr,
-                                const RecvRequest& recv) {
+WcStatus World::deliver_message(SimNode& from, SimNode& target, const WorkRequest& wr, const RecvRequest& recv) {
   Completion rc;
   rc.wr_id = recv.wr_id;
   rc.op = Opcode::kRecv;

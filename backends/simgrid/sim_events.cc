@@ -57,7 +57,10 @@ void World::post(SimNode& from, std::span<const WorkRequest> batch) {
   b->tickets.reserve(batch.size());
   for (const WorkRequest& wr : batch) {
     Connection& c = connection_to(from, wr.remote.node);
-    if (!c.cv) c.cv = sg4::ConditionVariable::create();
+    // Creating a condition variable is a simcall, which lets other actors
+    // run: made, as ever, on the first executor-carried post to each peer
+    // (so actors interleave as they always have), kept by a pooled connection.
+    if (from.executor_peers.insert(wr.remote.node).second || !c.cv) c.cv = sg4::ConditionVariable::create();
     b->tickets.push_back(c.next_ticket++);
     ++c.actor_outstanding;
   }
@@ -133,14 +136,16 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
     SimNode& target = *f.target;
     double sent = now;
     if (wr.op == Opcode::kSend) {
-      sent = from.nic->reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9).finish_s;
+      sent = from.nic->reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9)
+                 .finish_s;
     }
     const uint64_t bytes = request_bytes(wr);
     from.bytes_out += bytes;
     target.bytes_in += bytes;
     const double arrival = packet_leg(from, target, bytes, sent);
     const double service = static_cast<double>(service_ns(wr, target)) * 1e-9;
-    const NicQueues::Slot slot = target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
+    const NicQueues::Slot slot =
+        target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
     f.start_s = slot.start_s;
     f.effect_s = slot.finish_s;
     f.rnr_deadline_s = slot.finish_s + static_cast<double>(options_.rnr_timeout) * 1e-9;
@@ -303,7 +308,8 @@ bool World::advance_effect(InFlight& f, double now_s) {
       f.status = deliver_message(*f.from, target, wr, recv);
       break;
     }
-    default: f.status = WcStatus::kRemoteOperationError;
+    default:
+      f.status = WcStatus::kRemoteOperationError;
   }
   return true;
 }
@@ -345,6 +351,7 @@ void World::drain(Connection& c, double now, bool may_wake) {
     c.completions.pop_front();
     finish(f);
   }
+  release_if_idle(c);
 }
 
 void World::finish(InFlight& f) {

@@ -1,11 +1,12 @@
 // World construction: the SimGrid engine, its configuration and the
 // platform (hosts, links, PCIe, routes) built from a PlatformSpec.
+#include <xbt/log.h>
+
 #include <cmath>
 #include <string>
 
-#include <xbt/log.h>
-
 #include "backends/simgrid/sim_world.h"
+#include "backends/simgrid/sim_zone.h"
 
 namespace locus::simgrid_backend {
 namespace {
@@ -79,83 +80,65 @@ World::~World() {
 
 void World::build_platform() {
   const scenario::PlatformSpec& p = platform_;
-  auto* zone = sg4::create_full_zone("locus");
-  struct HostLinks {
-    sg4::Host* host;
-    sg4::Link* link;
-    sg4::Link* pcie;
-    uint32_t rack;
-  };
-  std::vector<HostLinks> all;
+  const bool two_level = p.topology == scenario::Topology::kTwoLevel;
+  // Routes are made per request from each host's links (sim_zone.h):
+  // nothing is stored per pair of hosts.
+  auto* routes = new HostRoutesZone("locus");  // SimGrid's engine owns its zones
+  sg4::NetZone* zone = routes->get_iface();
+  routes->set_loopback(sg4::Engine::get_instance()->link_by_name_or_null("__loopback__"));
+  uint32_t hosts = 0;
   auto add_host = [&](const std::string& name, uint32_t cores) {
     sg4::Host* h = zone->create_host(name, 1e9);  // 1 flop = 1 ns of work
     h->set_core_count(static_cast<int>(cores));
     h->seal();
-    sg4::Link* link = zone->create_split_duplex_link(name + ".link", bytes_per_s(p.host_link.bandwidth_gbps))
-                          ->set_latency(p.host_link.latency_us * 1e-6);
+    sg4::SplitDuplexLink* link =
+        zone->create_split_duplex_link(name + ".link", bytes_per_s(p.host_link.bandwidth_gbps));
+    link->set_latency(p.host_link.latency_us * 1e-6);
     link->seal();
-    sg4::Link* pcie = zone->create_split_duplex_link(name + ".pcie", bytes_per_s(p.pcie.bandwidth_gbps))
-                          ->set_latency(p.pcie.latency_us * 1e-6);
+    sg4::SplitDuplexLink* pcie = zone->create_split_duplex_link(name + ".pcie", bytes_per_s(p.pcie.bandwidth_gbps));
+    pcie->set_latency(p.pcie.latency_us * 1e-6);
     pcie->seal();
     links_.push_back(link);
     links_.push_back(pcie);
-    const uint32_t rack = static_cast<uint32_t>(all.size()) / std::max<uint32_t>(p.hosts_per_rack, 1);
-    all.push_back({h, link, pcie, rack});
+    const uint32_t rack = two_level ? hosts / std::max<uint32_t>(p.hosts_per_rack, 1) : 0;
+    routes->add_host(h, pcie, link, rack);
+    ++hosts;
     // The same links for the packet-level model: pcie up/down, link up/down.
     const PacketLink pcie_dir{bytes_per_s(p.pcie.bandwidth_gbps), p.pcie.latency_us * 1e-6, 0};
     const PacketLink link_dir{bytes_per_s(p.host_link.bandwidth_gbps), p.host_link.latency_us * 1e-6, 0};
     packet_links_.insert(packet_links_.end(), {pcie_dir, pcie_dir, link_dir, link_dir});
     return h;
   };
-  for (uint32_t s = 0; s < p.servers; ++s) server_hosts_.push_back(add_host("server" + std::to_string(s), p.cores_per_server));
-  for (uint32_t c = 0; c < p.client_hosts; ++c) client_hosts_.push_back(add_host("chost" + std::to_string(c), p.cores_per_client_host));
+  for (uint32_t s = 0; s < p.servers; ++s)
+    server_hosts_.push_back(add_host("server" + std::to_string(s), p.cores_per_server));
+  for (uint32_t c = 0; c < p.client_hosts; ++c)
+    client_hosts_.push_back(add_host("chost" + std::to_string(c), p.cores_per_client_host));
 
-  std::vector<sg4::Link*> uplinks;
-  const bool two_level = p.topology == scenario::Topology::kTwoLevel;
   if (two_level) {
-    const uint32_t racks = all.empty() ? 0 : all.back().rack + 1;
+    const uint32_t racks = hosts == 0 ? 0 : (hosts - 1) / std::max<uint32_t>(p.hosts_per_rack, 1) + 1;
     racks_ = racks;
     const PacketLink up_dir{bytes_per_s(p.rack_uplink.bandwidth_gbps), p.rack_uplink.latency_us * 1e-6, 0};
     for (uint32_t r = 0; r < racks; ++r) {
       packet_links_.insert(packet_links_.end(), {up_dir, up_dir});
-      sg4::Link* up = zone->create_split_duplex_link("rack" + std::to_string(r) + ".uplink",
-                                                     bytes_per_s(p.rack_uplink.bandwidth_gbps))
-                          ->set_latency(p.rack_uplink.latency_us * 1e-6);
+      sg4::SplitDuplexLink* up = zone->create_split_duplex_link("rack" + std::to_string(r) + ".uplink",
+                                                                bytes_per_s(p.rack_uplink.bandwidth_gbps));
+      up->set_latency(p.rack_uplink.latency_us * 1e-6);
       up->seal();
-      uplinks.push_back(up);
+      routes->add_uplink(r, up);
       links_.push_back(up);
     }
   }
-  using Dir = sg4::LinkInRoute::Direction;
-  auto route = [&](const HostLinks& a, const HostLinks& b) {
-    std::vector<sg4::LinkInRoute> r{{a.pcie, Dir::UP}, {a.link, Dir::UP}};
-    if (two_level && a.rack != b.rack) {
-      r.emplace_back(uplinks[a.rack], Dir::UP);
-      r.emplace_back(uplinks[b.rack], Dir::DOWN);
-    }
-    r.emplace_back(b.link, Dir::DOWN);
-    r.emplace_back(b.pcie, Dir::DOWN);
-    zone->add_route(a.host->get_netpoint(), b.host->get_netpoint(), nullptr, nullptr, r, true);
-  };
-  // Servers talk to everyone; clients talk to servers (and, on small
-  // platforms such as tests, to each other).
-  const size_t n_servers = server_hosts_.size();
-  const bool clients_meet = all.size() <= 64;
-  for (size_t i = 0; i < all.size(); ++i) {
-    for (size_t j = i + 1; j < all.size(); ++j) {
-      if (i < n_servers || clients_meet) route(all[i], all[j]);
-    }
-  }
   if (p.nic.model == scenario::NicModel::kProcessorSharing) {
-    for (auto& h : all) zone->create_host(h.host->get_name() + ".nic", 1e9)->seal();
+    for (sg4::Host* h : server_hosts_) zone->create_host(h->get_name() + ".nic", 1e9)->seal();
+    for (sg4::Host* h : client_hosts_) zone->create_host(h->get_name() + ".nic", 1e9)->seal();
   }
   zone->seal();
   // The lookahead rule (World::may_run_ahead): a packet from one host to
   // another crosses both PCIe buses and both host links at least. Under
   // two levels, a rack holding servers and clients would let a client's
   // packet share an uplink with a server's response: the rule is off then.
-  host_woken_s_.assign(all.size(), -1.0);
-  const bool racks_apart = !two_level || n_servers % std::max<uint32_t>(p.hosts_per_rack, 1) == 0;
+  host_woken_s_.assign(hosts, -1.0);
+  const bool racks_apart = !two_level || server_hosts_.size() % std::max<uint32_t>(p.hosts_per_rack, 1) == 0;
   lookahead_s_ = racks_apart ? 2 * (p.pcie.latency_us + p.host_link.latency_us) * 1e-6 : 0.0;
 }
 

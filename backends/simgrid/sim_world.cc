@@ -1,9 +1,9 @@
 // World: nodes, submission of work to executor actors, and resource usage.
+#include "backends/simgrid/sim_world.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include "backends/simgrid/sim_world.h"
 
 namespace locus::simgrid_backend {
 
@@ -29,16 +29,57 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
 
 Connection& connection_to(SimNode& from, NodeId to) {
   if (from.last_conn != nullptr && from.last_peer == to) return *from.last_conn;
-  if (to >= from.connections.size()) from.connections.resize(size_t{to} + 1);
-  std::unique_ptr<Connection>& slot = from.connections[to];
-  if (!slot) {
-    slot = std::make_unique<Connection>();
-    if (const SimNode* peer = from.world->node(to)) from.world->note_post_between_clients(from, *peer);
+  Connection* c = nullptr;
+  for (Connection* a : from.active_connections) {
+    if (a->peer == to) {
+      c = a;
+      break;
+    }
   }
-  Connection& c = *slot;
+  if (c == nullptr) c = &from.world->open_connection(from, to);
   from.last_peer = to;
-  from.last_conn = &c;
-  return c;
+  from.last_conn = c;
+  return *c;
+}
+
+Connection& World::open_connection(SimNode& from, NodeId to) {
+  Connection* c;
+  if (free_connections_.empty()) {
+    connections_.push_back(std::make_unique<Connection>());
+    c = connections_.back().get();
+  } else {
+    c = free_connections_.back();
+    free_connections_.pop_back();
+  }
+  c->owner = &from;
+  c->peer = to;
+  from.active_connections.push_back(c);
+  if (const SimNode* peer = node(to)) note_post_between_clients(from, *peer);
+  return *c;
+}
+
+void World::release_if_idle(Connection& c) {
+  if (c.completing != c.next_ticket || c.actor_outstanding > 0 || c.waiting_recv || !c.effects.empty() ||
+      !c.completions.empty()) {
+    return;
+  }
+  SimNode& from = *c.owner;
+  std::vector<Connection*>& active = from.active_connections;
+  for (size_t i = 0; i < active.size(); ++i) {
+    if (active[i] == &c) {
+      active[i] = active.back();
+      active.pop_back();
+      break;
+    }
+  }
+  if (from.last_conn == &c) {
+    from.last_conn = nullptr;
+    from.last_peer = kInvalidNode;
+  }
+  c.next_ticket = c.serving = c.completing = 0;
+  c.owner = nullptr;
+  c.peer = kInvalidNode;
+  free_connections_.push_back(&c);  // its condition variable, if any, has no waiter and stays
 }
 
 uint64_t World::request_bytes(const WorkRequest& wr) const {
@@ -62,10 +103,13 @@ Nanos World::service_ns(const WorkRequest& wr, const SimNode& target) const {
       const double ns = static_cast<double>(curve_ns) + nic.atc_extra_ns(target.nic->readable_bytes);
       return std::max<Nanos>(1, static_cast<Nanos>(std::llround(ns)));
     }
-    case Opcode::kWrite: return nic.write.service_ns(len);
+    case Opcode::kWrite:
+      return nic.write.service_ns(len);
     case Opcode::kCas:
-    case Opcode::kFaa: return nic.atomic.service_ns(len);
-    default: return nic.recv.service_ns(len);
+    case Opcode::kFaa:
+      return nic.atomic.service_ns(len);
+    default:
+      return nic.recv.service_ns(len);
   }
 }
 
@@ -177,9 +221,7 @@ void World::actor_ended(SimNode& node) {
   --host_actors_[node.host_index];
 }
 
-Nanos World::now_ns() const {
-  return static_cast<Nanos>(std::llround((engine_clock_s() - start_s_) * 1e9));
-}
+Nanos World::now_ns() const { return static_cast<Nanos>(std::llround((engine_clock_s() - start_s_) * 1e9)); }
 
 Region World::add_region(SimNode& node, std::byte* addr, uint64_t length, Access access) {
   std::lock_guard<ShortMutex> lock(regions_mu_);
@@ -270,9 +312,9 @@ void World::submit(SimNode& from, std::unique_ptr<Batch> batch) {
   // are bounded by max_send_wr, since each carries at least one request.
   ++from.executors;
   SimNode* node = &from;
-  sg4::Actor::create(from.name + ".nic" + std::to_string(from.executors), from.host,
-                     [this, node] { executor_loop(*node); })
-      ->daemonize();
+  sg4::Actor::create(from.name + ".nic" + std::to_string(from.executors), from.host, [this, node] {
+    executor_loop(*node);
+  })->daemonize();
 }
 
 void World::run_deferred(SimNode& node) {

@@ -12,13 +12,13 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
-
-#include <simgrid/kernel/Timer.hpp>
-#include <simgrid/s4u.hpp>
 
 #include "backends/simgrid/sim_runtime.h"
 #include "core/common/short_mutex.h"
@@ -173,10 +173,10 @@ struct InFlight {
   SimNode* from = nullptr;
   SimNode* target = nullptr;
   Connection* conn = nullptr;
-  double start_s = 0;        // NIC service starts (a tearable READ copies half)
-  double effect_s = 0;       // NIC service ends: the effect on the target
-  double done_s = 0;         // the response is back: the completion
-  double rnr_deadline_s = 0; // a SEND waiting for a receive gives up here
+  double start_s = 0;         // NIC service starts (a tearable READ copies half)
+  double effect_s = 0;        // NIC service ends: the effect on the target
+  double done_s = 0;          // the response is back: the completion
+  double rnr_deadline_s = 0;  // a SEND waiting for a receive gives up here
   WcStatus status = WcStatus::kSuccess;
   bool half_copied = false;
   // World::deregistrations when the initiator's buffer was last found
@@ -213,11 +213,16 @@ class FlightQueue {
 
 // Posting-order bookkeeping of one connection (initiator -> target), so
 // requests are served and completed in order whichever datapath carries
-// them.
+// them. It exists only while requests are in flight on it: once the last
+// completes it goes back to the World's pool (World::release_if_idle), so
+// a node that has talked to thousands of peers keeps nothing per peer
+// (tickets only order requests in flight, so a fresh one starts at 0).
 struct Connection {
+  SimNode* owner = nullptr;
+  NodeId peer = kInvalidNode;
   uint64_t next_ticket = 0;
-  uint64_t serving = 0;     // ticket whose NIC slot is reserved next
-  uint64_t completing = 0;  // ticket whose completion is delivered next
+  uint64_t serving = 0;          // ticket whose NIC slot is reserved next
+  uint64_t completing = 0;       // ticket whose completion is delivered next
   sg4::ConditionVariablePtr cv;  // created once an executor carries a request
   // Event-driven datapath: requests awaiting their effect, then their
   // completion, each in ticket order.
@@ -280,9 +285,12 @@ struct alignas(64) SimNode {
   std::deque<std::unique_ptr<Batch>> pending;
   uint32_t executors = 0;
   uint32_t idle_executors = 0;
-  // By peer id, made on the first post to the peer (a Connection never
-  // moves: InFlight and last_conn point to it).
-  std::vector<std::unique_ptr<Connection>> connections;
+  // Connections with requests in flight, at most one per peer and one per
+  // outstanding request (a Connection never moves: InFlight and last_conn
+  // point to it).
+  std::vector<Connection*> active_connections;
+  // Peers this node has posted to through executors (World::post).
+  std::unordered_set<NodeId> executor_peers;
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
 
@@ -340,6 +348,10 @@ class World {
   bool local_buffer_still_ok(InFlight& f) const;
   uint32_t make_rkey(RegionId id) const;
 
+  // The connection from `from` to `to`, taken from the pool if none is active.
+  Connection& open_connection(SimNode& from, NodeId to);
+  // Returns `c` to the pool if no request is in flight on it.
+  void release_if_idle(Connection& c);
   // Carries a validated batch: on the event-driven datapath when every
   // message fits one packet and the NIC is FCFS, else by executor actors.
   void post(SimNode& from, std::span<const WorkRequest> batch);
@@ -367,9 +379,7 @@ class World {
   // host with a core for each such actor, is charged as debt (ActorState).
   void actor_started(SimNode& node);
   void actor_ended(SimNode& node);
-  bool cpu_uncontended(const SimNode& node) const {
-    return node.actors == 1 && host_uncontended(node);
-  }
+  bool cpu_uncontended(const SimNode& node) const { return node.actors == 1 && host_uncontended(node); }
   // An execution on such a host takes exactly its length.
   bool host_uncontended(const SimNode& node) const { return host_actors_[node.host_index] <= node.host_cores; }
   // An actor woken at the engine's current time (it runs before the clock
@@ -461,7 +471,7 @@ class World {
   std::vector<PacketLink> packet_links_;
   uint32_t racks_ = 0;
   std::vector<std::unique_ptr<NicQueues>> nics_;  // one per host in use
-  std::vector<uint32_t> host_actors_;  // by host_index
+  std::vector<uint32_t> host_actors_;             // by host_index
   // The event-driven datapath's own queue: a binary min-heap of (time,
   // sequence) entries, one SimGrid kernel timer at its earliest. An
   // entry whose sequence is no longer its InFlight's armed_seq is stale.
@@ -477,12 +487,14 @@ class World {
   double events_timer_s_ = 0;
   bool running_events_ = false;
   std::vector<std::unique_ptr<InFlight>> flights_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // every one made
+  std::vector<Connection*> free_connections_;
   std::vector<InFlight*> free_flights_;
   // NativeActivity: the moments by which the running ones end (0: unknown).
   friend class NativeActivity;
   std::multiset<double> native_ends_;
   double last_wake_s_ = -1;
-  bool run_ahead_ = true;  // SimOptions::run_ahead, if the engine's timers are visible
+  bool run_ahead_ = true;          // SimOptions::run_ahead, if the engine's timers are visible
   uint64_t events_run_ahead_ = 0;  // reported to SimOptions::events_run_ahead
   // The lookahead rule (may_run_ahead): when actors on client hosts only
   // were woken at the engine's time, by host index; the latest such time;

@@ -30,18 +30,30 @@ uint64_t LatencyHistogram::bucket_width_ns(size_t index) {
   return uint64_t{1} << ((index >> kSubBucketBits) - 1);
 }
 
-void LatencyHistogram::record(Nanos latency_ns, uint64_t count) {
-  if (count == 0) return;
-  const uint64_t v = latency_ns < 0 ? 0 : static_cast<uint64_t>(latency_ns);
-  buckets_[bucket_index(v)] += count;
-  count_ += count;
-  sum_ns_ += v * count;
-  min_ns_ = std::min(min_ns_, v);
-  max_ns_ = std::max(max_ns_, v);
+void LatencyHistogram::cover(size_t lo, size_t hi) {
+  // A margin of half a power of two each way, so values spread over a
+  // range settle after a few widenings.
+  constexpr size_t kMargin = kSubBucketCount / 2;
+  if (!buckets_.empty()) {
+    lo = std::min(lo, first_);
+    hi = std::max(hi, first_ + buckets_.size());
+  }
+  lo = lo > kMargin ? lo - kMargin : 0;
+  hi = std::min(hi + kMargin, kBucketCount);
+  std::vector<uint64_t> wider(hi - lo, 0);
+  if (!buckets_.empty()) {
+    std::copy(buckets_.begin(), buckets_.end(), wider.begin() + static_cast<std::ptrdiff_t>(first_ - lo));
+  }
+  buckets_ = std::move(wider);
+  first_ = lo;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
-  for (size_t i = 0; i < kBucketCount; ++i) buckets_[i] += other.buckets_[i];
+  if (!other.buckets_.empty()) {
+    const size_t end = other.first_ + other.buckets_.size();
+    if (buckets_.empty() || other.first_ < first_ || end > first_ + buckets_.size()) cover(other.first_, end);
+    for (size_t i = 0; i < other.buckets_.size(); ++i) buckets_[other.first_ + i - first_] += other.buckets_[i];
+  }
   count_ += other.count_;
   sum_ns_ += other.sum_ns_;
   min_ns_ = std::min(min_ns_, other.min_ns_);
@@ -64,9 +76,10 @@ Nanos LatencyHistogram::percentile(double percent) const {
   auto rank = static_cast<uint64_t>(std::ceil(percent / 100.0 * static_cast<double>(count_)));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
-  for (size_t i = 0; i < kBucketCount; ++i) {
-    seen += buckets_[i];
+  for (size_t k = 0; k < buckets_.size(); ++k) {
+    seen += buckets_[k];
     if (seen >= rank) {
+      const size_t i = first_ + k;
       // The midpoint halves the worst-case error; min and max are exact, so
       // the answer never leaves the recorded range.
       const uint64_t mid = bucket_lower_ns(i) + bucket_width_ns(i) / 2;

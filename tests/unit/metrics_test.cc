@@ -164,6 +164,37 @@ BOOST_AUTO_TEST_CASE(merge_equals_recording_all) {
   BOOST_CHECK_EQUAL(a.percentile(50), 0);
 }
 
+// A client's latencies span a few powers of two: its histogram holds
+// those buckets only (a simulation has tens of thousands of them), and
+// values that arrive below, above and between the held ones (and merges
+// of histograms holding other ranges) count as if every bucket were held.
+BOOST_AUTO_TEST_CASE(holds_only_the_buckets_it_needs) {
+  LatencyHistogram empty;
+  BOOST_CHECK_EQUAL(empty.stored_buckets(), 0u);
+  Random rng(3);
+  LatencyHistogram narrow;
+  for (int i = 0; i < 10'000; ++i) narrow.record(static_cast<Nanos>(10'000 + rng.uniform(290'000)));
+  BOOST_CHECK_LT(narrow.stored_buckets(), LatencyHistogram::kBucketCount / 4);
+
+  // Out of order: middle, far above, far below, zero, the top, in between.
+  const std::vector<Nanos> values{50'000, 9'000'000'000, 300, 0, Nanos{1} << 45, 4'000'000, 127, 128};
+  LatencyHistogram h, low, high;
+  for (Nanos v : values) {
+    h.record(v);
+    (v < 100'000 ? low : high).record(v);
+  }
+  high.merge(low);  // a histogram held below this one's buckets
+  for (size_t i = 0; i < LatencyHistogram::kBucketCount; ++i) {
+    const uint64_t want = static_cast<uint64_t>(std::count_if(values.begin(), values.end(), [&](Nanos v) {
+      return LatencyHistogram::bucket_index(static_cast<uint64_t>(v)) == i;
+    }));
+    BOOST_REQUIRE_EQUAL(h.bucket_count_at(i), want);
+    BOOST_REQUIRE_EQUAL(high.bucket_count_at(i), want);
+  }
+  for (double q : {10.0, 50.0, 90.0}) BOOST_CHECK_EQUAL(h.percentile(q), high.percentile(q));
+  BOOST_CHECK_EQUAL(h.percentile(37.5), 128);  // the 3rd of 8 values, in a one-value bucket
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(op_stats)
