@@ -18,6 +18,10 @@ namespace locus {
 enum class ActorKind {
   kWorker,  // run() waits for it to return
   kDaemon,  // a server loop: must return soon after env.stop_requested()
+  // A daemon whose real counterpart busy-polls (a HERD-style server
+  // thread): it keeps a core busy while it waits, which a simulating
+  // backend models (CPU contention, power); elsewhere a daemon.
+  kPollingDaemon,
 };
 
 struct NodeOptions {
@@ -67,6 +71,9 @@ class Runtime {
   // Utilisation of each modelled resource over the last run(); empty on
   // backends that model nothing (loopback, verbs).
   virtual std::vector<ResourceUsage> resource_usage() const { return {}; }
+  // Each host's average power and energy over the last run(); empty where
+  // nothing models power (loopback, verbs, a platform without [platform.power]).
+  virtual std::vector<HostPower> host_power() const { return {}; }
 };
 
 }  // namespace locus
