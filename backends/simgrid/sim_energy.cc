@@ -70,11 +70,32 @@ void spawn_background_load(World& world, const std::atomic<bool>& stop) {
 }
 
 PollingCore::PollingCore(sg4::Host* host) {
-  exec_ = sg4::Exec::init()->set_flops_amount(kPollingFlops)->set_host(host);
-  exec_->start();
+  sg4::Actor::create(host->get_name() + ".polling", host, [shared = shared_] {
+    std::unique_lock<sg4::Mutex> lock(*shared->mu);
+    while (!shared->stopped) {
+      if (!shared->spinning) {
+        shared->cv->wait(lock);
+        continue;
+      }
+      sg4::ExecPtr spin = sg4::this_actor::exec_init(kPollingFlops);
+      spin->start();
+      while (shared->spinning && !shared->stopped) shared->cv->wait(lock);
+      spin->cancel();
+    }
+  })->daemonize();  // should its thread be killed before it stops it
 }
 
-PollingCore::~PollingCore() { exec_->cancel(); }
+void PollingCore::want(bool spinning) {
+  std::unique_lock<sg4::Mutex> lock(*shared_->mu);
+  shared_->spinning = spinning;
+  shared_->cv->notify_all();
+}
+
+void PollingCore::stop() {
+  std::unique_lock<sg4::Mutex> lock(*shared_->mu);
+  shared_->stopped = true;
+  shared_->cv->notify_all();
+}
 
 std::vector<sg4::Host*> World::hosts() const {
   std::vector<sg4::Host*> all = server_hosts_;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,19 +54,32 @@ class PowerMeter {
 void spawn_background_load(World& world, const std::atomic<bool>& stop);
 
 // The core a polling thread keeps busy while it waits for work: an
-// endless execution on its host, suspended while the thread executes its
-// own charged work (so the thread holds one core's share, not two).
+// endless execution on its host, cancelled while the thread executes its
+// own charged work (so the thread holds one core's share, not two) and
+// started again after. A companion actor owns the execution: SimGrid
+// suspends an actor's activities while the actor is suspended, as a
+// blocked wait() suspends it (CqWaiter), and Activity::suspend() of an
+// execution did not stop it in SimGrid 3.32 (its flops kept counting).
+// Made, paused, resumed and stopped by the polling thread's own actor.
 class PollingCore {
  public:
   explicit PollingCore(sg4::Host* host);
-  ~PollingCore();
+  ~PollingCore() { stop(); }
   PollingCore(const PollingCore&) = delete;
   PollingCore& operator=(const PollingCore&) = delete;
-  void pause() { exec_->suspend(); }
-  void resume() { exec_->resume(); }
+  void pause() { want(false); }
+  void resume() { want(true); }
+  void stop();
 
  private:
-  sg4::ExecPtr exec_;
+  struct Shared {
+    sg4::MutexPtr mu = sg4::Mutex::create();
+    sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+    bool spinning = true;
+    bool stopped = false;
+  };
+  void want(bool spinning);
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
 };
 
 }  // namespace locus::simgrid_backend

@@ -305,13 +305,14 @@ class SimRuntime final : public Runtime {
     Env env = make_env(node, rng.get());
     randoms_.push_back(std::move(rng));
     const bool daemon = kind != ActorKind::kWorker;
-    const bool polls = kind == ActorKind::kPollingDaemon;
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
+    const bool polls = kind == ActorKind::kPollingDaemon;
     sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, polls, where, fn = std::move(fn)]() mutable {
       ActorState state;
       state.node = where;
       state.world = &world_;
+      // Stopped as the actor returns or, killed, unwinds.
       std::optional<PollingCore> polling;
       if (polls) state.polling = &polling.emplace(where->host);
       sg4::Actor::self()->set_data(&state);
