@@ -19,16 +19,16 @@
 #
 # Environment: LOCUS (binary, default build/release/apps/locus/locus),
 # SIZES (default "256 4096 65536 131072"), HOGS (default "0 6 12 24 36
-# 48"), CLIENTS (default "1 2 3 6 12 24 36 48"), FRESH=1 (rerun points
-# whose JSON exists).
+# 48 96"), CLIENTS (default "3 6 12 24 48 96 192": both modes saturate
+# the 10 GbE NICs by 192), FRESH=1 (rerun points whose JSON exists).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCUS=${LOCUS:-build/release/apps/locus/locus}
 OUT=results/nessie
 RAW=$OUT/raw
 SIZES=${SIZES:-"256 4096 65536 131072"}
-HOGS=${HOGS:-"0 6 12 24 36 48"}
-CLIENTS=${CLIENTS:-"1 2 3 6 12 24 36 48"}
+HOGS=${HOGS:-"0 6 12 24 36 48 96"}
+CLIENTS=${CLIENTS:-"3 6 12 24 48 96 192"}
 MODES="client server hybrid"
 mkdir -p "$RAW"
 

@@ -8,11 +8,10 @@
 
 #include <atomic>
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <simgrid/s4u.hpp>
 
 #include "core/metrics/resource_usage.h"
 #include "core/scenario/platform.h"

@@ -307,14 +307,13 @@ class SimRuntime final : public Runtime {
     const bool daemon = kind != ActorKind::kWorker;
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
-    const bool polls = kind == ActorKind::kPollingDaemon;
-    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, polls, where, fn = std::move(fn)]() mutable {
+    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, fn = std::move(fn)]() mutable {
       ActorState state;
       state.node = where;
       state.world = &world_;
       // Stopped as the actor returns or, killed, unwinds.
       std::optional<PollingCore> polling;
-      if (polls) state.polling = &polling.emplace(where->host);
+      if (kind == ActorKind::kPollingDaemon) state.polling = &polling.emplace(where->host);
       sg4::Actor::self()->set_data(&state);
       SimClock own_clock(world_, &state);
       env.clock = &own_clock;
@@ -323,7 +322,7 @@ class SimRuntime final : public Runtime {
       settle_debt();  // the actor ends at its own time
       world_.actor_ended(*where);
       sg4::Actor::self()->set_data(nullptr);
-      if (daemon) {
+      if (kind != ActorKind::kWorker) {
         --live_daemons_;
       } else if (--live_workers_ == 0) {
         run_end_s_ = engine_clock_s();

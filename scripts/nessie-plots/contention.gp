@@ -15,6 +15,7 @@ plot for [mode in "client server hybrid"] \
 set title "throughput relative to no hogs"
 set ylabel "ratio"
 set yrange [0:*]
+set key bottom left
 plot for [mode in "client server hybrid"] \
   "< grep ',".mode.",' ".dir."/contention.csv" using 1:6 with linespoints title mode
 unset multiplot

@@ -77,8 +77,7 @@ BOOST_AUTO_TEST_CASE(a_busy_run_draws_more_and_joules_per_op_are_energy_over_ops
   for (int i = 0; i < 3; ++i) {
     // Each node's polling server thread keeps one core busy, its handlers
     // included (they run on the core it polls with).
-    BOOST_TEST(host_w(r, "server" + std::to_string(i)) == kIdleW + kBusyWPerCore,
-               boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(host_w(r, "server" + std::to_string(i)) == kIdleW + kBusyWPerCore, boost::test_tools::tolerance(1e-6));
     BOOST_TEST(host_w(r, "chost" + std::to_string(i)) > kIdleW);  // the clients' own work
   }
   const double energy_j = r.result.extra.at("energy_j");
@@ -110,7 +109,7 @@ BOOST_AUTO_TEST_CASE(background_load_slows_server_mode_and_barely_moves_client_m
   const double server_ratio = throughput("server", 36) / throughput("server", 0);
   const double client_ratio = throughput("client", 36) / throughput("client", 0);
   BOOST_TEST_MESSAGE("throughput with 36 hogs per host over none: server " << server_ratio << ", client "
-                                                                             << client_ratio);
+                                                                           << client_ratio);
   BOOST_TEST(server_ratio < 0.8);
   BOOST_TEST(client_ratio > 0.9);
   BOOST_TEST(client_ratio > server_ratio);
