@@ -308,6 +308,8 @@ class SimRuntime final : public Runtime {
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
     sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, fn = std::move(fn)]() mutable {
+      // An observer charges no CPU and so takes no core (ActorKind).
+      const bool takes_core = kind != ActorKind::kObserver;
       ActorState state;
       state.node = where;
       state.world = &world_;
@@ -317,10 +319,10 @@ class SimRuntime final : public Runtime {
       sg4::Actor::self()->set_data(&state);
       SimClock own_clock(world_, &state);
       env.clock = &own_clock;
-      world_.actor_started(*where);
+      if (takes_core) world_.actor_started(*where);
       fn(env);
       settle_debt();  // the actor ends at its own time
-      world_.actor_ended(*where);
+      if (takes_core) world_.actor_ended(*where);
       sg4::Actor::self()->set_data(nullptr);
       if (kind != ActorKind::kWorker) {
         --live_daemons_;

@@ -494,7 +494,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     // Loading and connecting run clean; faults start with the measured run.
     const Nanos arm_at = sh.run_start + to_ns(s.run.warmup_s);
     const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kDaemon, [faults, arm_at](Env& env) {
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kObserver, [faults, arm_at](Env& env) {
       while (!env.stop_requested() && env.clock->now() < arm_at) {
         env.clock->sleep_for(std::min<Nanos>(arm_at - env.clock->now(), 10 * kMillisecond));
       }
@@ -514,7 +514,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     const Nanos duration = to_ns(s.run.duration_s);
     const auto& on_progress = options.on_progress;
     const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "progress", ActorKind::kDaemon,
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "progress", ActorKind::kObserver,
                                          [&sh, &on_progress, step, duration](Env& env) {
                                            while (!env.stop_requested()) {
                                              env.clock->sleep_for(step);

@@ -18,6 +18,11 @@ namespace locus {
 enum class ActorKind {
   kWorker,  // run() waits for it to return
   kDaemon,  // a server loop: must return soon after env.stop_requested()
+  // A daemon that only sleeps and looks (a progress reporter, a fault
+  // timer): it charges no CPU, so a simulating backend does not count it
+  // against its host's cores (counted, it made a 28-core Catfish server
+  // with 28 workers a contended host, its CPU simulated the slow way).
+  kObserver,
   // A daemon whose real counterpart busy-polls (a HERD-style server
   // thread): it keeps a core busy while it waits, which a simulating
   // backend models (CPU contention, power); elsewhere a daemon.

@@ -13,6 +13,7 @@
 // saturated), must reproduce that measurement (320 clients at 680.47 us).
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -142,6 +143,13 @@ BOOST_AUTO_TEST_CASE(the_shipped_scenario_gives_back_the_fitted_fast_messaging_l
 // offloaded READs posted before then, which waited milliseconds: the
 // back-off selector's share was 0.94 without the observer and 0.63 with
 // it (487 K and 720 K searches/s). Posts now sleep the debt off first.
+// What remains is the engine's order among events due at one instant:
+// any extra actor, even one that returns at once, reorders such ties,
+// and the back-off selector (its share follows 10 ms heartbeats) carries
+// a flipped tie on: with 0.3 us links and PCIe 0, 49,347 searches became
+// 49,315 (0.06%, share 0.6586 against 0.6586), whether the observer
+// woke every 1% or every 14% of the run or never. So the check is a
+// tolerance three orders of magnitude below the bug's 30%.
 // Also the paper's ordering on search-only load: back-off beats fast
 // messaging.
 BOOST_AUTO_TEST_CASE(an_observer_actor_changes_nothing_and_backoff_beats_fast_messaging) {
@@ -152,8 +160,9 @@ BOOST_AUTO_TEST_CASE(an_observer_actor_changes_nothing_and_backoff_beats_fast_me
   watched.on_progress = [&reports](const runner::Progress&) { ++reports; };
   const auto observed = simulate_shipped(backoff, watched);
   BOOST_TEST(reports > 0u);
-  BOOST_TEST(plain.result.total_ops() == observed.result.total_ops());
-  BOOST_TEST(plain.result.extra.at("server_share") == observed.result.extra.at("server_share"));
+  const double ops = static_cast<double>(plain.result.total_ops());
+  BOOST_TEST(std::abs(static_cast<double>(observed.result.total_ops()) - ops) <= 0.005 * ops);
+  BOOST_TEST(std::abs(plain.result.extra.at("server_share") - observed.result.extra.at("server_share")) <= 0.005);
   const double fm = simulate_shipped({"run.clients=256", "selector.type=server_only", "run.duration_s=0.09"})
                         .result.throughput_ops_per_s();
   const double adaptive = plain.result.throughput_ops_per_s();
