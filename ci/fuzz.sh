@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets=(rpc_server rpc_client pilaf_server pilaf_layout cell_server cell_replies
-         catfish_ring catfish_node catfish_connect catfish_messaging scenario cluster_config)
+         catfish_ring catfish_node catfish_connect catfish_messaging nessie_requests scenario cluster_config)
 build=build/fuzz
 fuzz_dir=tests/fuzz
 

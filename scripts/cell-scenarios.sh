@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Runs the Cell scenarios of scenarios/cell/ on the SimGrid backend as
-# sweeps of `locus sim --set key=value` runs, collects one summary CSV per
-# curve in results/cell/, and draws the figures (results/cell/*.png) with
-# the gnuplot files in scripts/cell-plots/.
+# `locus sweep` grids (one `locus sim --set key=value` process per point),
+# collects one summary CSV per curve in results/cell/ from the sweeps'
+# merged tables, and draws the figures (results/cell/*.png) with the
+# gnuplot files in scripts/cell-plots/.
 #
 #   scripts/cell-scenarios.sh [one-meganode|four-servers|load-spike|mixed|plot]...
 #
 # No argument runs everything. Environment: LOCUS (the binary, default
 # build/release/apps/locus/locus), JOBS (parallel runs, default 2),
 # FULL=1 (four-servers: every core count 1..8 and fixed ratios in 10%
-# steps; the default takes cores 1,2,4,6,8 and 20% steps to stay short).
+# steps; the default takes cores 1,2,4,6,8 and 20% steps to stay short),
+# SET (extra key=value settings for every run, e.g. SET=run.duration_s=0.02
+# for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCUS=${LOCUS:-build/release/apps/locus/locus}
@@ -19,98 +22,90 @@ RAW=$OUT/raw
 mkdir -p "$RAW"
 [ -x "$LOCUS" ] || { echo "cell-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
 
-# run NAME SCENARIO SET...: one simulation, its CSV in $RAW/NAME.csv.
-run() {
+# sweep NAME SCENARIO ARGS...: one `locus sweep` of scenarios/cell/SCENARIO
+# into $RAW/NAME (its points, sweep.csv, summary.csv), its output in $RAW/NAME.log.
+sweep() {
   local name=$1 scenario=$2
   shift 2
-  local sets=()
-  for s in "$@"; do sets+=(--set "$s"); done
-  if ! "$LOCUS" sim "scenarios/cell/$scenario.toml" --quiet "${sets[@]}" --set "output.name=$name" \
-      --json "$RAW/$name.json" --csv "$RAW/$name.csv" > "$RAW/$name.log" 2>&1; then
-    echo "cell-scenarios: $name failed; see $RAW/$name.log" >&2
+  local extra=()
+  for s in ${SET:-}; do extra+=(--set "$s"); done
+  if ! "$LOCUS" sweep "scenarios/cell/$scenario.toml" -j "$JOBS" --out "$RAW/$name" "$@" "${extra[@]}" \
+      > "$RAW/$name.log" 2>&1; then
+    echo "cell-scenarios: sweep $name failed; see $RAW/$name.log" >&2
     return 1
   fi
 }
-export -f run
-export LOCUS RAW
 
-# Runs the queued "NAME SCENARIO SET..." lines, JOBS at a time.
-run_all() { xargs -P "$JOBS" -L 1 bash -c 'run "$@"' _; }
-
-# summary RAWCSV...: one line per run: throughput summed over operations,
-# latency (mean weighted by count, p50 and p90 of the first operation),
-# and the selector's server-side share.
+# summary NAME COLUMN...: one line per point of the sweep NAME: the point's
+# COLUMNs (swept keys or any column of its first row), throughput summed
+# over operations, latency (mean weighted by count, p50 and p90 of the first
+# operation), and the selector's server-side share.
 summary() {
-  awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    { key = FILENAME; ops[key] += $col["ops_per_s"]; n[key] += $col["count"];
-      lat[key] += $col["count"] * $col["latency_us_mean"];
-      if (!(key in p50)) { p50[key] = $col["latency_us_p50"]; p90[key] = $col["latency_us_p90"];
-        share[key] = ("server_share" in col) ? $col["server_share"] : "" } }
-    END { for (k in ops) printf "%s,%.1f,%.2f,%s,%s,%s\n", k, ops[k], n[k] ? lat[k] / n[k] : 0, p50[k], p90[k], share[k] }' "$@"
+  local name=$1
+  shift
+  awk -F, -v lead="$*" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; nl = split(lead, k, " "); next }
+    { p = $col["point"]
+      if (!(p in p50)) { order[++n] = p; head[p] = ""; for (j = 1; j <= nl; j++) head[p] = head[p] $col[k[j]] ","
+        p50[p] = $col["latency_us_p50"]; p90[p] = $col["latency_us_p90"];
+        share[p] = ("server_share" in col) ? $col["server_share"] : "" }
+      ops[p] += $col["ops_per_s"]; cnt[p] += $col["count"]; lat[p] += $col["count"] * $col["latency_us_mean"] }
+    END { for (i = 1; i <= n; i++) { p = order[i]
+      printf "%s%.1f,%.2f,%s,%s,%s\n", head[p], ops[p], cnt[p] ? lat[p] / cnt[p] : 0, p50[p], p90[p], share[p] } }' \
+    "$RAW/$name/sweep.csv"
 }
 
-# curve FILE PARAM RAWCSV...: PARAM,ops_per_s,... sorted by PARAM, where
-# PARAM is the number after the last '-' of each run's name.
+# curve FILE PARAM KEY NAME SELECT VALUE: PARAM,ops_per_s,... sorted by
+# PARAM (the swept KEY) over the points of sweep NAME whose SELECT is VALUE.
 curve() {
-  local file=$1 param=$2
-  shift 2
+  local file=$1 param=$2 key=$3 name=$4 select=$5 value=$6
   { echo "$param,ops_per_s,latency_us_mean,latency_us_p50,latency_us_p90,server_share"
-    summary "$@" | sed -E 's|^[^,]*-([0-9.]+)\.csv,|\1,|' | sort -t, -k1,1g; } > "$file"
+    summary "$name" "$select" "$key" | awk -F, -v v="$value" '$1 == v' | cut -d, -f2- | sort -t, -k1,1g; } > "$file"
 }
 
 one_meganode() {
-  local clients="1 2 4 6 8 10 12"
-  { for c in $clients; do
-      for sel in server_only client_only jsq; do echo "om-$sel-$c one-meganode selector.type=$sel run.clients=$c"; done
-      for f in 0.0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0; do
-        echo "om-fixed$f-$c one-meganode selector.type=fixed_ratio selector.client_fraction=$f run.clients=$c"
-      done
-    done; } | run_all
-  for sel in server_only client_only jsq fixed0.0 fixed0.1 fixed0.2 fixed0.3 fixed0.4 fixed0.5 fixed0.6 fixed0.7 \
-             fixed0.8 fixed0.9 fixed1.0; do
-    curve "$OUT/one-meganode-$sel.csv" clients "$RAW"/om-$sel-*.csv
+  local clients=1,2,4,6,8,10,12 fractions=0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0
+  sweep om one-meganode --grid selector.type=server_only,client_only,jsq --grid "run.clients=$clients"
+  sweep om-fixed one-meganode --set selector.type=fixed_ratio --grid "selector.client_fraction=$fractions" \
+    --grid "run.clients=$clients"
+  for sel in server_only client_only jsq; do
+    curve "$OUT/one-meganode-$sel.csv" clients run.clients om selector.type "$sel"
+  done
+  for f in ${fractions//,/ }; do
+    curve "$OUT/one-meganode-fixed$f.csv" clients run.clients om-fixed selector.client_fraction "$f"
   done
 }
 
 four_servers() {
-  local cores="1 2 4 6 8" fractions="0.0 0.2 0.4 0.6 0.8 1.0"
-  if [ "${FULL:-0}" = 1 ]; then cores="1 2 3 4 5 6 7 8"; fractions="0.0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0"; fi
-  { for k in $cores; do
-      for sel in server_only jsq; do echo "fs-$sel-$k four-servers selector.type=$sel platform.cores_per_server=$k"; done
-      for f in $fractions; do
-        echo "fs-fixed$f-$k four-servers selector.type=fixed_ratio selector.client_fraction=$f platform.cores_per_server=$k"
-      done
-    done; } | run_all
-  curve "$OUT/four-servers-server_only.csv" cores "$RAW"/fs-server_only-*.csv
-  curve "$OUT/four-servers-jsq.csv" cores "$RAW"/fs-jsq-*.csv
+  local cores=1,2,4,6,8 fractions=0.0,0.2,0.4,0.6,0.8,1.0
+  if [ "${FULL:-0}" = 1 ]; then cores=1,2,3,4,5,6,7,8; fractions=0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0; fi
+  sweep fs four-servers --grid selector.type=server_only,jsq --grid "platform.cores_per_server=$cores"
+  sweep fs-fixed four-servers --set selector.type=fixed_ratio --grid "selector.client_fraction=$fractions" \
+    --grid "platform.cores_per_server=$cores"
+  for sel in server_only jsq; do
+    curve "$OUT/four-servers-$sel.csv" cores platform.cores_per_server fs selector.type "$sel"
+  done
   # The best fixed ratio per core count; its server-side share is 1 - client_fraction.
   { echo "cores,ops_per_s,latency_us_mean,latency_us_p50,latency_us_p90,server_share,client_fraction"
-    summary "$RAW"/fs-fixed*.csv | sed -E 's|^[^,]*-fixed([0-9.]+)-([0-9]+)\.csv,|\2,\1,|' |
+    summary fs-fixed platform.cores_per_server selector.client_fraction |
       awk -F, '{ if (!($1 in best) || $3 > best[$1]) { best[$1] = $3; line[$1] = $1 "," $3 "," $4 "," $5 "," $6 "," 1 - $2 "," $2 } }
                END { for (k in line) print line[k] }' | sort -t, -k1,1n; } > "$OUT/four-servers-best_fixed.csv"
 }
 
 load_spike() {
-  printf '%s\n' "ls-server_only load-spike selector.type=server_only output.timeseries=$RAW/ls-server_only-timeseries.csv" \
-                "ls-jsq load-spike selector.type=jsq output.timeseries=$RAW/ls-jsq-timeseries.csv" | run_all
-  cp "$RAW"/ls-server_only-timeseries.csv "$OUT/load-spike-server_only-timeseries.csv"
-  cp "$RAW"/ls-jsq-timeseries.csv "$OUT/load-spike-jsq-timeseries.csv"
+  # The scenario writes a time series, which the sweep keeps in each point's directory.
+  sweep ls load-spike --grid selector.type=server_only,jsq
+  cp "$RAW"/ls/points/0/timeseries.csv "$OUT/load-spike-server_only-timeseries.csv"
+  cp "$RAW"/ls/points/1/timeseries.csv "$OUT/load-spike-jsq-timeseries.csv"
 }
 
 mixed() {
-  { for sel in server_only client_only jsq; do
-      echo "mx-a-$sel mixed selector.type=$sel"
-      echo "mx-b-$sel mixed selector.type=$sel workload.readproportion=0.855 workload.updateproportion=0.045"
-    done; } | run_all
+  sweep mx-a mixed --grid selector.type=server_only,client_only,jsq
+  sweep mx-b mixed --set workload.readproportion=0.855 --set workload.updateproportion=0.045 \
+    --grid selector.type=server_only,client_only,jsq
   { echo "workload,selector,ops_per_s,latency_us_mean,latency_us_p50,latency_us_p90,server_share,meganode_splits_run"
     for w in a b; do
-      for sel in server_only client_only jsq; do
-        local f="$RAW/mx-$w-$sel.csv"
-        local splits
-        splits=$(awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "cell.meganode_splits_run") c = i; next }
-                          { print $c; exit }' "$f")
-        echo "$(echo "$w" | tr a-b A-B),$sel,$(summary "$f" | cut -d, -f2-),$splits"
-      done
+      summary "mx-$w" selector.type cell.meganode_splits_run |
+        awk -F, -v w="$(echo "$w" | tr a-b A-B)" '{ print w "," $1 "," $3 "," $4 "," $5 "," $6 "," $7 "," $2 }'
     done; } > "$OUT/mixed.csv"
 }
 

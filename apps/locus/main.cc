@@ -10,6 +10,7 @@
 #include "apps/locus/reproduce_command.h"
 #include "apps/locus/serve_command.h"
 #include "apps/locus/run_command.h"
+#include "apps/locus/sweep_command.h"
 #include "core/designs/designs.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   locus::cli::add_calibrate_command(app, exit_code);
   locus::cli::add_serve_command(app, exit_code);
   locus::cli::add_reproduce_command(app, exit_code);
+  locus::cli::add_sweep_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

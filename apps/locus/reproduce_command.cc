@@ -1,11 +1,7 @@
 // `locus reproduce`: see reproduce_command.h.
 #include "apps/locus/reproduce_command.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,15 +11,14 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "apps/locus/child_runs.h"
 #include "apps/locus/experiment.h"
+#include "apps/locus/line_plot.h"
 #include "core/designs/designs.h"
-
-extern char** environ;
 
 namespace locus::cli {
 namespace {
@@ -44,10 +39,8 @@ struct Point {
   size_t experiment = 0, series = 0, value = 0;
   std::string stem;  // raw/<stem>.{json,csv,log}
   bool ok = false;
-  double ops_per_s = NAN, latency_us_mean = NAN, server_share = NAN;
-  double metric(std::string_view m) const {
-    return m == "ops_per_s" ? ops_per_s : m == "latency_us_mean" ? latency_us_mean : server_share;
-  }
+  PointSummary summary;
+  double metric(std::string_view m) const { return summary.metric(m); }
 };
 
 std::string safe(std::string s) {
@@ -101,9 +94,9 @@ std::vector<std::string> point_sets(const Experiment& x, const ReproduceOptions&
   return sets;
 }
 
-// Starts `locus sim` for one point, output to its log.
-StatusOr<pid_t> spawn_point(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
-                            const fs::path& raw) {
+// The `locus sim` run of one point, output to its log.
+ChildRun point_run(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
+                   const fs::path& raw) {
   std::vector<std::string> args = {self, "sim", x.scenario, "--quiet"};
   for (const std::string& s : point_sets(x, o, p)) {
     args.push_back("--set");
@@ -113,44 +106,7 @@ StatusOr<pid_t> spawn_point(const std::string& self, const Experiment& x, const 
   args.push_back((raw / (p.stem + ".json")).string());
   args.push_back("--csv");
   args.push_back((raw / (p.stem + ".csv")).string());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  const std::string log = (raw / (p.stem + ".log")).string();
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return internal_error(fmt::format("cannot start {}: {}", self, std::strerror(rc)));
-  return pid;
-}
-
-// Throughput over all operations, mean latency weighted by count, and the
-// selector's server-side share.
-Status read_point(const fs::path& json_path, Point* p) {
-  std::ifstream in(json_path);
-  if (!in) return not_found("no result " + json_path.string());
-  nlohmann::json j;
-  try {
-    in >> j;
-    const nlohmann::json& r = j.at("runs").at(0);
-    p->ops_per_s = r.at("throughput_ops_per_s").get<double>();
-    double sum = 0, n = 0;
-    for (const nlohmann::json& op : r.at("ops")) {
-      const double c = op.at("count").get<double>();
-      sum += c * op.at("latency_ns").at("mean").get<double>();
-      n += c;
-    }
-    p->latency_us_mean = n > 0 ? sum / n / 1e3 : NAN;
-    if (r.contains("extra") && r["extra"].contains("server_share"))
-      p->server_share = r["extra"]["server_share"].get<double>();
-  } catch (const nlohmann::json::exception& e) {
-    return corruption(json_path.string() + ": " + e.what());
-  }
-  return Status();
+  return {std::move(args), (raw / (p.stem + ".log")).string()};
 }
 
 std::string number(double v) {
@@ -174,38 +130,24 @@ double claimed(const Experiment& x, const ExperimentClaim& c, const std::vector<
 }
 
 bool write_plot(const Experiment& x, const fs::path& dir, const std::string& csv) {
-  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) return false;
-  const fs::path gp = dir / (x.name + ".gp");
-  std::ofstream g(gp);
-  g << "set terminal png size 900,560\n"
-    << "set output '" << (dir / (x.name + ".png")).string() << "'\n"
-    << "set datafile separator ','\nset key below\nset grid\n"
-    << "set title \"" << x.title << "\" noenhanced\n"
-    << "set xlabel '" << x.x << "' noenhanced\nset ylabel '" << x.metric << "' noenhanced\n";
-  g << "plot ";
-  for (size_t s = 0; s < x.series.size(); ++s) {
-    g << (s == 0 ? "" : ", ") << "'" << csv << "' using " << (x.numeric_x ? "1" : "0") << ":" << s + 2
-      << (x.numeric_x ? "" : ":xtic(1)") << " skip 1 with linespoints title \"" << x.series[s].name << "\" noenhanced";
-  }
+  LinePlot plot{.title = x.title, .x_label = x.x, .y_label = x.metric, .csv = csv, .numeric_x = x.numeric_x};
+  for (const ExperimentSeries& s : x.series) plot.series.push_back(s.name);
   // The paper's figures of the plotted metric, as points.
-  std::string claims;
   for (const ExperimentClaim& c : x.claims) {
     if (!c.over.empty() || c.metric != x.metric) continue;
     const auto at = std::find(x.values.begin(), x.values.end(), c.at) - x.values.begin();
-    claims += fmt::format("{},{}\n", x.numeric_x ? c.at : std::to_string(at), c.value);
+    plot.marks += fmt::format("{},{}\n", x.numeric_x ? c.at : std::to_string(at), c.value);
   }
-  if (!claims.empty())
-    g << ", '-' using 1:2 with points pt 7 ps 1.5 lc rgb 'black' title 'the paper'\n" << claims << "e";
-  g << "\n";
-  g.close();
-  return std::system(("gnuplot '" + gp.string() + "' > /dev/null 2>&1").c_str()) == 0;
+  plot.marks_title = "the paper";
+  plot.gp = (dir / (x.name + ".gp")).string();
+  plot.png = (dir / (x.name + ".png")).string();
+  return draw_line_plot(plot);
 }
 
 Status reproduce(const ReproduceOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(std::vector<Experiment> experiments, find_experiments(o));
+  LOCUS_ASSIGN_OR_RETURN(const std::string self, self_executable());
   std::error_code ec;
-  const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return internal_error("cannot find this program (/proc/self/exe): " + ec.message());
   std::vector<Point> points;
   for (size_t e = 0; e < experiments.size(); ++e) {
     const Experiment& x = experiments[e];
@@ -241,27 +183,20 @@ Status reproduce(const ReproduceOptions& o) {
   fmt::print("reproduce: {} experiments, {} simulations, {} at a time\n", experiments.size(), points.size(), o.jobs);
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
-  std::map<pid_t, size_t> running;
-  size_t next = 0, done = 0, failed = 0;
+  size_t done = 0, failed = 0;
   auto raw_of = [&](const Point& p) { return fs::path(o.out) / experiments[p.experiment].design / "raw"; };
-  while (next < points.size() || !running.empty()) {
-    while (next < points.size() && running.size() < o.jobs) {
-      Point& p = points[next];
-      LOCUS_ASSIGN_OR_RETURN(const pid_t pid, spawn_point(self, experiments[p.experiment], o, p, raw_of(p)));
-      running[pid] = next++;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) return internal_error(std::string("waitpid: ") + std::strerror(errno));
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    Point& p = points[it->second];
-    running.erase(it);
+  std::vector<ChildRun> runs;
+  for (const Point& p : points) runs.push_back(point_run(self, experiments[p.experiment], o, p, raw_of(p)));
+  LOCUS_RETURN_IF_ERROR(run_children(runs, o.jobs, [&](size_t i, const Status& exit) {
+    Point& p = points[i];
     ++done;
     const fs::path raw = raw_of(p);
-    Status st = WIFEXITED(status) && WEXITSTATUS(status) == 0
-                    ? read_point(raw / (p.stem + ".json"), &p)
-                    : internal_error(fmt::format("exit status {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    Status st = exit;
+    if (st.is_ok()) {
+      auto summary = read_point_summary((raw / (p.stem + ".json")).string());
+      if (summary.is_ok()) p.summary = *summary;
+      st = summary.status();
+    }
     p.ok = st.is_ok();
     if (!p.ok) {
       ++failed;
@@ -271,7 +206,7 @@ Status reproduce(const ReproduceOptions& o) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("reproduce: {}/{} done, {:.0f} s\n", done, points.size(), wall);
     std::fflush(stdout);
-  }
+  }));
 
   // Per experiment: a CSV (x, one column per series, in the experiment's
   // metric; then every metric of every point), the plot, the report.
@@ -309,8 +244,9 @@ Status reproduce(const ReproduceOptions& o) {
       for (size_t s = 0; s < x.series.size(); ++s) {
         const Point& p = point(s, v);
         report += " " + number(p.metric(x.metric));
-        if (x.metric != "server_share" && !std::isnan(p.server_share) && p.server_share < 1 && p.server_share > 0) {
-          report += fmt::format(" ({:.0f}% server)", 100 * p.server_share);
+        const double share = p.summary.server_share;
+        if (x.metric != "server_share" && !std::isnan(share) && share < 1 && share > 0) {
+          report += fmt::format(" ({:.0f}% server)", 100 * share);
         }
         report += " |";
       }

@@ -373,6 +373,37 @@ void catfish_seeds() {
   save("catfish_messaging", "insert-search-delete-garble", m.b);
 }
 
+// nessie_requests: two clients put, get and delete keys (enough of them
+// to migrate and fill the small node), serving and reading in between;
+// then a reset and a raw write that names another client's ring.
+void nessie_seeds() {
+  Bytes n;
+  auto request = [&](uint8_t client, uint8_t type, uint8_t key, uint8_t value_bytes) {
+    n.put<uint8_t>(0).put<uint8_t>(client).put<uint8_t>(type).put<uint8_t>(1).put<uint8_t>(key);
+    n.put<uint8_t>(value_bytes);
+    for (uint8_t i = 0; i < value_bytes; ++i) n.put<uint8_t>(static_cast<uint8_t>('a' + (key + i) % 26));
+  };
+  auto serve_and_read = [&](uint8_t client) { n.put<uint8_t>(2).put<uint8_t>(0).put<uint8_t>(3).put<uint8_t>(client); };
+  for (uint8_t k = 0; k < 20; ++k) {
+    request(k % 2, 2, k, 8 + k);  // put
+    serve_and_read(k % 2);
+  }
+  for (uint8_t k = 0; k < 20; k += 3) {
+    request(k % 2, 1, k, 0);  // get
+    serve_and_read(k % 2);
+  }
+  request(0, 3, 4, 0);  // delete
+  serve_and_read(0);
+  request(1, 1, 4, 0);
+  serve_and_read(1);
+  n.put<uint8_t>(4).put<uint8_t>(1);  // start over
+  serve_and_read(1);
+  n.put<uint8_t>(1).put<uint8_t>(0).put<uint16_t>(0).put<uint8_t>(8).put<uint64_t>(0x0000004000000001ull);
+  n.put<uint8_t>(0x03);  // notify, naming ring 1
+  serve_and_read(0);
+  save("nessie_requests", "put-get-delete-reset-garble", n.b);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -385,6 +416,7 @@ int main(int argc, char** argv) {
   pilaf_seeds();
   cell_seeds();
   catfish_seeds();
+  nessie_seeds();
   std::printf("seeds written under %s\n", argv[1]);
   return 0;
 }

@@ -232,40 +232,46 @@ void RequestServer::handle(NodeStore& store, Ring& r, uint32_t id, const ring::R
   (void)respond(r, id, v.header, s, out);
 }
 
+size_t RequestServer::serve_round(NodeStore& store) {
+  size_t handled = 0;
+  for (uint32_t id = 0; id < rings_.size(); ++id) {
+    Ring& r = *rings_[id];
+    if (r.reset_requested.load(std::memory_order_acquire)) {
+      r.reset_requested.store(false, std::memory_order_relaxed);
+      start_over(r, id);
+      ++handled;
+      continue;
+    }
+    if (!r.dirty) continue;
+    r.dirty = false;
+    if (r.state.load(std::memory_order_acquire) != kLive) continue;
+    ring::RingReader::View v;
+    Status problem;
+    const auto polled = r.reader.poll(&v, &problem);
+    if (polled == ring::RingReader::Poll::kMessage) {
+      handle(store, r, id, v);
+      r.reader.consume(v);
+      ++handled;
+    } else if (polled == ring::RingReader::Poll::kBad) {
+      drop(r, id, problem);
+    } else {
+      // Named by a WRITE_WITH_IMM that has landed, yet not a whole message.
+      drop(r, id, invalid_argument("nessie server: a request notified before its message was whole"));
+    }
+  }
+  if (handled > 0) poll_completions();
+  return handled;
+}
+
+void RequestServer::poll_completions() {
+  const size_t got = env_.transport->poll(scratch_);
+  for (size_t i = 0; i < got; ++i) take(scratch_[i]);
+}
+
 void RequestServer::serve(Env& env, NodeStore& store) {
   env_ = env;  // the actor's clock, CPU and stop flag; the same transport
   while (!env_.stop_requested()) {
-    size_t handled = 0;
-    for (uint32_t id = 0; id < rings_.size(); ++id) {
-      Ring& r = *rings_[id];
-      if (r.reset_requested.load(std::memory_order_acquire)) {
-        r.reset_requested.store(false, std::memory_order_relaxed);
-        start_over(r, id);
-        ++handled;
-        continue;
-      }
-      if (!r.dirty) continue;
-      r.dirty = false;
-      if (r.state.load(std::memory_order_acquire) != kLive) continue;
-      ring::RingReader::View v;
-      Status problem;
-      const auto polled = r.reader.poll(&v, &problem);
-      if (polled == ring::RingReader::Poll::kMessage) {
-        handle(store, r, id, v);
-        r.reader.consume(v);
-        ++handled;
-      } else if (polled == ring::RingReader::Poll::kBad) {
-        drop(r, id, problem);
-      } else {
-        // Named by a WRITE_WITH_IMM that has landed, yet not a whole message.
-        drop(r, id, invalid_argument("nessie server: a request notified before its message was whole"));
-      }
-    }
-    if (handled > 0) {
-      const size_t got = env_.transport->poll(scratch_);
-      for (size_t i = 0; i < got; ++i) take(scratch_[i]);
-      continue;
-    }
+    if (serve_round(store) > 0) continue;
     const size_t got = env_.transport->wait(scratch_, kIdleWaitNs);
     for (size_t i = 0; i < got; ++i) take(scratch_[i]);
   }

@@ -93,6 +93,14 @@ class RequestServer {
   // The server thread, an actor on the rings' node: serves until
   // env.stop_requested(). `store` runs the operations (the node's tables).
   void serve(Env& env, NodeStore& store);
+  // One pass of serve() without waiting: start over the rings asked to,
+  // run the request of each ring a notification named, take completions
+  // if any ran. How many rings it acted on. (serve() loops over it; the
+  // fuzz target calls it and poll_completions(), with the Env given to
+  // create().)
+  size_t serve_round(NodeStore& store);
+  // Takes the completions queued (notifications mark their rings).
+  void poll_completions();
 
   const RequestServerStats& stats() const { return stats_; }
 
