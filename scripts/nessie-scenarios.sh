@@ -7,25 +7,68 @@
 # value bytes, mode, throughput, mean latency, ratio to client mode) and
 # results/nessie/values.png.
 #
-#   scripts/nessie-scenarios.sh [run|plot]...     (default: run plot)
+#   scripts/nessie-scenarios.sh [run|plot|contention|energy]...
+#                                                   (default: run plot)
+#
+# contention: scenarios/nessie/contention.toml, the three modes at
+# background_load HOGS per host: results/nessie/contention.csv and .png.
+# energy: scenarios/nessie/energy.toml, Nessie and NessieSD at CLIENTS
+# clients each: results/nessie/energy.csv (power per host, utilisation,
+# joules per operation), energy-summary.csv (at 20% and 80% utilisation)
+# and energy.png.
 #
 # Environment: LOCUS (binary, default build/release/apps/locus/locus),
-# SIZES (default "256 4096 65536 131072"), FRESH=1 (rerun points whose
-# JSON exists).
+# SIZES (default "256 4096 65536 131072"), HOGS (default "0 6 12 24 36
+# 48 96"), CLIENTS (default "3 6 12 24 48 96 192": both modes saturate
+# the 10 GbE NICs by 192), FRESH=1 (rerun points whose JSON exists).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCUS=${LOCUS:-build/release/apps/locus/locus}
 OUT=results/nessie
 RAW=$OUT/raw
 SIZES=${SIZES:-"256 4096 65536 131072"}
+HOGS=${HOGS:-"0 6 12 24 36 48 96"}
+CLIENTS=${CLIENTS:-"3 6 12 24 48 96 192"}
 MODES="client server hybrid"
 mkdir -p "$RAW"
+
+# One `locus sim` point: NAME SCENARIO --set ARGS...
+sim_point() {
+  local name=$1 scenario=$2
+  shift 2
+  [ "${FRESH:-0}" != 1 ] && [ -f "$RAW/$name.json" ] && return 0
+  echo "$name"
+  "$LOCUS" sim "$scenario" --quiet "$@" --set "output.name=$name" \
+    --json "$RAW/$name.json" --csv "$RAW/$name.csv" > "$RAW/$name.log" 2>&1 ||
+    { echo "nessie-scenarios: $name failed; see $RAW/$name.log" >&2; exit 1; }
+}
+
+contention() {
+  [ -x "$LOCUS" ] || { echo "nessie-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
+  for hogs in $HOGS; do for mode in $MODES; do
+    sim_point "hogs-$hogs-$mode" scenarios/nessie/contention.toml --set "index.mode=\"$mode\"" \
+      --set "platform.background_load=$hogs"
+  done; done
+  python3 scripts/nessie-plots/summarize.py contention "$RAW" "$HOGS" > "$OUT/contention.csv"
+  gnuplot -e "dir='$OUT'" scripts/nessie-plots/contention.gp
+  echo "wrote $OUT/contention.csv $OUT/contention.png"
+}
+
+energy() {
+  [ -x "$LOCUS" ] || { echo "nessie-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
+  for clients in $CLIENTS; do for mode in client server; do
+    sim_point "energy-$clients-$mode" scenarios/nessie/energy.toml --set "index.mode=\"$mode\"" \
+      --set "run.clients=$clients"
+  done; done
+  python3 scripts/nessie-plots/summarize.py energy "$RAW" "$CLIENTS" > "$OUT/energy.csv"
+  python3 scripts/nessie-plots/summarize.py energy-summary "$OUT/energy.csv" > "$OUT/energy-summary.csv"
+  gnuplot -e "dir='$OUT'" scripts/nessie-plots/energy.gp
+  echo "wrote $OUT/energy.csv $OUT/energy-summary.csv $OUT/energy.png"
+}
 
 run_points() {
   [ -x "$LOCUS" ] || { echo "nessie-scenarios: no locus binary at $LOCUS (set LOCUS=...)" >&2; exit 1; }
   for mix in B A; do for size in $SIZES; do for mode in $MODES; do
-    local name="$mix-$size-$mode"
-    [ "${FRESH:-0}" != 1 ] && [ -f "$RAW/$name.json" ] && continue
     local reads=0.95 updates=0.05
     if [ "$mix" = A ]; then reads=0.5 updates=0.5; fi
     # Data entries per client: enough for its puts over one expiry period
@@ -33,13 +76,9 @@ run_points() {
     # 64 KB and up (scenarios/nessie/modes.toml).
     local entries=256
     if [ "$size" -le 4096 ]; then entries=4096; fi
-    echo "$name"
-    "$LOCUS" sim scenarios/nessie/modes.toml --quiet --set "index.mode=\"$mode\"" \
+    sim_point "$mix-$size-$mode" scenarios/nessie/modes.toml --set "index.mode=\"$mode\"" \
       --set "workload.fieldlength=$size" --set "workload.readproportion=$reads" \
-      --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries" \
-      --set "output.name=$name" \
-      --json "$RAW/$name.json" --csv "$RAW/$name.csv" > "$RAW/$name.log" 2>&1 ||
-      { echo "nessie-scenarios: $name failed; see $RAW/$name.log" >&2; exit 1; }
+      --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries"
   done; done; done
 }
 
@@ -75,5 +114,8 @@ plot() {
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(run plot)
 for s in "${steps[@]}"; do
-  case $s in run) run_points ;; plot) plot ;; *) echo "usage: $0 [run|plot]..." >&2; exit 2 ;; esac
+  case $s in
+    run) run_points ;; plot) plot ;; contention) contention ;; energy) energy ;;
+    *) echo "usage: $0 [run|plot|contention|energy]..." >&2; exit 2 ;;
+  esac
 done

@@ -9,6 +9,7 @@
 
 #include "apps/locus/bench_modes.h"
 #include "apps/locus/cli_checks.h"
+#include "apps/locus/cpu_hogs.h"
 #include "apps/locus/micro_blink.h"
 #include "apps/locus/micro_cuckoo.h"
 #include "apps/locus/micro_log.h"
@@ -43,6 +44,7 @@ struct BenchOptions {
   std::vector<std::string> modes;  // --mode
   std::string baseline;            // --baseline
   std::string log_dir;               // --micro log
+  uint32_t cpu_hogs = 0;             // --cpu-hogs
 };
 
 Status fail(const std::string& option, const std::string& message) { return invalid_argument(option + ": " + message); }
@@ -115,7 +117,17 @@ Status run_read_micro(const BenchOptions& o) {
   return Status();
 }
 
+Status run_bench_body(const BenchOptions& o);
+
+// Whatever the benchmark, with o.cpu_hogs spinning threads beside it.
 Status run_bench(const BenchOptions& o) {
+  if (o.cpu_hogs == 0) return run_bench_body(o);
+  fmt::print(stderr, "locus bench: {} CPU hog thread(s) spinning during the run\n", o.cpu_hogs);
+  CpuHogs hogs(o.cpu_hogs);
+  return run_bench_body(o);
+}
+
+Status run_bench_body(const BenchOptions& o) {
   if (!o.index.empty()) {
     if (!o.micro.empty()) return fail("--micro", "runs no scenario: give --index or --micro");
     if (o.run.backend != "loopback") return fail("--backend", "--index compares modes on loopback only");
@@ -223,6 +235,11 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--op-latency-us", opts->op_latency_us,
                   "--micro read on loopback: latency added to every RDMA operation and message")
       ->check(finite_range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--cpu-hogs", opts->cpu_hogs,
+                  "Threads that spin on the CPU for the whole benchmark (CPU contention on a real backend; "
+                  "on SimGrid, a scenario's [platform] background_load)")
+      ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
   cmd->callback([opts, &exit_code] {
     Status st = catch_bad_alloc("locus bench", [&] { return run_bench(*opts); });

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "backends/simgrid/sim_energy.h"
 #include "backends/simgrid/sim_world.h"
 #include "backends/simgrid/sim_zone.h"
 
@@ -58,6 +59,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
 
     sg4::Engine::set_config("network/loopback-lat:0");
   }
+  if (platform_.power.given) enable_host_energy();
   build_platform();
   start_s_ = engine_clock_s();
   // Running ahead asks the engine for its next timer through an inline
@@ -90,6 +92,7 @@ void World::build_platform() {
   auto add_host = [&](const std::string& name, uint32_t cores) {
     sg4::Host* h = zone->create_host(name, 1e9);  // 1 flop = 1 ns of work
     h->set_core_count(static_cast<int>(cores));
+    if (p.power.given) set_power_profile(*h, p.power, cores);
     h->seal();
     sg4::SplitDuplexLink* link =
         zone->create_split_duplex_link(name + ".link", bytes_per_s(p.host_link.bandwidth_gbps));

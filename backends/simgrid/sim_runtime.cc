@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "backends/simgrid/sim_energy.h"
 #include "backends/simgrid/sim_world.h"
 #include "core/log/mem_files.h"
 
@@ -169,7 +171,10 @@ class SimCpu final : public Cpu {
     settle_debt();
     // Where every actor of the host has a core, it ends exactly when due.
     NativeActivity exec(&world_, world_.host_uncontended(node_) ? engine_clock_s() + s : 0.0);
+    // A polling thread's work is done on the core it polls with.
+    if (self != nullptr && self->polling != nullptr) self->polling->pause();
     sg4::this_actor::execute(static_cast<double>(d));
+    if (self != nullptr && self->polling != nullptr) self->polling->resume();
   }
   bool uses_native_time() const override { return spec_.measured; }
   void charge_work(std::string_view name, Nanos native_ns, uint64_t bytes) override {
@@ -300,15 +305,17 @@ class SimRuntime final : public Runtime {
     Env env = make_env(node, rng.get());
     randoms_.push_back(std::move(rng));
     const bool daemon = kind != ActorKind::kWorker;
-    // An observer charges no CPU and so takes no core (ActorKind).
-    const bool takes_core = kind != ActorKind::kObserver;
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
-    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, daemon, takes_core, where,
-                                                                 fn = std::move(fn)]() mutable {
+    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, fn = std::move(fn)]() mutable {
+      // An observer charges no CPU and so takes no core (ActorKind).
+      const bool takes_core = kind != ActorKind::kObserver;
       ActorState state;
       state.node = where;
       state.world = &world_;
+      // Stopped as the actor returns or, killed, unwinds.
+      std::optional<PollingCore> polling;
+      if (kind == ActorKind::kPollingDaemon) state.polling = &polling.emplace(where->host);
       sg4::Actor::self()->set_data(&state);
       SimClock own_clock(world_, &state);
       env.clock = &own_clock;
@@ -317,10 +324,11 @@ class SimRuntime final : public Runtime {
       settle_debt();  // the actor ends at its own time
       if (takes_core) world_.actor_ended(*where);
       sg4::Actor::self()->set_data(nullptr);
-      if (daemon) {
+      if (kind != ActorKind::kWorker) {
         --live_daemons_;
       } else if (--live_workers_ == 0) {
         run_end_s_ = engine_clock_s();
+        if (world_.platform().power.given) power_.stop();
         wind_down();
       }
     });
@@ -348,6 +356,15 @@ class SimRuntime final : public Runtime {
     world_.reset_usage();
     stop_.store(false, std::memory_order_release);
     world_.restart_executors();
+    spawn_background_load(world_, stop_);
+    if (world_.platform().power.given) {
+      // The meter starts in an actor: the plugin updates its accounts by simcalls.
+      sg4::Actor::create("power-meter", world_.hosts().front(), [this] {
+        std::vector<std::pair<std::string, sg4::Host*>> hosts;
+        for (sg4::Host* h : world_.hosts()) hosts.emplace_back(h->get_name(), h);
+        power_.start(std::move(hosts));
+      });
+    }
     sg4::Engine::get_instance()->run();
     last_run_s_ = run_end_s_ > start ? run_end_s_ - start : engine_clock_s() - start;
     stop_.store(true, std::memory_order_release);
@@ -378,6 +395,7 @@ class SimRuntime final : public Runtime {
   }
 
   std::vector<ResourceUsage> resource_usage() const override { return world_.usage(last_run_s_); }
+  std::vector<HostPower> host_power() const override { return power_.read(); }
 
  private:
   Env make_env(NodeId node, Random* rng) {
@@ -404,6 +422,7 @@ class SimRuntime final : public Runtime {
   std::vector<NodeParts> parts_;
   std::vector<std::unique_ptr<Random>> randoms_;
   std::atomic<bool> stop_{false};
+  PowerMeter power_;
   double last_run_s_ = 0;
   double run_end_s_ = 0;  // when the last worker returned
   uint32_t live_workers_ = 0;

@@ -96,10 +96,12 @@ class World;
 // everything else (a sleep, a lock, a receive, a poll, an executor-carried
 // batch, the actor's end) first sleeps the debt off. This saves the
 // engine an execution activity and two actor switches per charge.
+class PollingCore;
 struct ActorState {
   SimNode* node = nullptr;
   World* world = nullptr;
   double debt_s = 0;
+  PollingCore* polling = nullptr;  // a polling daemon's busy core (sim_energy.h)
 };
 
 // The engine's clock, kept by a callback the engine runs each time it
@@ -379,7 +381,15 @@ class World {
   // host with a core for each such actor, is charged as debt (ActorState).
   void actor_started(SimNode& node);
   void actor_ended(SimNode& node);
-  bool cpu_uncontended(const SimNode& node) const { return node.actors == 1 && host_uncontended(node); }
+  // Never under a power profile: the energy plugin sees executions only.
+  bool cpu_uncontended(const SimNode& node) const {
+    return node.actors == 1 && host_uncontended(node) && !platform_.power.given;
+  }
+  // The platform's hosts (servers, then client hosts) in host_index order.
+  std::vector<sg4::Host*> hosts() const;
+  // `n` more (or fewer) executions that run on the host for the whole run
+  // (background load, sim_energy.h) contend for its cores as actors do.
+  void add_host_load(uint32_t host_index, int n);
   // An execution on such a host takes exactly its length.
   bool host_uncontended(const SimNode& node) const { return host_actors_[node.host_index] <= node.host_cores; }
   // An actor woken at the engine's current time (it runs before the clock

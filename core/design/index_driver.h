@@ -55,6 +55,8 @@ struct DaemonSpec {
   std::string name;
   bool own_node = false;
   std::function<void(Env&)> body;  // must return soon after env.stop_requested()
+  // Its real counterpart busy-polls for work (ActorKind::kPollingDaemon).
+  bool polls = false;
 };
 
 // What part of a run takes in memory, and the settings that drive it (for

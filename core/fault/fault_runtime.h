@@ -30,6 +30,7 @@ class FaultRuntime final : public Runtime {
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
   Status revive_node(NodeId node) override { return inner_->revive_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
+  std::vector<HostPower> host_power() const override { return inner_->host_power(); }
 
   void arm() { armed_.store(true, std::memory_order_relaxed); }
   void disarm() { armed_.store(false, std::memory_order_relaxed); }

@@ -52,6 +52,13 @@ nlohmann::ordered_json run_json(const RunResult& r) {
     }
     run["resources"] = std::move(resources);
   }
+  if (!r.power.empty()) {
+    nlohmann::ordered_json power = nlohmann::ordered_json::array();
+    for (const HostPower& h : r.power) {
+      power.push_back({{"name", h.name}, {"average_w", h.average_w}, {"energy_j", h.energy_j}});
+    }
+    run["power"] = std::move(power);
+  }
   return run;
 }
 

@@ -119,6 +119,11 @@ std::string format_table(const std::vector<RunResult>& results) {
     for (const NamedCounter& c : r.stats.counters()) notes += fmt::format(" {}={}", c.name, c.value);
     for (const auto& [key, value] : r.extra) notes += fmt::format(" {}={}", key, value);
     if (!notes.empty()) out += fmt::format("{}:{}\n", r.name, notes);
+    if (!r.power.empty()) {
+      std::string hosts;
+      for (const HostPower& h : r.power) hosts += fmt::format(" {}={:.2f}W", h.name, h.average_w);
+      out += fmt::format("{}: power{}\n", r.name, hosts);
+    }
     if (!r.first_failure.empty()) out += fmt::format("{}: first failure: {}\n", r.name, r.first_failure);
   }
   return out;
@@ -203,6 +208,17 @@ std::string to_ycsb_summary(const RunResult& result) {
     if (op.failed > 0) out += fmt::format("[{}], Return=ERROR, {}\n", name, op.failed);
   }
   return out;
+}
+
+void set_power(RunResult& r, std::vector<HostPower> power) {
+  r.power = std::move(power);
+  if (r.power.empty()) return;
+  double watts = 0;
+  for (const HostPower& h : r.power) watts += h.average_w;
+  const double energy_j = watts * to_seconds(r.duration_ns);
+  r.extra["power_w"] = watts;
+  r.extra["energy_j"] = energy_j;
+  if (r.total_ops() > 0) r.extra["joules_per_op"] = energy_j / static_cast<double>(r.total_ops());
 }
 
 }  // namespace locus::metrics

@@ -26,6 +26,10 @@ struct RunResult {
   std::map<std::string, double> extra;
   // Simulated runs: every resource of the platform model, in platform order.
   std::vector<ResourceUsage> resources;
+  // Simulated runs with a power profile: each host's average power and its
+  // energy over the run; the totals and joules per operation are extra
+  // numbers ("power_w", "energy_j", "joules_per_op": power_totals).
+  std::vector<HostPower> power;
   // Why operations failed: the first failure of the first client that had
   // one (empty when none did), so a count of failures comes with a cause.
   std::string first_failure;
@@ -38,6 +42,12 @@ struct RunResult {
   }
 };
 
+// Sets r.power and the extra numbers "power_w" (the hosts' average power
+// summed), "energy_j" (that power over the measured duration_ns) and
+// "joules_per_op" (energy_j over the measured operations): the measured
+// window's energy at the run's average power.
+void set_power(RunResult& r, std::vector<HostPower> power);
+
 // Aligned text, one row per (run, operation): run, op, count, ops/s, then
 // mean, p50, p90, p99, p99.9 and max latency in microseconds. Runs with
 // failures, retries, counters or extra numbers get a line listing them.
@@ -48,7 +58,8 @@ std::string format_table(const std::vector<RunResult>& results);
 //   "ops": [{"op", "count", "ok", "failed", "retries", "throughput_ops_per_s",
 //            "latency_ns": {"mean", "min", "max", "p50", "p90", "p95", "p99", "p999"}}],
 //   "counters": {name: value}, "extra": {name: value},
-//   "resources": [{"name", "kind", "utilization"}] (simulated runs only)}]}
+//   "resources": [{"name", "kind", "utilization"}] (simulated runs only),
+//   "power": [{"name", "average_w", "energy_j"}] (with a power profile only)}]}
 std::string to_json_string(const std::vector<RunResult>& results, int indent = 2);
 Status write_json_file(const std::string& path, const std::vector<RunResult>& results);
 

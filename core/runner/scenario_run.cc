@@ -201,7 +201,8 @@ Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, Shared& sh) 
         LOCUS_ASSIGN_OR_RETURN(node, runtime.add_node({d.name, false, sh.servers[i]}));
         sh.machine_nodes[i / per_machine].push_back(node);
       }
-      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, d.name, ActorKind::kDaemon, std::move(d.body)));
+      const ActorKind kind = d.polls ? ActorKind::kPollingDaemon : ActorKind::kDaemon;
+      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, d.name, kind, std::move(d.body)));
     }
   }
   return Status();
@@ -589,6 +590,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (!placement.clients_here) r.extra["rpc_requests"] = static_cast<double>(requests);
   }
   r.resources = runtime->resource_usage();
+  metrics::set_power(r, runtime->host_power());
   if (faults != nullptr) {
     report_faults(faults->stats(), r.extra);
     uint32_t crashed = 0;

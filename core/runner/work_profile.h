@@ -78,6 +78,7 @@ class ProfilingRuntime final : public Runtime {
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
   Status revive_node(NodeId node) override { return inner_->revive_node(node); }
   std::vector<ResourceUsage> resource_usage() const override { return inner_->resource_usage(); }
+  std::vector<HostPower> host_power() const override { return inner_->host_power(); }
 
  private:
   Env profiled(Env env, NodeId node);

@@ -116,6 +116,19 @@ struct CpuSpec {
   double client_op_us = 0;
 };
 
+// Each host's electrical power as a function of its busy cores, for the
+// SimGrid host energy plugin: idle_w with no core busy, and busy_w_per_core
+// more for each core busy (linear, as the plugin's Idle:Epsilon:AllCores
+// profile with Epsilon = Idle). No figure is a default: shared/calibration.md
+// and the papers give none, so a scenario that wants power reported gives
+// both, with their source ([platform.power]; `given` says it did).
+struct PowerSpec {
+  bool given = false;
+  double idle_w = 0;
+  double busy_w_per_core = 0;
+  double all_cores_w(uint32_t cores) const { return idle_w + busy_w_per_core * cores; }
+};
+
 struct PlatformSpec {
   uint32_t servers = 1;
   uint32_t cores_per_server = 1;
@@ -133,6 +146,11 @@ struct PlatformSpec {
   LinkSpec pcie{32.0, 0.25};
   NicSpec nic;
   CpuSpec cpu;
+  PowerSpec power;
+  // CPU-bound background work on every host (servers and client hosts):
+  // this many hogs per host, each an endless execution competing for the
+  // host's cores with the run's own work (other tenants of a shared node).
+  uint32_t background_load = 0;
 };
 
 }  // namespace locus::scenario

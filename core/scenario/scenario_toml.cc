@@ -149,11 +149,30 @@ Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {
   return Status();
 }
 
+// [platform.power]: both figures or none; there is no default to fall
+// back on (PowerSpec).
+Status read_power(const Decoder& d, const toml::table& t, PowerSpec* power) {
+  const std::string s = "platform.power";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"idle_w", "busy_w_per_core"}));
+  for (const char* k : {"idle_w", "busy_w_per_core"}) {
+    if (!t.contains(k)) {
+      return d.fail(&t, s + "." + k,
+                    "missing: a power profile needs both idle_w and busy_w_per_core (watts, with their source; "
+                    "shared/calibration.md gives none, so there is no default)");
+    }
+  }
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "idle_w", &power->idle_w, 0, 1e6));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "busy_w_per_core", &power->busy_w_per_core, 0, 1e6));
+  power->given = true;
+  return Status();
+}
+
 Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   const std::string s = "platform";
-  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"servers", "cores_per_server", "client_hosts", "cores_per_client_host",
-                                      "topology", "hosts_per_rack", "link", "rack_uplink", "pcie", "nic", "cpu",
-                                      "packet_bytes"}));
+  LOCUS_RETURN_IF_ERROR(
+      d.only(t, s,
+             {"servers", "cores_per_server", "client_hosts", "cores_per_client_host", "topology", "hosts_per_rack",
+              "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "background_load"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
@@ -163,12 +182,15 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   p->topology = topo == "star" ? Topology::kStar : Topology::kTwoLevel;
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "hosts_per_rack", &p->hosts_per_rack, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "packet_bytes", &p->packet_bytes, 0, 1u << 20));
-  for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu"}) LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "background_load", &p->background_load, 0, 4096));
+  for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu", "power"})
+    LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
   if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));
   if (auto* l = d.sub(t, "rack_uplink")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.rack_uplink", &p->rack_uplink));
   if (auto* l = d.sub(t, "pcie")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.pcie", &p->pcie));
   if (auto* n = d.sub(t, "nic")) LOCUS_RETURN_IF_ERROR(read_nic(d, *n, &p->nic));
   if (auto* c = d.sub(t, "cpu")) LOCUS_RETURN_IF_ERROR(read_cpu(d, *c, &p->cpu));
+  if (auto* w = d.sub(t, "power")) LOCUS_RETURN_IF_ERROR(read_power(d, *w, &p->power));
   return Status();
 }
 

@@ -23,6 +23,10 @@ enum class ActorKind {
   // against its host's cores (counted, it made a 28-core Catfish server
   // with 28 workers a contended host, its CPU simulated the slow way).
   kObserver,
+  // A daemon whose real counterpart busy-polls (a HERD-style server
+  // thread): it keeps a core busy while it waits, which a simulating
+  // backend models (CPU contention, power); elsewhere a daemon.
+  kPollingDaemon,
 };
 
 struct NodeOptions {
@@ -72,6 +76,9 @@ class Runtime {
   // Utilisation of each modelled resource over the last run(); empty on
   // backends that model nothing (loopback, verbs).
   virtual std::vector<ResourceUsage> resource_usage() const { return {}; }
+  // Each host's average power and energy over the last run(); empty where
+  // nothing models power (loopback, verbs, a platform without [platform.power]).
+  virtual std::vector<HostPower> host_power() const { return {}; }
 };
 
 }  // namespace locus

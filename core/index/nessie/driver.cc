@@ -62,8 +62,10 @@ class NessieDriver final : public design::IndexDriver {
   std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
     if (g_.coupled == 0 || endpoint % 2 == 0) return {};
     const uint32_t node = endpoint / 2;
+    // The paper's server workers poll their request regions (section 5):
+    // a core each, busy whether or not requests come.
     return {design::DaemonSpec{"server" + std::to_string(node) + ".nessie", false,
-                               [this, node](Env& env) { requests_[node]->serve(env, *stores_[node]); }}};
+                               [this, node](Env& env) { requests_[node]->serve(env, *stores_[node]); }, true}};
   }
 
   // Serial: a record's cuckoo walk may cross every node's index table.
