@@ -11,11 +11,15 @@
 #
 # Environment: LOCUS (binary, default build/release/apps/locus/locus),
 # SIZES (default "256 4096 65536 131072"), FRESH=1 (rerun points whose
-# JSON exists).
+# JSON exists), COLOCATED=1 (the paper's symmetric deployment: the clients
+# on the nodes' machines, run.clients_on_servers; results under
+# results/nessie/colocated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCUS=${LOCUS:-build/release/apps/locus/locus}
 OUT=results/nessie
+PLACE=()
+if [ "${COLOCATED:-0}" = 1 ]; then OUT=results/nessie/colocated; PLACE=(--set run.clients_on_servers=true); fi
 RAW=$OUT/raw
 SIZES=${SIZES:-"256 4096 65536 131072"}
 MODES="client server hybrid"
@@ -37,7 +41,7 @@ run_points() {
     "$LOCUS" sim scenarios/nessie/modes.toml --quiet --set "index.mode=\"$mode\"" \
       --set "workload.fieldlength=$size" --set "workload.readproportion=$reads" \
       --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries" \
-      --set "output.name=$name" \
+      --set "output.name=$name" "${PLACE[@]}" \
       --json "$RAW/$name.json" --csv "$RAW/$name.csv" > "$RAW/$name.log" 2>&1 ||
       { echo "nessie-scenarios: $name failed; see $RAW/$name.log" >&2; exit 1; }
   done; done; done
