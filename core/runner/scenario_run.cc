@@ -505,8 +505,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     const std::string name = "client" + std::to_string(c);
     // run.clients_on_servers: round-robin over the machines, on the
     // host of each machine's first endpoint.
-    const NodeId host_of =
-        s.run.clients_on_servers ? sh.servers[(c % s.platform.servers) * per_machine] : kInvalidNode;
+    const NodeId host_of = s.run.clients_on_servers ? sh.servers[(c % s.platform.servers) * per_machine] : kInvalidNode;
     LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false, host_of}));
     client_nodes.push_back(node);
     if (c == 0) first_client = node;

@@ -152,10 +152,10 @@ BOOST_AUTO_TEST_CASE(colocated_clients_post_fewer_verbs) {
 }
 
 BOOST_AUTO_TEST_CASE(colocated_contended_puts_are_linearizable_on_simgrid) {
-  const runner::ScenarioReport r = run_small(
-      {"run.clients_on_servers=true", "workload.recordcount=40", "workload.readproportion=0.5",
-       "workload.updateproportion=0.5", "workload.requestdistribution=\"zipfian\"", "index.client_data_entries=512",
-       "check.linearizability=true"});
+  const runner::ScenarioReport r =
+      run_small({"run.clients_on_servers=true", "workload.recordcount=40", "workload.readproportion=0.5",
+                 "workload.updateproportion=0.5", "workload.requestdistribution=\"zipfian\"",
+                 "index.client_data_entries=512", "check.linearizability=true"});
   BOOST_TEST(r.result.stats.total_failed() == 0u);
   BOOST_TEST(r.result.extra.at("check.violations") == 0.0);
   BOOST_TEST(counter(r, "nessie.local_ops") > 0);

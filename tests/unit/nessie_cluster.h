@@ -119,7 +119,8 @@ struct NessieCluster {
                                 Endpoint ep(env);
                                 auto rpc = rpc::RpcClient::create(ep);
                                 if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
-                                auto client = NessieClient::connect(ep, **rpc, servers, options, local ? &tables : nullptr);
+                                auto client =
+                                    NessieClient::connect(ep, **rpc, servers, options, local ? &tables : nullptr);
                                 if (!client.is_ok()) return failures.fail(name + ": " + client.status().to_string());
                                 body(**client, env);
                                 std::lock_guard<std::mutex> lock(stats_mu);

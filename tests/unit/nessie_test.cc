@@ -138,9 +138,7 @@ BOOST_AUTO_TEST_CASE(differential_hybrid) { differential(false, 0, "hybrid"); }
 BOOST_AUTO_TEST_CASE(differential_hybrid_with_multiple_reads_and_a_cache) { differential(true, 32, "hybrid"); }
 // The symmetric deployment: the client beside its node's tables.
 BOOST_AUTO_TEST_CASE(differential_colocated) { differential(false, 0, "client", true); }
-BOOST_AUTO_TEST_CASE(differential_colocated_with_multiple_reads_and_a_cache) {
-  differential(true, 32, "client", true);
-}
+BOOST_AUTO_TEST_CASE(differential_colocated_with_multiple_reads_and_a_cache) { differential(true, 32, "client", true); }
 BOOST_AUTO_TEST_CASE(differential_colocated_hybrid) { differential(false, 0, "hybrid", true); }
 
 // Four clients on 10 colliding keys over 2 x 8 index entries: the

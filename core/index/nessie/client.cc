@@ -47,8 +47,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
 
 StatusOr<std::unique_ptr<NessieClient>> NessieClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
                                                               std::span<const NodeId> servers,
-                                                              const ClientOptions& options,
-                                                              const LocalTables* local) {
+                                                              const ClientOptions& options, const LocalTables* local) {
   if (servers.empty()) return invalid_argument("nessie: a client needs at least one node");
   if (local != nullptr && (local->node >= servers.size() || local->index == nullptr || local->data == nullptr)) {
     return invalid_argument("nessie: a client's local tables name no node of the " + std::to_string(servers.size()));
