@@ -20,11 +20,16 @@
 # Environment: LOCUS (binary, default build/release/apps/locus/locus),
 # SIZES (default "256 4096 65536 131072"), HOGS (default "0 6 12 24 36
 # 48 96"), CLIENTS (default "3 6 12 24 48 96 192": both modes saturate
-# the 10 GbE NICs by 192), FRESH=1 (rerun points whose JSON exists).
+# the 10 GbE NICs by 192), FRESH=1 (rerun points whose JSON exists),
+# COLOCATED=1 (the value-size sweep in the paper's symmetric deployment:
+# the clients on the nodes' machines, run.clients_on_servers; results
+# under results/nessie/colocated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCUS=${LOCUS:-build/release/apps/locus/locus}
 OUT=results/nessie
+PLACE=()
+if [ "${COLOCATED:-0}" = 1 ]; then OUT=results/nessie/colocated; PLACE=(--set run.clients_on_servers=true); fi
 RAW=$OUT/raw
 SIZES=${SIZES:-"256 4096 65536 131072"}
 HOGS=${HOGS:-"0 6 12 24 36 48 96"}
@@ -78,7 +83,7 @@ run_points() {
     if [ "$size" -le 4096 ]; then entries=4096; fi
     sim_point "$mix-$size-$mode" scenarios/nessie/modes.toml --set "index.mode=\"$mode\"" \
       --set "workload.fieldlength=$size" --set "workload.readproportion=$reads" \
-      --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries"
+      --set "workload.updateproportion=$updates" --set "index.client_data_entries=$entries" "${PLACE[@]}"
   done; done; done
 }
 

@@ -82,6 +82,17 @@ class IndexDriver {
   // cluster file's entries).
   virtual StatusOr<std::unique_ptr<ClientSession>> connect(Env& env, Endpoint& endpoint, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) = 0;
+  // run.clients_on_servers: the same for a client placed on server
+  // machine `machine`, beside its endpoints (in this process where the
+  // servers are placed). A design whose clients take shortcuts to their
+  // own machine's state overrides it; the rest open an ordinary session.
+  virtual StatusOr<std::unique_ptr<ClientSession>> connect_on_server(Env& env, Endpoint& endpoint,
+                                                                     rpc::RpcClient& rpc,
+                                                                     std::span<const NodeId> servers,
+                                                                     uint32_t machine) {
+    (void)machine;
+    return connect(env, endpoint, rpc, servers);
+  }
   // Numbers for the results from the servers (counters, store sizes).
   // Only where the servers are placed.
   virtual void report_servers(std::map<std::string, double>& extra) const = 0;

@@ -100,7 +100,10 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
     out->error = rpc.status();
     return;
   }
-  auto session_or = sh.driver->connect(env, ep, **rpc, sh.servers);
+  const uint32_t machines = s.platform.servers;
+  auto session_or = s.run.clients_on_servers
+                        ? sh.driver->connect_on_server(env, ep, **rpc, sh.servers, index % machines)
+                        : sh.driver->connect(env, ep, **rpc, sh.servers);
   if (!session_or.is_ok()) {
     out->error = session_or.status();
     return;
@@ -414,6 +417,28 @@ Status check_run(const scenario::Scenario& s, const design::IndexDriver& driver,
                             report));
 }
 
+// run.clients_on_servers: the combinations it cannot run.
+Status check_clients_on_servers(const scenario::Scenario& s, const design::Placement& placement) {
+  if (!s.run.clients_on_servers) return Status();
+  if (!placement.servers_here || !placement.clients_here) {
+    return scenario::setting_error(s, "run.clients_on_servers",
+                                   "puts the clients on the server machines: needs the servers and the clients in "
+                                   "this one run (locus sim or bench, not serve with clients elsewhere)");
+  }
+  if (s.run.clients % s.platform.servers != 0) {
+    return scenario::setting_error(s, "run.clients_on_servers",
+                                   fmt::format("needs run.clients ({}) a multiple of platform.servers ({}), the "
+                                               "same number of clients on every machine",
+                                               s.run.clients, s.platform.servers));
+  }
+  if (s.faults.crash_clients > 0 || s.faults.crash_servers > 0) {
+    return scenario::setting_error(s, "run.clients_on_servers",
+                                   "cannot be combined with faults.crash_clients or faults.crash_servers: a client "
+                                   "shares its machine with a server, so crashing one alone is not a machine's crash");
+  }
+  return Status();
+}
+
 }  // namespace
 
 StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,
@@ -451,6 +476,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     }
     sh.history.emplace();
   }
+  LOCUS_RETURN_IF_ERROR(check_clients_on_servers(s, placement));
   if (s.faults.crash_servers > 0 && !placement.servers_here) {
     return scenario::setting_error(s, "faults.crash_servers", "crashes servers of this run, and it runs none here");
   }
@@ -475,9 +501,13 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   sh.crashed = std::make_unique<std::atomic<bool>[]>(clients);
   NodeId first_client = kInvalidNode;
   std::vector<NodeId> client_nodes;
+  const uint32_t per_machine = static_cast<uint32_t>(endpoints.size());
   for (uint32_t c = 0; c < clients; ++c) {
     const std::string name = "client" + std::to_string(c);
-    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false}));
+    // run.clients_on_servers: round-robin over the machines, on the
+    // host of each machine's first endpoint.
+    const NodeId host_of = s.run.clients_on_servers ? sh.servers[(c % s.platform.servers) * per_machine] : kInvalidNode;
+    LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false, host_of}));
     client_nodes.push_back(node);
     if (c == 0) first_client = node;
     ClientOutcome* out = &outcomes[c];

@@ -41,6 +41,12 @@ struct RunSpec {
   // How long a client waits for a completion before it gives the request
   // up (a reply lost to a fault, a dead server); then the call fails.
   double wait_timeout_ms = 5000;
+  // The symmetric deployment (Nessie's): client c runs on server machine
+  // c mod platform.servers, sharing its cores, NIC and link on a
+  // simulator, and its design may take shortcuts to that machine's
+  // state. Needs the servers and clients in one run and run.clients a
+  // multiple of platform.servers.
+  bool clients_on_servers = false;
 };
 
 struct OutputSpec {

@@ -382,7 +382,9 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
     }
   }
   if (auto* t = d.sub(root, "run")) {
-    LOCUS_RETURN_IF_ERROR(d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s", "wait_timeout_ms"}));
+    LOCUS_RETURN_IF_ERROR(
+        d.only(*t, "run", {"seed", "clients", "duration_s", "warmup_s", "wait_timeout_ms", "clients_on_servers"}));
+    LOCUS_RETURN_IF_ERROR(d.flag(*t, "run", "clients_on_servers", &sc->run.clients_on_servers));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "wait_timeout_ms", &sc->run.wait_timeout_ms, 0.001, 3.6e6));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "seed", &sc->run.seed, 0, 9.0e15));
     LOCUS_RETURN_IF_ERROR(d.number(*t, "run", "clients", &sc->run.clients, 1, 1000000));

@@ -7,7 +7,10 @@
 // [index] keys' refusals name the key (unknown modes, values that do not
 // fit, tables beyond memory). NessieSD and NessieHY (index.mode = server,
 // hybrid) run the shipped scenario and the contended put-heavy run with
-// [check] linearizability.
+// [check] linearizability. With run.clients_on_servers (the paper's
+// symmetric deployment) the clients read their own node's tables from
+// memory and post fewer verbs per operation, stay linearizable, and the
+// runner refuses the combinations it cannot place.
 #include <boost/test/unit_test.hpp>
 #include <string>
 #include <vector>
@@ -123,6 +126,53 @@ BOOST_AUTO_TEST_CASE(server_driven_and_hybrid_modes_run_on_simgrid) {
       BOOST_TEST(c.result.stats.total_failed() == 0u);
       BOOST_TEST(c.result.extra.at("check.violations") == 0.0);
     }
+  }
+}
+
+// The same workload with the clients on the nodes' machines: a third of
+// each client's ITE and DTE reads and all its DTE writes are its own
+// node's, done by loads and stores, so it posts fewer verbs per operation.
+BOOST_AUTO_TEST_CASE(colocated_clients_post_fewer_verbs) {
+  const std::vector<std::string> mix = {"workload.readproportion=0.5", "workload.updateproportion=0.5"};
+  std::vector<std::string> colocated = mix;
+  colocated.push_back("run.clients_on_servers=true");
+  const runner::ScenarioReport apart = run_small(mix);
+  const runner::ScenarioReport beside = run_small(colocated);
+  BOOST_TEST(apart.result.stats.total_failed() == 0u);
+  BOOST_TEST(beside.result.stats.total_failed() == 0u);
+  BOOST_TEST(counter(apart, "nessie.local_ops") == 0);
+  BOOST_TEST(counter(beside, "nessie.local_ops") > 0);
+  const auto per_op = [](const runner::ScenarioReport& r) {
+    return static_cast<double>(counter(r, "nessie.rdma_ops")) / static_cast<double>(r.result.stats.total_ops());
+  };
+  BOOST_TEST_MESSAGE("verbs per operation: apart " << per_op(apart) << ", colocated " << per_op(beside));
+  BOOST_TEST(per_op(beside) < 0.8 * per_op(apart));
+  // Every client's slice is on its own node: still 12 a node.
+  BOOST_TEST(beside.result.extra.at("nessie.slices_granted") == 36.0);
+}
+
+BOOST_AUTO_TEST_CASE(colocated_contended_puts_are_linearizable_on_simgrid) {
+  const runner::ScenarioReport r =
+      run_small({"run.clients_on_servers=true", "workload.recordcount=40", "workload.readproportion=0.5",
+                 "workload.updateproportion=0.5", "workload.requestdistribution=\"zipfian\"",
+                 "index.client_data_entries=512", "check.linearizability=true"});
+  BOOST_TEST(r.result.stats.total_failed() == 0u);
+  BOOST_TEST(r.result.extra.at("check.violations") == 0.0);
+  BOOST_TEST(counter(r, "nessie.local_ops") > 0);
+  BOOST_TEST(counter(r, "nessie.restore_failures") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(colocation_refuses_what_it_cannot_place) {
+  for (const std::vector<std::string>& sets : std::vector<std::vector<std::string>>{
+           {"run.clients=35"}, {"faults.crash_clients=1"}, {"faults.crash_servers=1"}}) {
+    std::vector<std::string> all = {"run.clients_on_servers=true", "run.duration_s=0.004", "run.warmup_s=0.001"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    auto sc = designs::load_scenario(kSmall, all);
+    BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+    auto report = testing::simulate(*sc);
+    BOOST_REQUIRE(!report.is_ok());
+    BOOST_TEST(report.status().message().find("run.clients_on_servers") != std::string::npos,
+               report.status().to_string());
   }
 }
 

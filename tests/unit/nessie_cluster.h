@@ -34,6 +34,8 @@ using nessie::NessieConfig;
 // daemon actor, and client actors handed a connected NessieClient. With
 // config.mode "server" or "hybrid" each node also has its request rings
 // and server thread on a node of its own, as the driver deploys them.
+// With `colocated` (run.clients_on_servers), client k has node k mod
+// nodes's tables as its local ones and takes the local shortcuts.
 struct NessieCluster {
   std::unique_ptr<Runtime> runtime;
   std::vector<NodeId> servers;
@@ -46,6 +48,8 @@ struct NessieCluster {
   testing::FailureLog failures;
   std::mutex stats_mu;
   ClientStats stats;  // every client's, summed after it finishes
+  bool colocated = false;
+  uint32_t next_client = 0;
 
   NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes,
                 uint64_t records = 16) {
@@ -106,13 +110,17 @@ struct NessieCluster {
   void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body) {
     auto node = runtime->add_node({name, false});
     BOOST_REQUIRE(node.is_ok());
+    const uint32_t home = next_client++ % static_cast<uint32_t>(nodes.size());
+    const bool local = colocated;
+    const nessie::LocalTables tables{home, nodes[home]->ite(0), nodes[home]->dte(0)};
     BOOST_REQUIRE(runtime
                       ->spawn(*node, name, ActorKind::kWorker,
-                              [this, name, options, body](Env& env) {
+                              [this, name, options, body, local, tables](Env& env) {
                                 Endpoint ep(env);
                                 auto rpc = rpc::RpcClient::create(ep);
                                 if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
-                                auto client = NessieClient::connect(ep, **rpc, servers, options);
+                                auto client =
+                                    NessieClient::connect(ep, **rpc, servers, options, local ? &tables : nullptr);
                                 if (!client.is_ok()) return failures.fail(name + ": " + client.status().to_string());
                                 body(**client, env);
                                 std::lock_guard<std::mutex> lock(stats_mu);

@@ -54,11 +54,12 @@ BOOST_AUTO_TEST_SUITE(nessie_protocol)
 // entries (3 ways): every answer is the map's, and puts had to migrate.
 // Run plain, and with multiple reads (metadata, then the value) and a
 // DTE cache that holds every key.
-void differential(bool multiple_reads, uint32_t cache_entries, const char* mode = "client") {
+void differential(bool multiple_reads, uint32_t cache_entries, const char* mode = "client", bool colocated = false) {
   NessieConfig config = small_config(16);
   config.mode = mode;
   const bool coupled = config.mode != "client";
   NessieCluster cluster(config, 2, 1, 64);
+  cluster.colocated = colocated;
   ClientOptions options = nessie::client_options(config, 16, 2);
   options.multiple_reads = multiple_reads;
   options.cache_entries = cache_entries;
@@ -120,6 +121,9 @@ void differential(bool multiple_reads, uint32_t cache_entries, const char* mode 
   // NessieSD's gets never reach the client's cache.
   BOOST_TEST((cluster.stats.cache_hits > 0u) == (cache_entries > 0 && config.mode != "server"));
   BOOST_TEST((cluster.stats.server_requests > 0u) == coupled);
+  // Co-located: the home node's tables by loads and stores (NessieSD's
+  // client reads no table).
+  BOOST_TEST((cluster.stats.local_ops > 0u) == (colocated && config.mode != "server"));
   BOOST_TEST_MESSAGE("migrations " << cluster.stats.migrations << ", reclaimed " << cluster.stats.reclaimed
                                    << ", attempts " << cluster.stats.attempts << ", cache hits "
                                    << cluster.stats.cache_hits);
@@ -132,11 +136,15 @@ BOOST_AUTO_TEST_CASE(differential_with_multiple_reads_and_a_cache) { differentia
 BOOST_AUTO_TEST_CASE(differential_server_driven) { differential(false, 0, "server"); }
 BOOST_AUTO_TEST_CASE(differential_hybrid) { differential(false, 0, "hybrid"); }
 BOOST_AUTO_TEST_CASE(differential_hybrid_with_multiple_reads_and_a_cache) { differential(true, 32, "hybrid"); }
+// The symmetric deployment: the client beside its node's tables.
+BOOST_AUTO_TEST_CASE(differential_colocated) { differential(false, 0, "client", true); }
+BOOST_AUTO_TEST_CASE(differential_colocated_with_multiple_reads_and_a_cache) { differential(true, 32, "client", true); }
+BOOST_AUTO_TEST_CASE(differential_colocated_hybrid) { differential(false, 0, "hybrid", true); }
 
 // Four clients on 10 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
 // and retried (else it tested nothing).
-void concurrent(const char* mode) {
+void concurrent(const char* mode, bool colocated = false) {
   // Coupled tables (NessieSD, NessieHY) hold all of a key's candidates on
   // one node: 10 keys spread unevenly over two nodes need more than 8 there.
   const bool coupled = std::string(mode) != "client";
@@ -146,6 +154,7 @@ void concurrent(const char* mode) {
   config.backoff_max_us = 200;
   constexpr uint32_t kClients = 4;
   NessieCluster cluster(config, 2, kClients, 32);
+  cluster.colocated = colocated;
   check::HistoryRecorder recorder;
   for (uint64_t i = 0; i < 6; ++i) cluster.load(key_of(i), "loaded" + std::to_string(i));
   check::History loaded;
@@ -229,9 +238,13 @@ void concurrent(const char* mode) {
     BOOST_TEST(s.attempts > s.gets + s.puts + s.deletes);
   }
   BOOST_TEST(s.restore_failures == 0u);
+  BOOST_TEST((s.local_ops > 0u) == (colocated && std::string(mode) != "server"));
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) { concurrent("client"); }
+// Each node's two clients beside its tables, by RDMA to the other's.
+BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable) { concurrent("client", true); }
+BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable_hybrid) { concurrent("hybrid", true); }
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_server_driven) { concurrent("server"); }
 // Client-driven gets racing the nodes' puts, deletes and migrations.
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_hybrid) { concurrent("hybrid"); }

@@ -40,14 +40,20 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   stage_failures += o.stage_failures;
   reclaim_scans += o.reclaim_scans;
   server_requests += o.server_requests;
+  rdma_ops += o.rdma_ops;
+  local_ops += o.local_ops;
   return *this;
 }
 
 StatusOr<std::unique_ptr<NessieClient>> NessieClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
                                                               std::span<const NodeId> servers,
-                                                              const ClientOptions& options) {
+                                                              const ClientOptions& options, const LocalTables* local) {
   if (servers.empty()) return invalid_argument("nessie: a client needs at least one node");
+  if (local != nullptr && (local->node >= servers.size() || local->index == nullptr || local->data == nullptr)) {
+    return invalid_argument("nessie: a client's local tables name no node of the " + std::to_string(servers.size()));
+  }
   std::unique_ptr<NessieClient> c(new NessieClient(endpoint, options));
+  if (local != nullptr) c->local_ = *local;
   LOCUS_RETURN_IF_ERROR(c->init(rpc, servers));
   return c;
 }
@@ -68,8 +74,8 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   nodes_.resize(n);
   const bool coupled = options_.mode != Mode::kClient;
   // Every node's layout; the slice from the first node, from the client's
-  // own id on, that still has one to grant.
-  const size_t first_home = ep_.node_id() % n;
+  // own id (or its local node) on, that still has one to grant.
+  const size_t first_home = local_.index != nullptr ? local_.node : ep_.node_id() % n;
   bool have_slice = false;
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (first_home + k) % n;
@@ -162,6 +168,13 @@ WorkRequest NessieClient::request(Opcode op, const RemoteAddr& to, void* local, 
 
 Status NessieClient::read_ite_now(Slot slot, uint64_t* out) {
   ++stats_.ite_reads;
+  if (local(slot.node)) {
+    // A load of the word the NIC's CASes change atomically.
+    ++stats_.local_ops;
+    *out = __atomic_load_n(local_.index + slot.index, __ATOMIC_ACQUIRE);
+    return Status();
+  }
+  ++stats_.rdma_ops;
   std::byte* into = words_;
   LOCUS_RETURN_IF_ERROR(
       ep_.execute(request(Opcode::kRead, remote_at(nodes_[slot.node].index, slot.index * sizeof(uint64_t)), into, 8)));
@@ -181,6 +194,9 @@ Status NessieClient::cas_ite(Slot slot, uint64_t expected, uint64_t desired, uin
   WorkRequest wr = request(Opcode::kCas, remote_at(nodes_[slot.node].index, slot.index * sizeof(uint64_t)), into, 8);
   wr.compare_add = expected;
   wr.swap = desired;
+  // Through the NIC even on the client's own node: CAS is atomic only
+  // with respect to the NIC's other operations.
+  ++stats_.rdma_ops;
   LOCUS_RETURN_IF_ERROR(ep_.execute(wr));
   std::memcpy(old, into, sizeof *old);
   if (*old != expected) ++stats_.cas_failures;
@@ -234,19 +250,36 @@ Status NessieClient::read_dte(uint64_t ite, uint32_t offset, uint32_t bytes, std
   }
   ++stats_.dte_reads;
   const uint64_t at = g_.dte_of(ite) * g_.dte_bytes() + offset;
+  if (local(g_.dti_of(ite))) {
+    load_dte(at, bytes, into);
+    return check_deadline();
+  }
+  ++stats_.rdma_ops;
   LOCUS_RETURN_IF_ERROR(ep_.execute(request(Opcode::kRead, remote_at(nodes_[g_.dti_of(ite)].data, at), into, bytes)));
   return check_deadline();
 }
 
 Status NessieClient::write_dte(uint64_t entry, uint32_t offset, uint32_t bytes, std::byte* from) {
   const uint64_t at = entry * g_.dte_bytes() + offset;
+  if (local(home_)) {
+    store_dte(at, bytes, from);
+    return Status();
+  }
+  ++stats_.rdma_ops;
   return ep_.execute(request(Opcode::kWrite, remote_at(nodes_[home_].data, at), from, bytes));
 }
 
 Status NessieClient::write_word(uint64_t ite, uint32_t offset, uint64_t value) {
+  const uint64_t at = g_.dte_of(ite) * g_.dte_bytes() + offset;
+  if (local(g_.dti_of(ite))) {
+    // A state or recycle word: a release store, after the DTE's bytes.
+    ++stats_.local_ops;
+    __atomic_store_n(reinterpret_cast<uint64_t*>(local_.data + at), value, __ATOMIC_RELEASE);
+    return Status();
+  }
+  ++stats_.rdma_ops;
   std::byte* from = words_ + 16;
   std::memcpy(from, &value, sizeof value);
-  const uint64_t at = g_.dte_of(ite) * g_.dte_bytes() + offset;
   return ep_.execute(request(Opcode::kWrite, remote_at(nodes_[g_.dti_of(ite)].data, at), from, 8));
 }
 

@@ -48,11 +48,15 @@
 // which shortens chains, keeps them from going in circles and finds a
 // free entry wherever a chain within max_migrate_depth reaches one.
 //
-// Deployment: the runner's client sessions are endpoints of their own, not
-// threads of a node, so the paper's local shortcuts (memory reads of the
-// node's own tables, local DTE writes) are RDMA operations here too; a
-// client's "local" data table is a slice of one node's data table that
-// the node grants it (node.h).
+// Deployment: a client's "local" data table is a slice of one node's data
+// table that the node grants it (node.h). A client placed on its node's
+// machine with the node's tables in its process (run.clients_on_servers,
+// LocalTables) takes the paper's local shortcuts: it reads that node's
+// ITEs and DTEs with memory loads and writes its own DTEs and that node's
+// DTE words with CPU stores, but still changes ITEs only by CAS through
+// the NIC (CAS is atomic only with respect to the NIC's other
+// operations). Any other client reaches every table, its own node's
+// included, by RDMA.
 #pragma once
 
 #include <cstdint>
@@ -96,10 +100,12 @@ struct ClientStats {
   uint64_t stage_failures = 0;   // DTEs left unreclaimed because staging them failed
   uint64_t reclaim_scans = 0;    // scans of the client's slice for expired DTEs
   uint64_t server_requests = 0;  // NessieSD/NessieHY: operations sent to a node's server thread
+  uint64_t rdma_ops = 0;         // one-sided and two-sided work requests the client posted
+  uint64_t local_ops = 0;        // loads and stores of its own node's tables in place of one
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 24 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 26 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Who does which operation: Nessie (client: every one by one-sided
 // verbs), NessieSD (server: every one by the key's node), NessieHY
@@ -124,13 +130,29 @@ struct ClientOptions {
   std::function<void(std::string_view point)> test_hook;
 };
 
+// Work names of the local shortcuts' copies (Cpu::charge_work; bytes: the
+// bytes copied).
+inline constexpr const char* kLocalReadWork = "nessie.client.local_read";
+inline constexpr const char* kLocalWriteWork = "nessie.client.local_write";
+
+// The tables of the client's home node, in this process and on this
+// machine (run.clients_on_servers): the node's ITE and DTE arrays.
+struct LocalTables {
+  uint32_t node = 0;  // its data-table id
+  uint64_t* index = nullptr;
+  std::byte* data = nullptr;
+};
+
 class NessieClient {
  public:
   // Asks each node (the `servers`, in data-table order) for its layout
   // through `rpc` (which shares `endpoint`), and one node, starting at
-  // the client's own node id, for a slice of its data table.
+  // the client's own node id, for a slice of its data table. With
+  // `local`, the slice is asked of that node first and the client takes
+  // the local shortcuts on its tables (see above).
   static StatusOr<std::unique_ptr<NessieClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
-                                                         std::span<const NodeId> servers, const ClientOptions& options);
+                                                         std::span<const NodeId> servers, const ClientOptions& options,
+                                                         const LocalTables* local = nullptr);
   ~NessieClient();
   NessieClient(const NessieClient&) = delete;
   NessieClient& operator=(const NessieClient&) = delete;
@@ -226,12 +248,19 @@ class NessieClient {
   void stage(uint64_t ite);
   Status reclaim();
   uint64_t my_ite(uint64_t entry, uint32_t filter) const { return g_.ite(home_, entry, filter); }
+  // Whether data table `node`'s tables are in reach of loads and stores.
+  bool local(uint32_t node) const { return local_.index != nullptr && node == local_.node; }
+  // Local shortcuts (client_local.cc): a DTE's bytes copied out of and
+  // into the home node's data table, charged as the client's CPU work.
+  void load_dte(uint64_t at, uint32_t bytes, std::byte* into);
+  void store_dte(uint64_t at, uint32_t bytes, const std::byte* from);
 
   Endpoint& ep_;
   ClientOptions options_;
   Geometry g_;
   std::vector<NodeTables> nodes_;
   uint32_t home_ = 0;         // the node whose data table holds the client's slice
+  LocalTables local_;         // index null: no node's tables are local
   uint64_t slice_first_ = 0;  // its first entry
   Nanos attempt_start_ = 0;
   Nanos deadline_ns_ = 0;  // expiry less skew: how long an attempt may run

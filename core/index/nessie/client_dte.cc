@@ -22,9 +22,8 @@ Status NessieClient::reclaim() {
   uint64_t next = static_cast<uint64_t>(now) + g_.expiry_ns;
   uint32_t batch_entries[kScanBatch];
   WorkRequest batch[kScanBatch];
-  auto finish = [&](uint32_t count) -> Status {
-    if (count == 0) return Status();
-    LOCUS_RETURN_IF_ERROR(ep_.execute(std::span<const WorkRequest>(batch, count)));
+  // The words read into scan_: frees the expired entries.
+  auto finish_loaded = [&](uint32_t count) {
     for (uint32_t i = 0; i < count; ++i) {
       uint64_t word;
       std::memcpy(&word, scan_ + i * 8, 8);
@@ -38,12 +37,27 @@ Status NessieClient::reclaim() {
         next = std::min(next, expiry);
       }
     }
+  };
+  auto finish = [&](uint32_t count) -> Status {
+    if (count == 0) return Status();
+    stats_.rdma_ops += count;
+    LOCUS_RETURN_IF_ERROR(ep_.execute(std::span<const WorkRequest>(batch, count)));
+    finish_loaded(count);
     return Status();
   };
   uint32_t count = 0;
   for (uint32_t off = 0; off < g_.slice_entries; ++off) {
     if (entry_state_[off] != EntryState::kPublished) continue;
     const uint64_t at = (slice_first_ + off) * g_.dte_bytes() + kRecycleOffset;
+    if (local(home_)) {
+      // The slice's recycle words by loads, a batch of one each.
+      ++stats_.local_ops;
+      const uint64_t word = __atomic_load_n(reinterpret_cast<const uint64_t*>(local_.data + at), __ATOMIC_ACQUIRE);
+      std::memcpy(scan_, &word, 8);
+      batch_entries[0] = off;
+      finish_loaded(1);
+      continue;
+    }
     batch[count] = request(Opcode::kRead, remote_at(nodes_[home_].data, at), scan_ + count * 8, 8);
     batch_entries[count++] = off;
     if (count == kScanBatch) {

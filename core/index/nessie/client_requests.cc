@@ -101,6 +101,7 @@ StatusOr<std::string_view> NessieClient::call(uint32_t node, uint16_t type, std:
   wrs[n].local.lkey = request_region_.lkey;
   wrs[n++].imm = c.grant.ring;
   c.writer.commit(*place, size);
+  stats_.rdma_ops += n;
   Status sent = ep_.execute(std::span<const WorkRequest>(wrs, n));
   if (!sent.is_ok()) {
     c.broken = true;

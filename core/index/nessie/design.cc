@@ -3,6 +3,7 @@
 // ("client"), NessieSD ("server") or NessieHY ("hybrid"), section 5.
 #include "core/design/design.h"
 
+#include "core/index/nessie/client.h"
 #include "core/index/nessie/config.h"
 #include "core/index/nessie/layout.h"
 #include "core/index/nessie/requests.h"
@@ -41,14 +42,15 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 }  // namespace
 
 Status register_design(design::Registry& registry) {
-  return registry.add({{"nessie",
-                        "cuckoo index of 64-bit entries changed only by RDMA CAS, decoupled data tables; "
-                        "client-driven gets, puts, deletes and migrations by READ, CAS and WRITE; "
-                        "index.mode = server (NessieSD) or hybrid (NessieHY) sends some to the nodes",
-                        false,
-                        read_keys,
-                        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork}},
-                       make_driver});
+  return registry.add(
+      {{"nessie",
+        "cuckoo index of 64-bit entries changed only by RDMA CAS, decoupled data tables; "
+        "client-driven gets, puts, deletes and migrations by READ, CAS and WRITE; "
+        "index.mode = server (NessieSD) or hybrid (NessieHY) sends some to the nodes",
+        false,
+        read_keys,
+        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork, kLocalWriteWork}},
+       make_driver});
 }
 
 }  // namespace locus::nessie

@@ -3,9 +3,12 @@
 // reaches every node's tables with one-sided verbs (client mode) or sends
 // requests to the nodes' server threads (NessieSD, and NessieHY's puts
 // and deletes), whose endpoints sit beside the tables' (requests.h).
-// The paper runs client workers on every node beside its tables; here the
-// runner places clients on endpoints of their own, and a client's "local"
-// data table is a slice of one node's data table (node.h, client.h).
+// The paper runs client workers on every node beside its tables: with
+// run.clients_on_servers the runner places each client on a node's
+// machine and, the node being in this process, the client takes the local
+// shortcuts to its tables (client.h); else clients are endpoints of their
+// own and reach every table by RDMA. Either way a client's "local" data
+// table is a slice of one node's data table (node.h).
 #include "core/index/nessie/driver.h"
 
 #include <algorithm>
@@ -78,11 +81,16 @@ class NessieDriver final : public design::IndexDriver {
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) override {
-    // The tables' endpoints: every other one with a server thread beside.
-    std::vector<NodeId> tables;
-    for (size_t i = 0; i < servers.size(); i += g_.coupled != 0 ? 2 : 1) tables.push_back(servers[i]);
-    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, tables, options_));
-    return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
+    return open(ep, rpc, servers, nullptr);
+  }
+  // The node of `machine` is this process's when the servers are placed
+  // here (its tables in memory beside the client): the local shortcuts.
+  StatusOr<std::unique_ptr<design::ClientSession>> connect_on_server(Env&, Endpoint& ep, rpc::RpcClient& rpc,
+                                                                     std::span<const NodeId> servers,
+                                                                     uint32_t machine) override {
+    if (machine >= nodes_.size()) return open(ep, rpc, servers, nullptr);
+    LocalTables local{machine, nodes_[machine]->ite(0), nodes_[machine]->dte(0)};
+    return open(ep, rpc, servers, &local);
   }
 
   void report_servers(std::map<std::string, double>& extra) const override {
@@ -141,6 +149,15 @@ class NessieDriver final : public design::IndexDriver {
   }
 
  private:
+  StatusOr<std::unique_ptr<design::ClientSession>> open(Endpoint& ep, rpc::RpcClient& rpc,
+                                                        std::span<const NodeId> servers, const LocalTables* local) {
+    // The tables' endpoints: every other one with a server thread beside.
+    std::vector<NodeId> tables;
+    for (size_t i = 0; i < servers.size(); i += g_.coupled != 0 ? 2 : 1) tables.push_back(servers[i]);
+    LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, tables, options_, local));
+    return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
+  }
+
   NessieConfig config_;
   Geometry g_;
   ClientOptions options_;

@@ -35,7 +35,9 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.cas_resolved", s.cas_resolved},
                                {"nessie.stage_failures", s.stage_failures},
                                {"nessie.reclaim_scans", s.reclaim_scans},
-                               {"nessie.server_requests", s.server_requests}});
+                               {"nessie.server_requests", s.server_requests},
+                               {"nessie.rdma_ops", s.rdma_ops},
+                               {"nessie.local_ops", s.local_ops}});
 }
 
 }  // namespace locus::nessie
