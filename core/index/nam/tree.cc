@@ -96,17 +96,33 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 }
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
-  std::vector<Pair> pairs;
-  LOCUS_RETURN_IF_ERROR(range({key, 0}, key, 0, &pairs));
-  for (const Pair& x : pairs) payloads->push_back(x.payload);
+  auto once = [&]() -> Status {
+    pairs_.clear();
+    visited_.clear();
+    LOCUS_RETURN_IF_ERROR(scan({key, 0}, key, 0, &pairs_, &visited_));
+    if (visited_.size() < 2) return Status();  // one copy of one leaf is atomic
+    for (const auto& [p, version] : visited_) {
+      LOCUS_RETURN_IF_ERROR(access_.read(p, extra_));
+      if (extra_.word() != version) return Status(StatusCode::kAborted, "nam: a leaf changed during the lookup");
+    }
+    return Status();
+  };
+  LOCUS_RETURN_IF_ERROR(restarting("lookup", once));
+  for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();
 }
 
 Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
+  return scan(from, to_key, limit, out, nullptr);
+}
+
+Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
+                       std::vector<std::pair<RemotePtr, uint64_t>>* visited) {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend(from, 0, &p, node_));
   uint32_t found = 0;
   for (;;) {
+    if (visited != nullptr) visited->emplace_back(p, node_.word());
     for (uint32_t i = node_.lower_bound(from); i < node_.count(); ++i) {
       const Pair x = node_.pair(i);
       if (x.key > to_key) return Status();

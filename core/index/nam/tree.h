@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/common/status.h"
@@ -79,7 +80,10 @@ class BlinkTree {
   // levels above to it.
   explicit BlinkTree(NodeAccess& access, UpperLevels* upper = nullptr);
 
-  // Every live payload under `key`, appended in ascending order.
+  // Every live payload under `key`, appended in ascending order. Atomic
+  // even when the key's pairs span several leaves: such a walk is read
+  // twice (a double collect) until no leaf's version word changed between
+  // the two, so all its copies were the leaves' content at one instant.
   Status lookup(uint64_t key, std::vector<uint64_t>* payloads);
   // The live pairs >= from whose key is <= to_key, ascending, at most
   // `limit` of them (0: no limit), appended to `out`.
@@ -106,6 +110,9 @@ class BlinkTree {
   // kNotFound when the tree has no such level yet.
   Status descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n);
   Status move_right(Pair x, RemotePtr* ptr, Node& n);
+  // range(), noting each leaf read and its version word in `visited`.
+  Status scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
+              std::vector<std::pair<RemotePtr, uint64_t>>* visited);
   // Installs a locked node n (held word `held`) at p, writing `right` at
   // right_ptr first if it is not null; unlocks. kAborted: lease ran out.
   Status install_and_unlock(RemotePtr p, Node& n, uint64_t held, RemotePtr right_ptr, Node& right);
@@ -147,6 +154,8 @@ class BlinkTree {
   } spare_;
   std::vector<std::byte> scratch_;  // node copy, right half, new root
   Node node_, right_, extra_;
+  std::vector<Pair> pairs_;
+  std::vector<std::pair<RemotePtr, uint64_t>> visited_;
   TreeStats stats_;
 };
 
