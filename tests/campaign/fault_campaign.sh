@@ -32,9 +32,10 @@ case $design in
   nessie-server|nessie-hybrid) scenario=$root/scenarios/nessie/small.toml
     base=(index.mode=\"${design#nessie-}\" workload.recordcount=2000 workload.readproportion=0.5
           workload.updateproportion=0.5 run.duration_s=0.03 run.wait_timeout_ms=2) ;;
-  # The NAM index, both distributions: updates add (key, payload) pairs.
-  # Fine-grained locks of crashed clients are broken after a 20 ms lease.
-  nam|nam-fine) scenario=$root/scenarios/nam/${design#nam-}.toml
+  # The NAM index, all three distributions: updates add (key, payload)
+  # pairs. Fine-grained and hybrid leaf locks of crashed clients are broken
+  # after a 20 ms lease.
+  nam|nam-fine|nam-hybrid) scenario=$root/scenarios/nam/${design#nam-}.toml
     [ "$design" = nam ] && scenario=$root/scenarios/nam/coarse.toml
     base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5 index.lease_ms=20
           run.clients=16 run.duration_s=0.05 run.wait_timeout_ms=2) ;;

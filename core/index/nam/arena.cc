@@ -6,13 +6,17 @@
 namespace locus::nam {
 
 StatusOr<std::unique_ptr<Arena>> Arena::create(Env env, uint32_t server, uint64_t bytes, uint32_t page_bytes,
-                                               bool remote) {
+                                               bool remote, bool split) {
   std::unique_ptr<Arena> a(new Arena(env, server, page_bytes));
   a->memory_ = AlignedBuffer(bytes);
   if (a->memory_.size() < bytes) {
     return resource_exhausted("nam: cannot reserve index.region_bytes = " + std::to_string(bytes));
   }
   a->word(kCursorOffset).store(kFirstPageOffset);
+  if (split) {
+    a->leaf_start_ = kFirstPageOffset + (bytes - kFirstPageOffset) / 2 / page_bytes * page_bytes;
+    a->word(kLeafCursorOffset).store(a->leaf_start_);
+  }
   if (env.transport == nullptr) return a;  // a local arena: the tree's own tests
   const Access access = remote ? static_cast<Access>(kRemoteRead | kRemoteWrite | kRemoteAtomic) : kLocalOnly;
   LOCUS_ASSIGN_OR_RETURN(a->region_, env.transport->register_memory(a->memory_.data(), bytes, access));
@@ -28,10 +32,17 @@ Status Arena::full_error() const {
                             "'s arena is full (index.region_bytes = " + std::to_string(memory_.size()) + ")");
 }
 
-StatusOr<RemotePtr> Arena::allocate() {
-  const uint64_t off = word(kCursorOffset).fetch_add(page_bytes_);
-  if (off + page_bytes_ > memory_.size()) return full_error();
+StatusOr<RemotePtr> Arena::allocate(uint8_t level) {
+  const uint64_t cursor = level == 0 ? leaf_cursor() : kCursorOffset;
+  const uint64_t end = leaf_start_ != 0 && level != 0 ? leaf_start_ : memory_.size();
+  const uint64_t off = word(cursor).fetch_add(page_bytes_);
+  if (off + page_bytes_ > end) return full_error();
   return RemotePtr::make(server_, off);
+}
+
+uint64_t Arena::used_bytes() {
+  const uint64_t inner = word(kCursorOffset).load() - kFirstPageOffset;
+  return leaf_start_ == 0 ? inner : inner + word(kLeafCursorOffset).load() - leaf_start_;
 }
 
 }  // namespace locus::nam

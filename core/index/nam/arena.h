@@ -4,7 +4,10 @@
 // server's RPC handlers; the fine-grained one with RDMA READ, WRITE, CAS and
 // FAA from compute servers (the cursor is the paper's RDMA_ALLOC), never
 // both at once (the paper, section 4.2: local and remote atomics on one
-// word are not atomic with each other).
+// word are not atomic with each other). The hybrid design needs both, on
+// different pages: its arenas are split in two halves, inner nodes (the
+// memory server's, local cursor) below and leaves (the compute servers',
+// RDMA FAA on a second cursor) above.
 #pragma once
 
 #include <atomic>
@@ -20,14 +23,15 @@ namespace locus::nam {
 
 inline constexpr uint64_t kCursorOffset = 0;
 inline constexpr uint64_t kRootOffset = 8;
+inline constexpr uint64_t kLeafCursorOffset = 16;  // split arenas only
 inline constexpr uint64_t kFirstPageOffset = 64;
 
 class Arena {
  public:
   // Registers `bytes` on env's transport (remote READ, WRITE and atomics
-  // when `remote`).
+  // when `remote`); `split`: leaves in a half of their own (hybrid).
   static StatusOr<std::unique_ptr<Arena>> create(Env env, uint32_t server, uint64_t bytes, uint32_t page_bytes,
-                                                 bool remote);
+                                                 bool remote, bool split = false);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -40,10 +44,13 @@ class Arena {
   std::atomic_ref<uint64_t> word(uint64_t offset) {
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(memory_.data() + offset));
   }
-  // A fresh page's offset, or kResourceExhausted naming the setting.
-  StatusOr<RemotePtr> allocate();
+  // A fresh page for a node of `level`, or kResourceExhausted naming the
+  // setting.
+  StatusOr<RemotePtr> allocate(uint8_t level);
+  // The cursor that allocates leaves (kLeafCursorOffset in a split arena).
+  uint64_t leaf_cursor() const { return leaf_start_ == 0 ? kCursorOffset : kLeafCursorOffset; }
   // Bytes handed out so far (for the servers' figures).
-  uint64_t used_bytes() { return word(kCursorOffset).load() - kFirstPageOffset; }
+  uint64_t used_bytes();
   // The error of a cursor past the end (shared with remote allocation).
   Status full_error() const;
 
@@ -52,6 +59,7 @@ class Arena {
   Env env_;
   uint32_t server_;
   uint32_t page_bytes_;
+  uint64_t leaf_start_ = 0;  // split arenas: where the leaves' half starts
   AlignedBuffer memory_;
   Region region_;
 };

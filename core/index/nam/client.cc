@@ -38,19 +38,26 @@ Status CoarseClient::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
   return Status();
 }
 
-Status CoarseClient::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
+Status partitioned_range(const Partitioner& partitioner, Pair from, uint32_t limit, std::vector<Pair>* out,
+                         const std::function<Status(uint32_t server, uint32_t limit)>& share) {
   const size_t start = out->size();
-  for (uint32_t s : partitioner_.servers_from(from.key)) {
+  const bool ordered = partitioner.how() == Partitioning::kRange;
+  for (uint32_t s : partitioner.servers_from(from.key)) {
     const size_t have = out->size() - start;
-    const bool ordered = partitioner_.how() == Partitioning::kRange;
     if (ordered && limit != 0 && have >= limit) break;
-    LOCUS_RETURN_IF_ERROR(server_range(s, from, to_key, ordered && limit != 0 ? limit - have : limit, out));
+    LOCUS_RETURN_IF_ERROR(share(s, ordered && limit != 0 ? static_cast<uint32_t>(limit - have) : limit));
   }
-  if (partitioner_.how() == Partitioning::kHash) {
-    std::sort(out->begin() + start, out->end());
+  if (!ordered) {
+    std::sort(out->begin() + static_cast<long>(start), out->end());
     if (limit != 0 && out->size() - start > limit) out->resize(start + limit);
   }
   return Status();
+}
+
+Status CoarseClient::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
+  return partitioned_range(partitioner_, from, limit, out, [&](uint32_t server, uint32_t share_limit) {
+    return server_range(server, from, to_key, share_limit, out);
+  });
 }
 
 StatusOr<std::span<const std::byte>> CoarseClient::call_pair(uint16_t type, Pair x) {

@@ -1,10 +1,11 @@
 // A NAM compute server's client: the index's four operations, by RPC to
-// the memory servers that own the keys (coarse-grained, CoarseClient) or
+// the memory servers that own the keys (coarse-grained, CoarseClient),
 // one-sidedly over the one global tree (fine-grained, FineClient in
-// fine_client.h).
+// fine_client.h), or both (hybrid, HybridClient in hybrid_client.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -26,6 +27,13 @@ class NamClient {
   virtual StatusOr<bool> remove(Pair x) = 0;
   virtual TreeStats tree_stats() const { return {}; }
 };
+
+// A range over trees partitioned by `partitioner`: `share(server, limit)`
+// appends that server's pairs of the range (at most `limit`, 0: all); the
+// servers go in key order (range partitioning, stopping at the limit) or
+// all of them, merged (hash partitioning).
+Status partitioned_range(const Partitioner& partitioner, Pair from, uint32_t limit, std::vector<Pair>* out,
+                         const std::function<Status(uint32_t server, uint32_t limit)>& share);
 
 class CoarseClient final : public NamClient {
  public:

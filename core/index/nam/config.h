@@ -9,19 +9,20 @@
 
 namespace locus::nam {
 
-enum class Distribution { kCoarse, kFine };
+enum class Distribution { kCoarse, kFine, kHybrid };
 enum class Partitioning { kRange, kHash };
 
 struct NamConfig final : scenario::IndexConfig {
   // "coarse": one tree per memory server, keys partitioned, operations by
   // RPC (section 3); "fine": one global tree, nodes round-robin over the
-  // memory servers per level, operations by one-sided RDMA (section 4).
+  // memory servers per level, operations by one-sided RDMA (section 4);
+  // "hybrid": inner levels as coarse, leaves as fine (section 5).
   Distribution distribution = Distribution::kCoarse;
-  Partitioning partitioning = Partitioning::kRange;  // coarse only
+  Partitioning partitioning = Partitioning::kRange;  // coarse and hybrid
   uint32_t page_bytes = 1024;                        // the paper's 1 KB pages
   // Each memory server's arena; untouched pages cost no memory.
   uint64_t region_bytes = 64ull << 20;
-  // Fine-grained locks: a waiter breaks a lock it saw unchanged this long
+  // Fine-grained and hybrid leaf locks: a waiter breaks a lock it saw unchanged this long
   // (a compute server died holding it); a holder installs only within half
   // of it (remote_access.h has the argument).
   double lease_ms = 50;

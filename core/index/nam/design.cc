@@ -1,6 +1,5 @@
 // The NAM tree index as a design plug-in, registered under "nam": its
-// [index] keys and its driver (driver.cc). "hybrid" (section 5) is refused
-// by name until it is built.
+// [index] keys and its driver (driver.cc).
 #include "core/design/design.h"
 
 #include "core/index/nam/config.h"
@@ -11,7 +10,17 @@ namespace locus::nam {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
 
-std::string distribution_name(Distribution d) { return d == Distribution::kCoarse ? "coarse" : "fine"; }
+std::string distribution_name(Distribution d) {
+  switch (d) {
+    case Distribution::kCoarse:
+      return "coarse";
+    case Distribution::kFine:
+      return "fine";
+    case Distribution::kHybrid:
+      return "hybrid";
+  }
+  return "unknown";
+}
 
 namespace {
 
@@ -19,14 +28,15 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   auto c = std::make_shared<NamConfig>();
   std::string distribution = "coarse";
   LOCUS_RETURN_IF_ERROR(keys.text("distribution", &distribution));
-  if (distribution == "hybrid") {
-    return keys.fail("distribution",
-                     "\"hybrid\" (section 5 of the paper) is not built yet; \"coarse\" and \"fine\" are");
-  }
-  if (distribution != "coarse" && distribution != "fine") {
+  if (distribution == "coarse") {
+    c->distribution = Distribution::kCoarse;
+  } else if (distribution == "fine") {
+    c->distribution = Distribution::kFine;
+  } else if (distribution == "hybrid") {
+    c->distribution = Distribution::kHybrid;
+  } else {
     return keys.fail("distribution", "\"" + distribution + "\" is not one of coarse, fine, hybrid");
   }
-  c->distribution = distribution == "coarse" ? Distribution::kCoarse : Distribution::kFine;
   std::string partitioning = "range";
   LOCUS_RETURN_IF_ERROR(keys.text("partitioning", &partitioning, {"range", "hash"}));
   c->partitioning = partitioning == "range" ? Partitioning::kRange : Partitioning::kHash;
@@ -40,13 +50,15 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 }  // namespace
 
 Status register_design(design::Registry& registry) {
-  return registry.add({{"nam",
-                        "the NAM tree index: distributed B-link trees of 8-byte keys and payloads, coarse-grained "
-                        "(a tree per memory server, RPC) or fine-grained (one tree, one-sided RDMA with CAS locks)",
-                        false,
-                        read_keys,
-                        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork}},
-                       make_driver});
+  return registry.add(
+      {{"nam",
+        "the NAM tree index: distributed B-link trees of 8-byte keys and payloads, coarse-grained "
+        "(a tree per memory server, RPC), fine-grained (one tree, one-sided RDMA with CAS locks) or hybrid "
+        "(inner levels by RPC, leaves one-sided)",
+        false,
+        read_keys,
+        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork}},
+       make_driver});
 }
 
 }  // namespace locus::nam

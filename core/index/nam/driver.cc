@@ -3,6 +3,8 @@
 // Coarse-grained: each server loads and serves its own tree over its
 // partition of the keys. Fine-grained: the load builds the one global
 // tree over every server's arena, in this process, before any client runs.
+// Hybrid: each server's inner levels take the load's leaf splits as they
+// would a client's, the leaves spread over every server's arena.
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "core/index/nam/client.h"
 #include "core/index/nam/config.h"
 #include "core/index/nam/fine_client.h"
+#include "core/index/nam/hybrid_client.h"
 #include "core/index/nam/server.h"
 #include "core/index/nam/session.h"
 
@@ -37,12 +40,15 @@ class NamDriver final : public design::IndexDriver {
     if (servers_.size() != servers_count_) return internal_error("nam load: not every memory server is set up");
     std::vector<std::unique_ptr<LocalAccess>> own;
     std::vector<std::unique_ptr<BlinkTree>> trees;
+    std::vector<Arena*> arenas;
+    for (auto& s : servers_) arenas.push_back(&s->arena());
     if (config_.distribution == Distribution::kFine) {
-      std::vector<Arena*> arenas;
-      for (auto& s : servers_) arenas.push_back(&s->arena());
       own.push_back(std::make_unique<LocalAccess>(arenas, *clock_));
       LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*own.back()));
       trees.push_back(std::make_unique<BlinkTree>(*own.back()));
+    } else if (config_.distribution == Distribution::kHybrid) {
+      own.push_back(std::make_unique<LocalAccess>(arenas, *clock_));
+      for (auto& s : servers_) trees.push_back(std::make_unique<BlinkTree>(*own.back(), s.get()));
     } else {
       for (auto& s : servers_) trees.push_back(std::make_unique<BlinkTree>(s->local_access()));
     }
@@ -63,6 +69,8 @@ class NamDriver final : public design::IndexDriver {
     std::unique_ptr<NamClient> client;
     if (config_.distribution == Distribution::kFine) {
       LOCUS_ASSIGN_OR_RETURN(client, FineClient::connect(ep, rpc, servers, config_));
+    } else if (config_.distribution == Distribution::kHybrid) {
+      LOCUS_ASSIGN_OR_RETURN(client, HybridClient::connect(ep, rpc, servers, config_, partitioner_));
     } else {
       client = std::make_unique<CoarseClient>(rpc, servers, partitioner_);
     }

@@ -30,7 +30,7 @@ StatusOr<uint64_t*> LocalAccess::words(RemotePtr p) const {
 StatusOr<RemotePtr> LocalAccess::allocate(uint8_t level) {
   if (next_server_.size() <= level) next_server_.resize(level + 1, 0);
   const uint32_t i = next_server_[level]++ % arenas_.size();
-  return arenas_[i]->allocate();
+  return arenas_[i]->allocate(level);
 }
 
 Status LocalAccess::read(RemotePtr p, Node& out) {

@@ -1,7 +1,8 @@
 // The NAM index's wire protocol and key mapping: the coarse-grained RPCs
 // a memory server answers (range, insert, remove over its own tree; layout
 // for the fine-grained clients), the mapping of YCSB's "user<number>" keys
-// to 8-byte keys, and the partitioning of keys over memory servers.
+// to 8-byte keys, and the partitioning of keys over memory servers. The
+// hybrid design's RPCs serve its inner levels only (section 5).
 #pragma once
 
 #include <cstdint>
@@ -21,10 +22,15 @@ inline constexpr uint16_t kRangeRpc = 1;   // (from key, from payload, to key, l
 inline constexpr uint16_t kInsertRpc = 2;  // (key, payload) -> ()
 inline constexpr uint16_t kRemoveRpc = 3;  // (key, payload) -> (found)
 inline constexpr uint16_t kLayoutRpc = 4;  // () -> (server, page_bytes, arena region)
+// Hybrid: the leaf a pair belongs to (or one left of it), and a leaf split.
+inline constexpr uint16_t kLeafRpc = 5;       // (key, payload) -> (leaf pointer)
+inline constexpr uint16_t kSeparatorRpc = 6;  // (separator key, payload, right leaf pointer) -> ()
 inline constexpr const char* kRangeWork = "nam.range";
 inline constexpr const char* kInsertWork = "nam.insert";
 inline constexpr const char* kRemoveWork = "nam.remove";
 inline constexpr const char* kLayoutWork = "nam.layout";
+inline constexpr const char* kLeafWork = "nam.leaf";
+inline constexpr const char* kSeparatorWork = "nam.separator";
 
 // Bytes of a range response before its pairs.
 inline constexpr uint32_t kRangeResponseHead = 8;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/common/torn_read.h"
 #include "core/index/nam/arena.h"
@@ -18,11 +19,12 @@ constexpr Nanos kPauseBaseNs = 1 * kMicrosecond;
 }  // namespace
 
 StatusOr<std::unique_ptr<RemoteAccess>> RemoteAccess::create(Endpoint& ep, std::vector<RemoteRegion> regions,
-                                                             uint32_t page_bytes, Nanos lease_ns) {
+                                                             uint32_t page_bytes, Nanos lease_ns,
+                                                             uint64_t leaf_cursor) {
   if (regions.empty() || regions.size() > RemotePtr::kMaxServers) {
     return invalid_argument("nam: 1 to 128 memory servers, not " + std::to_string(regions.size()));
   }
-  std::unique_ptr<RemoteAccess> a(new RemoteAccess(ep, std::move(regions), page_bytes, lease_ns));
+  std::unique_ptr<RemoteAccess> a(new RemoteAccess(ep, std::move(regions), page_bytes, lease_ns, leaf_cursor));
   a->buffer_ = AlignedBuffer(2 * size_t{page_bytes} + 64);
   LOCUS_ASSIGN_OR_RETURN(a->local_, ep.transport().register_memory(a->buffer_.data(), a->buffer_.size(), kLocalOnly));
   a->next_server_.assign(64, ep.node_id());  // compute servers start their round robin apart
@@ -95,7 +97,8 @@ Status RemoteAccess::read(RemotePtr p, Node& out) {
         seen_locked = w;
         seen_since = now;
       } else if (now - seen_since >= lease_ns_) {
-        LOCUS_RETURN_IF_ERROR(break_lock(p, w));
+        LOCUS_ASSIGN_OR_RETURN(bool took, take_over(p, w));
+        if (took) ++stats_.broken_locks;
         seen_locked = 0;
         continue;
       }
@@ -108,11 +111,10 @@ Status RemoteAccess::read(RemotePtr p, Node& out) {
                     std::to_string(kMaxTornCopies) + " copies");
 }
 
-Status RemoteAccess::break_lock(RemotePtr p, uint64_t held) {
+StatusOr<bool> RemoteAccess::take_over(RemotePtr p, uint64_t held) {
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
   LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, held, held + 2));
-  if (old != held) return Status();  // released or broken by someone else meanwhile
-  ++stats_.broken_locks;
+  if (old != held) return false;  // released or broken by someone else meanwhile
   // Ours now (held + 2, still locked). The body is the dead holder's old or
   // new one, whole (remote_access.h): seal it for the word we leave.
   LOCUS_RETURN_IF_ERROR(read_page(p));
@@ -124,7 +126,7 @@ Status RemoteAccess::break_lock(RemotePtr p, uint64_t held) {
   }
   LOCUS_RETURN_IF_ERROR(write(remote_at(regions_[p.server()], p.offset() + 8), copy.data() + 8, page_bytes_ - 8));
   LOCUS_ASSIGN_OR_RETURN(old, atomic(Opcode::kCas, at, held + 2, held + 3));
-  return Status();
+  return true;
 }
 
 Status RemoteAccess::lock(RemotePtr p, uint64_t version) {
@@ -138,6 +140,7 @@ Status RemoteAccess::lock(RemotePtr p, uint64_t version) {
 Status RemoteAccess::install(RemotePtr p, const Node& n) {
   if (ep_.env().clock->now() - lock_started_ns_ >= lease_ns_ / 2) {
     ++stats_.lease_give_ups;
+    gave_up_ = true;
     return Status(StatusCode::kAborted, "nam: lock lease half gone before the install");
   }
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
@@ -151,6 +154,13 @@ Status RemoteAccess::create(RemotePtr p, const Node& n) {
 }
 
 Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
+  if (std::exchange(gave_up_, false)) {
+    // The body is still the one sealed for the word before the lock, so
+    // held + 1 would leave it torn for every reader. If the lock is still
+    // ours, take it over as a breaker would (a fresh lease from that CAS),
+    // re-seal the body and release it.
+    return take_over(p, held).status();
+  }
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
   return atomic(Opcode::kCas, at, held, held + 1).status();
 }
@@ -158,8 +168,8 @@ Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
 StatusOr<RemotePtr> RemoteAccess::allocate(uint8_t level) {
   if (level >= next_server_.size()) return internal_error("nam: tree deeper than 64 levels");
   const uint32_t server = next_server_[level]++ % regions_.size();
-  LOCUS_ASSIGN_OR_RETURN(uint64_t off,
-                         atomic(Opcode::kFaa, remote_at(regions_[server], kCursorOffset), page_bytes_, 0));
+  const uint64_t cursor = level == 0 ? leaf_cursor_ : kCursorOffset;
+  LOCUS_ASSIGN_OR_RETURN(uint64_t off, atomic(Opcode::kFaa, remote_at(regions_[server], cursor), page_bytes_, 0));
   if (off + page_bytes_ > regions_[server].length) {
     return resource_exhausted("nam: memory server " + std::to_string(server) + "'s arena is full (index.region_bytes)");
   }

@@ -19,7 +19,10 @@
 //    every install WRITE, checks that less than lease/2 has passed; if not,
 //    it gives up (tries its unlock, restarts the operation);
 //  * unlock is CAS(held -> held + 1), never FAA, so a holder whose lock was
-//    broken fails to unlock and changes nothing.
+//    broken fails to unlock and changes nothing; a holder that gave up
+//    releases its lock as a breaker would (CAS(held -> held + 2), re-seal,
+//    CAS to held + 3): held + 1 over a body sealed for the old word left
+//    the node torn for every reader for good.
 // Safety: a breaker's first sight of the locked word came after the
 // holder's CAS, which came after the holder's start time, so the break
 // happens at least a lease after the holder started; every WRITE the
@@ -51,9 +54,10 @@ struct RemoteStats {
 
 class RemoteAccess final : public NodeAccess {
  public:
-  // regions[i]: memory server i's arena.
+  // regions[i]: memory server i's arena; leaves are allocated on the
+  // cursor at `leaf_cursor` (arena.h: a hybrid arena's own for leaves).
   static StatusOr<std::unique_ptr<RemoteAccess>> create(Endpoint& ep, std::vector<RemoteRegion> regions,
-                                                        uint32_t page_bytes, Nanos lease_ns);
+                                                        uint32_t page_bytes, Nanos lease_ns, uint64_t leaf_cursor = 0);
   ~RemoteAccess() override;
 
   uint32_t page_bytes() const override { return page_bytes_; }
@@ -70,24 +74,33 @@ class RemoteAccess final : public NodeAccess {
   const RemoteStats& stats() const { return stats_; }
 
  private:
-  RemoteAccess(Endpoint& ep, std::vector<RemoteRegion> regions, uint32_t page_bytes, Nanos lease_ns)
-      : ep_(ep), regions_(std::move(regions)), page_bytes_(page_bytes), lease_ns_(lease_ns) {}
+  RemoteAccess(Endpoint& ep, std::vector<RemoteRegion> regions, uint32_t page_bytes, Nanos lease_ns,
+               uint64_t leaf_cursor)
+      : ep_(ep),
+        regions_(std::move(regions)),
+        page_bytes_(page_bytes),
+        lease_ns_(lease_ns),
+        leaf_cursor_(leaf_cursor) {}
   StatusOr<RemoteAddr> address(RemotePtr p, uint64_t bytes) const;
   Status read_page(RemotePtr p);
   StatusOr<uint64_t> atomic(Opcode op, RemoteAddr at, uint64_t compare_add, uint64_t swap);
   Status write(RemoteAddr at, const std::byte* from, uint32_t bytes);
-  // Takes over the lock `held`, seen unchanged for a lease, and releases it.
-  Status break_lock(RemotePtr p, uint64_t held);
+  // Takes over the lock `held` (seen unchanged for a lease, or our own
+  // given up) by CAS(held -> held + 2), re-seals the body and releases it;
+  // false when the word was no longer `held`.
+  StatusOr<bool> take_over(RemotePtr p, uint64_t held);
 
   Endpoint& ep_;
   std::vector<RemoteRegion> regions_;
   uint32_t page_bytes_;
   Nanos lease_ns_;
+  uint64_t leaf_cursor_;
   AlignedBuffer buffer_;  // a page for READs, a page for WRITEs, an atomic's result
   Region local_;
   RemotePtr root_;
   std::vector<uint32_t> next_server_;  // per level
   Nanos lock_started_ns_ = 0;
+  bool gave_up_ = false;  // the last install gave up for want of lease
   RemoteStats stats_;
 };
 

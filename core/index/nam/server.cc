@@ -8,12 +8,30 @@ namespace locus::nam {
 StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t server, const NamConfig& config) {
   std::unique_ptr<MemoryServer> m(new MemoryServer(env, config));
   const bool fine = config.distribution == Distribution::kFine;
-  LOCUS_ASSIGN_OR_RETURN(m->arena_, Arena::create(env, server, config.region_bytes, config.page_bytes, fine));
+  const bool hybrid = config.distribution == Distribution::kHybrid;
+  LOCUS_ASSIGN_OR_RETURN(m->arena_,
+                         Arena::create(env, server, config.region_bytes, config.page_bytes, fine || hybrid, hybrid));
   if (!fine) {
+    // A hybrid tree's root starts above its first leaf, so that the
+    // server's traversals always end on an inner node.
     m->access_ = std::make_unique<LocalAccess>(*m->arena_, *env.clock);
-    LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*m->access_));
+    LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*m->access_, hybrid));
   }
   return m;
+}
+
+StatusOr<RemotePtr> MemoryServer::find_leaf(Pair x) {
+  BlinkTree* t = acquire();
+  auto leaf = t->find_child(x, 1);
+  release(t);
+  return leaf;
+}
+
+Status MemoryServer::add_separator(Pair sep, RemotePtr right) {
+  BlinkTree* t = acquire();
+  Status s = t->add_separator(1, sep, right);
+  release(t);
+  return s;
 }
 
 BlinkTree* MemoryServer::acquire() {
@@ -55,6 +73,7 @@ Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
         return Status();
       }));
   if (config_.distribution == Distribution::kFine) return Status();
+  if (config_.distribution == Distribution::kHybrid) return attach_hybrid(rpc);
   const uint32_t max_pairs = pairs_per_response(message_bytes);
   LOCUS_RETURN_IF_ERROR(
       rpc.handle(kRangeRpc, kRangeWork, [this, max_pairs](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) {
@@ -100,6 +119,29 @@ Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
   };
   LOCUS_RETURN_IF_ERROR(rpc.handle(kInsertRpc, kInsertWork, pair_handler(true)));
   return rpc.handle(kRemoveRpc, kRemoveWork, pair_handler(false));
+}
+
+Status MemoryServer::attach_hybrid(rpc::RpcServer& rpc) {
+  LOCUS_RETURN_IF_ERROR(
+      rpc.handle(kLeafRpc, kLeafWork, [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) -> Status {
+        Pair x;
+        if (!r.get(&x.key) || !r.get(&x.payload)) return invalid_argument("nam.leaf: truncated request");
+        LOCUS_ASSIGN_OR_RETURN(RemotePtr leaf, find_leaf(x));
+        w.put(leaf.raw);
+        return Status();
+      }));
+  return rpc.handle(kSeparatorRpc, kSeparatorWork,
+                    [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer&) -> Status {
+                      Pair sep;
+                      RemotePtr right;
+                      if (!r.get(&sep.key) || !r.get(&sep.payload) || !r.get(&right.raw)) {
+                        return invalid_argument("nam.separator: truncated request");
+                      }
+                      if (right.null() || right.offset() < kFirstPageOffset) {
+                        return invalid_argument("nam.separator: the new leaf's pointer is null or in no arena");
+                      }
+                      return add_separator(sep, right);
+                    });
 }
 
 }  // namespace locus::nam

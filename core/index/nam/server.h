@@ -2,7 +2,11 @@
 // distribution, its own B-link tree served by RPC (section 3.2): each
 // request runs the tree algorithm on the server's CPU with optimistic lock
 // coupling (local_access.h). The fine-grained distribution only asks it for
-// its arena's layout; compute servers do the rest one-sidedly.
+// its arena's layout; compute servers do the rest one-sidedly. The hybrid
+// one (section 5) keeps its tree's inner levels here and its leaves
+// wherever the compute servers placed them: the server names the leaf a
+// pair belongs to and inserts the separators of leaf splits it is told
+// of, and never touches a leaf (their locks are RDMA atomics).
 #pragma once
 
 #include <memory>
@@ -17,12 +21,18 @@
 
 namespace locus::nam {
 
-class MemoryServer {
+class MemoryServer final : public UpperLevels {
  public:
   static StatusOr<std::unique_ptr<MemoryServer>> create(Env env, uint32_t server, const NamConfig& config);
 
-  // Registers the handlers (range, insert, remove: coarse-grained only).
+  // Registers the handlers (range, insert, remove: coarse-grained only;
+  // leaf and separator: hybrid only).
   Status attach(rpc::RpcServer& rpc, uint32_t message_bytes);
+
+  // Hybrid: the inner levels' side of the tree (the RPCs', and the
+  // loader's before any client runs).
+  StatusOr<RemotePtr> find_leaf(Pair x) override;
+  Status add_separator(Pair sep, RemotePtr right) override;
 
   Arena& arena() { return *arena_; }
   // The coarse-grained tree's access, for the loader (before any actor).
@@ -35,6 +45,7 @@ class MemoryServer {
   // actors serve requests concurrently.
   BlinkTree* acquire();
   void release(BlinkTree* t);
+  Status attach_hybrid(rpc::RpcServer& rpc);
 
   Env env_;
   NamConfig config_;

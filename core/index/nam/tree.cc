@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace locus::nam {
 namespace {
@@ -18,20 +19,28 @@ Status status_of(const StatusOr<T>& r) {
 
 }  // namespace
 
-BlinkTree::BlinkTree(NodeAccess& access)
+BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
     : access_(access),
+      upper_(upper),
       scratch_(3 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
       extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()) {}
 
-Status BlinkTree::create_empty(NodeAccess& access) {
+Status BlinkTree::create_empty(NodeAccess& access, bool inner_root) {
   std::vector<std::byte> page(access.page_bytes());
-  Node leaf(page.data(), access.page_bytes());
-  leaf.init(0);
-  leaf.seal(0);
+  Node n(page.data(), access.page_bytes());
+  n.init(0);
+  n.seal(0);
   LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access.allocate(0));
-  LOCUS_RETURN_IF_ERROR(access.create(p, leaf));
+  LOCUS_RETURN_IF_ERROR(access.create(p, n));
+  if (inner_root) {
+    n.init(1);
+    n.insert_at(0, kMaxPair, p);
+    n.seal(0);
+    LOCUS_ASSIGN_OR_RETURN(p, access.allocate(1));
+    LOCUS_RETURN_IF_ERROR(access.create(p, n));
+  }
   LOCUS_ASSIGN_OR_RETURN(bool swapped, access.swap_root(RemotePtr{}, p));
   if (!swapped) return Status(StatusCode::kAlreadyExists, "nam: the index already has a root");
   return Status();
@@ -48,7 +57,19 @@ Status BlinkTree::move_right(Pair x, RemotePtr* ptr, Node& n) {
   return Status();
 }
 
+StatusOr<RemotePtr> BlinkTree::allocate(uint8_t level) {
+  if (!spare_.page.null() && spare_.level == level) return std::exchange(spare_.page, RemotePtr{});
+  return access_.allocate(level);
+}
+
 Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
+  if (upper_ != nullptr) {
+    if (level != 0) return internal_error("nam: a leaf-level tree asked for level " + std::to_string(level));
+    LOCUS_ASSIGN_OR_RETURN(*ptr, upper_->find_leaf(x));
+    LOCUS_RETURN_IF_ERROR(access_.read(*ptr, n));
+    if (!n.leaf()) return corruption("nam: the upper levels named a node that is not a leaf");
+    return move_right(x, ptr, n);
+  }
   LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
   if (p.null()) return Status(StatusCode::kInternal, "nam: the index has no root");
   LOCUS_RETURN_IF_ERROR(access_.read(p, n));
@@ -67,18 +88,41 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
   }
 }
 
+StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
+  if (level == 0) return internal_error("nam: leaves have no children");
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend(x, level, &p, node_));
+  return node_.child(node_.child_index(x));
+}
+
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
-  std::vector<Pair> pairs;
-  LOCUS_RETURN_IF_ERROR(range({key, 0}, key, 0, &pairs));
-  for (const Pair& x : pairs) payloads->push_back(x.payload);
+  auto once = [&]() -> Status {
+    pairs_.clear();
+    visited_.clear();
+    LOCUS_RETURN_IF_ERROR(scan({key, 0}, key, 0, &pairs_, &visited_));
+    if (visited_.size() < 2) return Status();  // one copy of one leaf is atomic
+    for (const auto& [p, version] : visited_) {
+      LOCUS_RETURN_IF_ERROR(access_.read(p, extra_));
+      if (extra_.word() != version) return Status(StatusCode::kAborted, "nam: a leaf changed during the lookup");
+    }
+    return Status();
+  };
+  LOCUS_RETURN_IF_ERROR(restarting("lookup", once));
+  for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();
 }
 
 Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
+  return scan(from, to_key, limit, out, nullptr);
+}
+
+Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
+                       std::vector<std::pair<RemotePtr, uint64_t>>* visited) {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend(from, 0, &p, node_));
   uint32_t found = 0;
   for (;;) {
+    if (visited != nullptr) visited->emplace_back(p, node_.word());
     for (uint32_t i = node_.lower_bound(from); i < node_.count(); ++i) {
       const Pair x = node_.pair(i);
       if (x.key > to_key) return Status();
@@ -103,6 +147,8 @@ Status BlinkTree::install_and_unlock(RemotePtr p, Node& n, uint64_t held, Remote
     n.set_word(held);
     n.seal(held + 1);
     s = access_.install(p, n);
+    // Given up before writing: the new right node is unreachable.
+    if (aborted(s) && !right_ptr.null()) keep_spare(right.level(), right_ptr);
   }
   // Unlocked even when the install gave up: a lock still ours is released,
   // one broken meanwhile is not touched (the CAS fails).
@@ -117,7 +163,7 @@ Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
     (void)access_.unlock(p, held);
     return resource_exhausted("nam: a leaf full of one (key, payload) pair cannot split; raise index.page_bytes");
   }
-  auto rp = access_.allocate(0);
+  auto rp = allocate(0);
   if (!rp.is_ok()) {
     (void)access_.unlock(p, held);
     return rp.status();
@@ -128,6 +174,7 @@ Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
   const Pair sep = n.high();
   LOCUS_RETURN_IF_ERROR(install_and_unlock(p, n, held, *rp, right_));
   ++stats_.splits;
+  if (upper_ != nullptr) return upper_->add_separator(sep, *rp);
   return insert_separator(1, sep, *rp);
 }
 
@@ -206,14 +253,17 @@ StatusOr<std::optional<BlinkTree::Climb>> BlinkTree::separator_once(uint8_t leve
   if (node_.level() < level) {
     // The split node's level has no parent: a new root over the old one
     // (the leftmost node of its level) and the new right node.
-    LOCUS_ASSIGN_OR_RETURN(RemotePtr rp, access_.allocate(level));
+    LOCUS_ASSIGN_OR_RETURN(RemotePtr rp, allocate(level));
     extra_.init(level);
     extra_.insert_at(0, sep, root);
     extra_.insert_at(1, kMaxPair, right);
     extra_.seal(0);
     LOCUS_RETURN_IF_ERROR(access_.create(rp, extra_));
     LOCUS_ASSIGN_OR_RETURN(bool swapped, access_.swap_root(root, rp));
-    if (!swapped) return Status(StatusCode::kAborted, "nam: another split grew the tree first");
+    if (!swapped) {
+      keep_spare(level, rp);
+      return Status(StatusCode::kAborted, "nam: another split grew the tree first");
+    }
     ++stats_.root_splits;
     return std::optional<Climb>();
   }
@@ -234,7 +284,7 @@ StatusOr<std::optional<BlinkTree::Climb>> BlinkTree::separator_once(uint8_t leve
     LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, held, RemotePtr{}, right_));
     return std::optional<Climb>();
   }
-  auto rp = access_.allocate(level);
+  auto rp = allocate(level);
   if (!rp.is_ok()) {
     (void)access_.unlock(p, held);
     return rp.status();

@@ -14,10 +14,16 @@
 // then inserts the separator into the parent level by the general B-link
 // rule (insert_separator), so a separator that is late or lost never
 // blocks a later split: the level above is only a shortcut.
+//
+// The hybrid design (section 5) splits the tree across both: a memory
+// server runs it over its inner levels (find_child, add_separator) and a
+// compute server over the leaf level alone, with an UpperLevels that asks
+// the memory server by RPC where a leaf is and tells it of a leaf split.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/common/status.h"
@@ -51,6 +57,16 @@ class NodeAccess {
   virtual void forget_root() {}
 };
 
+// The levels above the leaves when another party keeps them (hybrid).
+class UpperLevels {
+ public:
+  virtual ~UpperLevels() = default;
+  // A leaf at or left of the one covering x (a B-link walk moves right).
+  virtual StatusOr<RemotePtr> find_leaf(Pair x) = 0;
+  // A leaf split: `right` now holds the pairs above `sep`.
+  virtual Status add_separator(Pair sep, RemotePtr right) = 0;
+};
+
 struct TreeStats {
   uint64_t restarts = 0;  // lock CAS lost, or a lease ran out
   uint64_t splits = 0;
@@ -60,9 +76,14 @@ struct TreeStats {
 
 class BlinkTree {
  public:
-  explicit BlinkTree(NodeAccess& access);
+  // With `upper`, this tree works on the leaf level only and leaves the
+  // levels above to it.
+  explicit BlinkTree(NodeAccess& access, UpperLevels* upper = nullptr);
 
-  // Every live payload under `key`, appended in ascending order.
+  // Every live payload under `key`, appended in ascending order. Atomic
+  // even when the key's pairs span several leaves: such a walk is read
+  // twice (a double collect) until no leaf's version word changed between
+  // the two, so all its copies were the leaves' content at one instant.
   Status lookup(uint64_t key, std::vector<uint64_t>* payloads);
   // The live pairs >= from whose key is <= to_key, ascending, at most
   // `limit` of them (0: no limit), appended to `out`.
@@ -71,8 +92,16 @@ class BlinkTree {
   // Sets the delete bit of one live copy of x; false if there is none.
   StatusOr<bool> remove(Pair x);
 
-  // Makes an empty tree: one leaf, the root (before any client runs).
-  static Status create_empty(NodeAccess& access);
+  // The levels above the leaves, run by their keeper (a hybrid memory
+  // server): the child pointer the node of `level` (>= 1) holds for x, and
+  // the separator insert of a split of level - 1.
+  StatusOr<RemotePtr> find_child(Pair x, uint8_t level);
+  Status add_separator(uint8_t level, Pair sep, RemotePtr right) { return insert_separator(level, sep, right); }
+
+  // Makes an empty tree (before any client runs): one leaf, the root; with
+  // `inner_root`, a root of level 1 over that leaf, so that a hybrid
+  // memory server's tree never has its root on the leaf level.
+  static Status create_empty(NodeAccess& access, bool inner_root = false);
 
   const TreeStats& stats() const { return stats_; }
 
@@ -81,6 +110,9 @@ class BlinkTree {
   // kNotFound when the tree has no such level yet.
   Status descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n);
   Status move_right(Pair x, RemotePtr* ptr, Node& n);
+  // range(), noting each leaf read and its version word in `visited`.
+  Status scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
+              std::vector<std::pair<RemotePtr, uint64_t>>* visited);
   // Installs a locked node n (held word `held`) at p, writing `right` at
   // right_ptr first if it is not null; unlocks. kAborted: lease ran out.
   Status install_and_unlock(RemotePtr p, Node& n, uint64_t held, RemotePtr right_ptr, Node& right);
@@ -105,11 +137,25 @@ class BlinkTree {
   template <typename Once>
   auto restarting(const char* what, Once once) -> decltype(once());
 
+  // A page for a new node of `level`: the spare one if it is of that
+  // level, else a fresh one. A split or new root that gave up after its
+  // allocation (lost the root CAS, or its lease before the install) leaves
+  // its page, never made reachable, as the spare (it once leaked it).
+  StatusOr<RemotePtr> allocate(uint8_t level);
+  void keep_spare(uint8_t level, RemotePtr p) { spare_ = {p, level}; }
+
   static constexpr uint32_t kMaxRestarts = 1u << 20;
 
   NodeAccess& access_;
+  UpperLevels* upper_;
+  struct Spare {
+    RemotePtr page;
+    uint8_t level = 0;
+  } spare_;
   std::vector<std::byte> scratch_;  // node copy, right half, new root
   Node node_, right_, extra_;
+  std::vector<Pair> pairs_;
+  std::vector<std::pair<RemotePtr, uint64_t>> visited_;
   TreeStats stats_;
 };
 

@@ -1,0 +1,58 @@
+// The hybrid client (section 5): the tree's inner levels stay on the
+// memory servers, partitioned as in the coarse-grained design, and are
+// asked by RPC for the leaf a pair belongs to; the leaf level is the
+// fine-grained design's, spread over every memory server and read, locked
+// and written one-sidedly (remote_access.h). The B-link algorithm is the
+// same BlinkTree, run on the leaf level with the RPCs as its upper levels:
+// a lookup or range READs the leaf it was given and follows siblings past
+// its high key (splits the inner levels do not know of yet); an insert or
+// delete locks, installs and unlocks the leaf, and a leaf split reports
+// its separator and new leaf to the memory server by RPC.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "core/index/nam/client.h"
+#include "core/index/nam/config.h"
+#include "core/index/nam/remote_access.h"
+
+namespace locus::nam {
+
+class HybridClient final : public NamClient {
+ public:
+  static StatusOr<std::unique_ptr<HybridClient>> connect(Endpoint& ep, rpc::RpcClient& rpc,
+                                                         std::span<const NodeId> servers, const NamConfig& config,
+                                                         Partitioner partitioner);
+  Status lookup(uint64_t key, std::vector<uint64_t>* payloads) override;
+  Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) override;
+  Status insert(Pair x) override;
+  StatusOr<bool> remove(Pair x) override;
+  TreeStats tree_stats() const override { return tree_->stats(); }
+  const RemoteStats& remote_stats() const { return access_->stats(); }
+
+ private:
+  // The inner levels of one memory server's tree, by RPC.
+  class RpcUpper final : public UpperLevels {
+   public:
+    RpcUpper(rpc::RpcClient& rpc, std::span<const NodeId> servers)
+        : rpc_(rpc), servers_(servers.begin(), servers.end()) {}
+    StatusOr<RemotePtr> find_leaf(Pair x) override;
+    Status add_separator(Pair sep, RemotePtr right) override;
+    uint32_t server = 0;  // whose tree the operation at hand is in
+
+   private:
+    rpc::RpcClient& rpc_;
+    std::vector<NodeId> servers_;
+  };
+
+  HybridClient(rpc::RpcClient& rpc, std::span<const NodeId> servers, Partitioner partitioner)
+      : upper_(rpc, servers), partitioner_(partitioner) {}
+
+  RpcUpper upper_;
+  Partitioner partitioner_;
+  std::unique_ptr<RemoteAccess> access_;
+  std::unique_ptr<BlinkTree> tree_;
+};
+
+}  // namespace locus::nam
