@@ -8,25 +8,10 @@
 #include <optional>
 
 #include "backends/loopback/loopback_fabric.h"
+#include "core/common/dma_copy.h"
 
 namespace locus::loopback {
 namespace {
-
-// Copies like a DMA engine: front to back, a word at a time, while the CPU
-// may be writing the same bytes. The race with the CPU is the behaviour
-// being emulated, so ThreadSanitizer is told not to instrument it; loop
-// distribution is off so the compiler cannot turn this into memcpy, whose
-// copy order is unspecified.
-__attribute__((no_sanitize("thread"), optimize("no-tree-loop-distribute-patterns")))
-void nic_copy(std::byte* dst, const std::byte* src, uint64_t n) {
-  uint64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, src + i, 8);
-    std::memcpy(dst + i, &w, 8);
-  }
-  for (; i < n; ++i) dst[i] = src[i];
-}
 
 bool is_message(Opcode op) { return op == Opcode::kSend || op == Opcode::kWriteWithImm; }
 
@@ -79,9 +64,9 @@ void Node::execute_one_sided(const InboundOp& op) {
     if (r != nullptr) {
       std::byte* target = r->base + wr.remote.offset;
       switch (wr.op) {
-        case Opcode::kRead: nic_copy(local, target, len); break;
+        case Opcode::kRead: dma_copy(local, target, len); break;
         case Opcode::kWrite:
-        case Opcode::kWriteWithImm: nic_copy(target, local, len); break;
+        case Opcode::kWriteWithImm: dma_copy(target, local, len); break;
         case Opcode::kCas:
         case Opcode::kFaa: {
           if (reinterpret_cast<uintptr_t>(target) % 8 != 0) {
@@ -155,7 +140,7 @@ bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
         rc.status = WcStatus::kLocalLengthError;
         sender_status = WcStatus::kRemoteOperationError;
       } else {
-        nic_copy(static_cast<std::byte*>(recv.local.addr),
+        dma_copy(static_cast<std::byte*>(recv.local.addr),
                  static_cast<const std::byte*>(op.wr.local.addr), op.wr.local.length);
         rc.byte_len = op.wr.local.length;
         rc.imm = op.wr.imm;
