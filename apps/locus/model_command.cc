@@ -2,6 +2,7 @@
 #include "apps/locus/model_command.h"
 
 #include <fstream>
+#include <optional>
 #include <charconv>
 #include <string_view>
 #include <string>
@@ -66,29 +67,38 @@ std::string row(const std::string& policy, const models::LocalityPrediction& p) 
 
 Status run_model(const ModelOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
-  LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
+  LOCUS_ASSIGN_OR_RETURN(design::ModelProfile profile, model_profile_of(s));
+  LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s, profile));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityReport r, models::predict_policies(in));
-  LOCUS_ASSIGN_OR_RETURN(models::LocalityPrediction own, models::predict_split(in, scenario_server_share(s)));
+  std::optional<models::LocalityPrediction> own;
+  if (profile.scenario_server_share) {
+    LOCUS_ASSIGN_OR_RETURN(own, models::predict_split(in, *profile.scenario_server_share));
+  }
   fmt::print("locus model: {} ({} servers x {} cores, {} clients; {:.2f} us per RPC, {:.0f} READs/s, "
              "{:.0f} verb msgs/s per NIC, m = {:.0f}, RTT {:.2f} us)\n",
              s.source, in.platform.servers, in.platform.cores_per_server, in.workload.clients,
              in.platform.server_op_service_time_us, in.platform.nic_read_rate_ops_per_s,
              in.platform.nic_verb_rate_msgs_per_s, in.workload.reads_per_client_op, in.workload.network_rtt_us);
+  for (const std::string& line : profile.derivation) fmt::print("  {}\n", line);
   fmt::print("{:<16} {:>6} {:>13} {:>9} {:>9} {:>7} {:>8} {:>9}  {}\n", "policy", "p", "ops/s", "mean us", "p99 us",
              "cpu %", "read %", "verbs %", "bottleneck");
   fmt::print("{}", row("server-only", r.server_only));
   fmt::print("{}", row("client-only", r.client_only));
-  fmt::print("{}", row("scenario split", own));
+  if (own) fmt::print("{}", row("scenario split", *own));
   fmt::print("{}", row("optimal p*", r.optimal));
   fmt::print("{}", row("jsq equilibrium", r.jsq_equilibrium));
   fmt::print("saturation at the balanced split p = {:.3f}: {:.0f} ops/s\n", r.balanced_split,
              r.saturation_throughput_ops_per_s);
   if (!o.sim_json.empty()) {
+    if (!own) {
+      return invalid_argument("--sim-json: the scenario's selector decides its split at run time, so there is no "
+                              "fixed split to compare the simulation with");
+    }
     double ops = 0, mean_us = 0;
     LOCUS_RETURN_IF_ERROR(read_simulated(o.sim_json, &ops, &mean_us));
     fmt::print("simulated (scenario split): {:.0f} ops/s, mean {:.2f} us; model/simulation: throughput {:.3f}, "
                "mean latency {:.3f}\n",
-               ops, mean_us, own.throughput_ops_per_s / ops, own.mean_latency_us / mean_us);
+               ops, mean_us, own->throughput_ops_per_s / ops, own->mean_latency_us / mean_us);
   }
   return Status();
 }

@@ -1,20 +1,30 @@
-// Maps a scenario onto the analytic locality model's input: the server's
-// cores and per-request CPU cost, the NIC's READ and verb rates at the
-// scenario's sizes, the unloaded round trip over its links and PCIe, and
+// Maps a scenario onto the analytic locality model's input. The design
+// says what one operation does on each path (its ModelProfile, brought by
+// the design's folder: core/design/model_profile.h); this adds how the
+// platform serves it: the server's cores, the NIC's READ and verb rates at
+// the profile's sizes, the unloaded round trip over links and PCIe, and
 // the client population. Used by `locus model`, `locus plan` and the
 // model-against-simulation tests.
 #pragma once
 
+#include <optional>
+
 #include "core/common/status.h"
+#include "core/design/model_profile.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
 
 namespace locus::cli {
 
+// The scenario's design's profile, or an error naming a design without a
+// model (and the designs that have one).
+StatusOr<design::ModelProfile> model_profile_of(const scenario::Scenario& s);
+
+StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s, const design::ModelProfile& m);
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s);
 
-// The server-side share the scenario itself runs (micro: rpc_fraction;
-// pilaf: 1 in VO mode, else 0).
-double scenario_server_share(const scenario::Scenario& s);
+// The server-side share the scenario itself runs (a static design's or a
+// fixed-ratio selector's), empty when an adaptive selector decides.
+std::optional<double> scenario_server_share(const scenario::Scenario& s);
 
 }  // namespace locus::cli

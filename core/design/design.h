@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/design/index_driver.h"
+#include "core/design/model_profile.h"
 #include "core/scenario/scenario.h"
 
 namespace locus::design {
@@ -25,6 +26,9 @@ using DriverFactory =
 struct Design {
   scenario::IndexType type;  // name, summary, whether it takes a selector, its key reader
   DriverFactory make_driver;
+  // Its analytic model (model_profile.h); empty for a design without one,
+  // which `locus model` and `locus plan` then refuse by name.
+  ModelProfiler model;
 };
 
 // The designs built in, by name. Filled once at start-up

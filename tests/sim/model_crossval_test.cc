@@ -36,7 +36,7 @@ void compare(const std::string& name, const std::vector<std::string>& sets) {
 
   auto in = cli::locality_input_from(*sc);
   BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());
-  auto model = models::predict_split(*in, cli::scenario_server_share(*sc));
+  auto model = models::predict_split(*in, cli::scenario_server_share(*sc).value());
   BOOST_REQUIRE_MESSAGE(model.is_ok(), model.status().to_string());
   BOOST_TEST_MESSAGE(name << ": throughput model " << model->throughput_ops_per_s << " simulated " << sim_ops_per_s
                           << "; mean latency model " << model->mean_latency_us << " us simulated " << sim_mean_us

@@ -8,6 +8,7 @@
 namespace locus::micro {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);
 
 namespace {
 
@@ -28,7 +29,7 @@ Status register_design(design::Registry& registry) {
   return registry.add({{"micro",
                         "synthetic index: one RPC or a chain of dependent READs per operation, for model calibration",
                         false, read_keys, {"micro.op", "micro.layout"}},
-                       make_driver});
+                       make_driver, model_profile});
 }
 
 }  // namespace locus::micro

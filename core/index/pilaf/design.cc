@@ -6,6 +6,7 @@
 namespace locus::pilaf {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);
 
 namespace {
 
@@ -27,7 +28,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 Status register_design(design::Registry& registry) {
   return registry.add({{"pilaf", "3-way cuckoo hash with CRC64 self-verifying entries; gets by RDMA READ, puts by RPC",
                         false, read_keys, {"pilaf.put", "pilaf.get", "pilaf.delete", "pilaf.layout", "pilaf.client_crc"}},
-                       make_driver});
+                       make_driver, model_profile});
 }
 
 }  // namespace locus::pilaf

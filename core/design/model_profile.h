@@ -1,0 +1,57 @@
+// What a design tells the analytic models (models/queueing, `locus model`,
+// `locus plan`) about one scenario: the work of one operation on each path,
+// as counts and sizes, with the CPU costs taken from the scenario's own
+// [platform.cpu] table. A design brings this with it (its folder's
+// model.cc, registered with the design); the command line turns it into the
+// locality model's input with the platform's NIC rates and links, so the
+// design says what an operation does and never how the platform serves it.
+//
+// Every figure must come from the same sources as the simulator: the
+// design's keys and structure (node sizes, tree heights, cached levels),
+// the scenario's calibrated or measured handler costs. `derivation` says,
+// line by line, how each figure was obtained; `locus model` prints it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario/scenario.h"
+
+namespace locus::design {
+
+struct ModelProfile {
+  // Client-side path: one operation done with one-sided READs.
+  double reads_per_client_op = 0;          // mean READs (every READ visits the server NIC's READ engine)
+  double read_bytes = 0;                   // mean bytes per READ
+  double round_trips_per_client_op = 0;    // network round trips in sequence (< READs when READs are issued together)
+  double client_cpu_us_per_client_op = 0;  // the client's own processing of one client-side operation
+  // Server-side path: one operation shipped to the server's CPU.
+  double server_cpu_us_per_server_op = 0;  // handler cost, messaging included, at the operation's bytes
+  double rpc_request_bytes = 0;
+  double rpc_response_bytes = 0;
+  double messages_per_server_op = 1;  // verb messages at the server NIC per RPC
+  // Work of a client between operations (drawing a key), whichever path.
+  double client_op_us = 0;
+  // The share of operations the scenario's own configuration sends to the
+  // server (a static design or a fixed-ratio selector); empty when an
+  // adaptive selector decides at run time.
+  std::optional<double> scenario_server_share;
+  std::vector<std::string> derivation;
+};
+
+// A design's model: its profile for a scenario of that design, or an error
+// naming the key or feature the model does not cover.
+using ModelProfiler = std::function<StatusOr<ModelProfile>(const scenario::Scenario&)>;
+
+// The scenario's cost of the named handler at `bytes` moved (request plus
+// response), or the platform's default handler cost when the table does
+// not name it: exactly what the simulator charges.
+double handler_cost_us(const scenario::CpuSpec& cpu, const std::string& handler, double bytes);
+
+// What a client spends on one operation of its own (drawing the key and
+// building it): the scenario's "client.op" at the key's bytes, else
+// client_op_us, as the simulator charges it.
+double client_op_cost_us(const scenario::Scenario& s);
+
+}  // namespace locus::design
