@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -68,6 +69,60 @@ void drop_cached(const std::string& dir) {
   }
 }
 
+// The disk's own figures, as the simulator's [platform.disk] takes them
+// (backends/simgrid/sim_disk.h), through the same Files the logs use:
+// sync_us, the mean of `kSyncs` appends of one log-sized record each
+// followed by a sync; write_mb_per_s, `kBulkBytes` appended in 1 MiB
+// writes then synced, over the whole time; read_mb_per_s, that file read
+// back in 1 MiB reads after dropping it from the page cache.
+struct DiskFigures {
+  double sync_us = 0;
+  double write_mb_per_s = 0;
+  double read_mb_per_s = 0;
+};
+
+StatusOr<DiskFigures> measure_disk(const Env& env, const MicroLogConfig& c) {
+  constexpr int kSyncs = 200;
+  constexpr uint64_t kChunkBytes = 1 << 20;
+  constexpr uint64_t kBulkBytes = 256 * kChunkBytes;
+  const std::string dir = c.dir + "/disk";
+  LOCUS_RETURN_IF_ERROR(env.files->make_dirs(dir));
+  DiskFigures d;
+  std::vector<std::byte> record(c.value_bytes + 64, std::byte{0x5a});
+  {
+    LOCUS_ASSIGN_OR_RETURN(auto f, env.files->open_append(dir + "/syncs"));
+    const auto start = Clock::now();
+    int done = 0;
+    for (; done < kSyncs; ++done) {
+      LOCUS_RETURN_IF_ERROR(f->append(record));
+      LOCUS_RETURN_IF_ERROR(f->sync());
+      if (Clock::now() - start > std::chrono::duration<double>(c.max_seconds)) break;
+    }
+    d.sync_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / std::max(done, 1);
+  }
+  std::vector<std::byte> chunk(kChunkBytes, std::byte{0xa5});
+  {
+    LOCUS_ASSIGN_OR_RETURN(auto f, env.files->open_append(dir + "/bulk"));
+    const auto start = Clock::now();
+    for (uint64_t written = 0; written < kBulkBytes; written += kChunkBytes) LOCUS_RETURN_IF_ERROR(f->append(chunk));
+    LOCUS_RETURN_IF_ERROR(f->sync());
+    d.write_mb_per_s = kBulkBytes / 1e6 / std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  drop_cached(dir);
+  {
+    LOCUS_ASSIGN_OR_RETURN(auto f, env.files->open_read(dir + "/bulk"));
+    const auto start = Clock::now();
+    uint64_t offset = 0;
+    while (offset < kBulkBytes) {
+      LOCUS_ASSIGN_OR_RETURN(size_t n, f->read_at(offset, chunk));
+      if (n == 0) return internal_error("--micro log: " + dir + "/bulk ended at " + std::to_string(offset) + " bytes");
+      offset += n;
+    }
+    d.read_mb_per_s = kBulkBytes / 1e6 / std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return d;
+}
+
 }  // namespace
 
 Status run_micro_log(const MicroLogConfig& c) {
@@ -117,6 +172,14 @@ Status run_micro_log(const MicroLogConfig& c) {
              recovered->last_recovery().log.describe());
   result += fmt::format(" recovery_bytes={} recovery_s={:.4f} recovery_s_per_gb={:.3f}", bytes, seconds,
                         gb > 0 ? seconds / gb : 0);
+  LOCUS_ASSIGN_OR_RETURN(DiskFigures disk, measure_disk(env, c));
+  fmt::print("disk, as the simulator's [platform.disk] takes it (sync: one {}-byte append and a sync, mean of up to "
+             "200; write: 256 MiB in 1 MiB appends and a sync; read: the same file, dropped from the page cache):\n"
+             "[platform.disk]  # measured by `locus bench --micro log --log-dir {}`\n"
+             "sync_us = {:.1f}\nwrite_mb_per_s = {:.1f}\nread_mb_per_s = {:.1f}\n",
+             c.value_bytes + 64, c.dir, disk.sync_us, disk.write_mb_per_s, disk.read_mb_per_s);
+  result += fmt::format(" disk_sync_us={:.1f} disk_write_mb_per_s={:.1f} disk_read_mb_per_s={:.1f}", disk.sync_us,
+                        disk.write_mb_per_s, disk.read_mb_per_s);
   fmt::print("{}\n", result);
   recovered.reset();
   std::error_code ec;

@@ -10,6 +10,7 @@
 
 #include "backends/simgrid/sim_energy.h"
 #include "backends/simgrid/sim_world.h"
+#include "backends/simgrid/sim_disk.h"
 #include "core/log/mem_files.h"
 
 namespace locus::simgrid_backend {
@@ -263,6 +264,7 @@ class SimSyncFactory final : public SyncFactory {
 struct NodeParts {
   std::unique_ptr<SimTransport> transport;
   std::unique_ptr<SimCpu> cpu;
+  std::unique_ptr<SimDiskFiles> files;  // a server's disk, when [platform.disk] gives one
 };
 
 class SimRuntime final : public Runtime {
@@ -294,8 +296,12 @@ class SimRuntime final : public Runtime {
       }
     }
     LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server, host_of));
+    std::unique_ptr<SimDiskFiles> disk;
+    if (options.is_server && world_.platform().disk.given) {
+      disk = std::make_unique<SimDiskFiles>(&files_, world_.platform().disk, &clock_);
+    }
     parts_.push_back({std::make_unique<SimTransport>(world_, *node),
-                      std::make_unique<SimCpu>(world_, world_.platform().cpu, *node)});
+                      std::make_unique<SimCpu>(world_, world_.platform().cpu, *node), std::move(disk)});
     return node->id;
   }
 
@@ -405,7 +411,7 @@ class SimRuntime final : public Runtime {
     env.cpu = parts_.at(node).cpu.get();
     env.random = rng;
     env.sync = &sync_;
-    env.files = &files_;
+    env.files = parts_.at(node).files != nullptr ? static_cast<Files*>(parts_.at(node).files.get()) : &files_;
     env.stop = &stop_;
     return env;
   }
@@ -416,8 +422,8 @@ class SimRuntime final : public Runtime {
   SimClock clock_;
   SimSyncFactory sync_;
   // Logs (core/log) live in memory: a simulated run's logs matter only
-  // within it, to the servers it restarts. Writes and syncs cost no
-  // simulated time yet (docs/durability.md).
+  // within it, to the servers it restarts. A server's syncs and reads cost
+  // its disk's time when the platform gives one (sim_disk.h).
   log::MemFiles files_;
   std::vector<NodeParts> parts_;
   std::vector<std::unique_ptr<Random>> randoms_;

@@ -129,6 +129,20 @@ struct PowerSpec {
   double all_cores_w(uint32_t cores) const { return idle_w + busy_w_per_core * cores; }
 };
 
+// Each server's disk, for the operation logs (core/log) on the simulator
+// (backends/simgrid/sim_disk.h): a sync (fdatasync) costs sync_us plus the
+// bytes written since the file's last sync at write_mb_per_s, and reading a
+// log back costs read_mb_per_s. No figure is a default (the papers and
+// shared/calibration.md give none): `locus bench --micro log` measures all
+// three on a disk and prints them as this table. Without it, logs cost no
+// simulated time.
+struct DiskSpec {
+  bool given = false;
+  double sync_us = 0;
+  double write_mb_per_s = 0;
+  double read_mb_per_s = 0;
+};
+
 struct PlatformSpec {
   uint32_t servers = 1;
   uint32_t cores_per_server = 1;
@@ -147,6 +161,7 @@ struct PlatformSpec {
   NicSpec nic;
   CpuSpec cpu;
   PowerSpec power;
+  DiskSpec disk;
   // CPU-bound background work on every host (servers and client hosts):
   // this many hogs per host, each an endless execution competing for the
   // host's cores with the run's own work (other tenants of a shared node).

@@ -167,12 +167,30 @@ Status read_power(const Decoder& d, const toml::table& t, PowerSpec* power) {
   return Status();
 }
 
+// [platform.disk]: all three figures or none (DiskSpec).
+Status read_disk(const Decoder& d, const toml::table& t, DiskSpec* disk) {
+  const std::string s = "platform.disk";
+  LOCUS_RETURN_IF_ERROR(d.only(t, s, {"sync_us", "write_mb_per_s", "read_mb_per_s"}));
+  for (const char* k : {"sync_us", "write_mb_per_s", "read_mb_per_s"}) {
+    if (!t.contains(k)) {
+      return d.fail(&t, s + "." + k,
+                    "missing: a disk needs sync_us, write_mb_per_s and read_mb_per_s (measure them with `locus bench "
+                    "--micro log --log-dir DIR`; there is no default)");
+    }
+  }
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "sync_us", &disk->sync_us, 0, 1e7));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "write_mb_per_s", &disk->write_mb_per_s, 1e-3, 1e7));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "read_mb_per_s", &disk->read_mb_per_s, 1e-3, 1e7));
+  disk->given = true;
+  return Status();
+}
+
 Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   const std::string s = "platform";
   LOCUS_RETURN_IF_ERROR(
       d.only(t, s,
              {"servers", "cores_per_server", "client_hosts", "cores_per_client_host", "topology", "hosts_per_rack",
-              "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "background_load"}));
+              "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "disk", "background_load"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
@@ -183,7 +201,7 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "hosts_per_rack", &p->hosts_per_rack, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "packet_bytes", &p->packet_bytes, 0, 1u << 20));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "background_load", &p->background_load, 0, 4096));
-  for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu", "power"})
+  for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu", "power", "disk"})
     LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
   if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));
   if (auto* l = d.sub(t, "rack_uplink")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.rack_uplink", &p->rack_uplink));
@@ -191,6 +209,7 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   if (auto* n = d.sub(t, "nic")) LOCUS_RETURN_IF_ERROR(read_nic(d, *n, &p->nic));
   if (auto* c = d.sub(t, "cpu")) LOCUS_RETURN_IF_ERROR(read_cpu(d, *c, &p->cpu));
   if (auto* w = d.sub(t, "power")) LOCUS_RETURN_IF_ERROR(read_power(d, *w, &p->power));
+  if (auto* k = d.sub(t, "disk")) LOCUS_RETURN_IF_ERROR(read_disk(d, *k, &p->disk));
   return Status();
 }
 
