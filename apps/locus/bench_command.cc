@@ -11,6 +11,7 @@
 #include "apps/locus/cli_checks.h"
 #include "apps/locus/cpu_hogs.h"
 #include "apps/locus/micro_blink.h"
+#include "apps/locus/micro_namtree.h"
 #include "apps/locus/micro_cuckoo.h"
 #include "apps/locus/micro_log.h"
 #include "apps/locus/micro_read.h"
@@ -157,6 +158,14 @@ Status run_bench_body(const BenchOptions& o) {
     mb.seed = o.seed;
     return run_micro_blink(mb);
   }
+  if (o.micro == "namtree") {
+    // Its own sizes (1M keys and an in-cache 10K) unless --records/--ops say otherwise.
+    MicroNamtreeConfig mn;
+    if (o.records != BenchOptions{}.records) mn.records = o.records;
+    if (o.ops != BenchOptions{}.ops) mn.lookups = o.ops;
+    mn.seed = o.seed;
+    return run_micro_namtree(mn);
+  }
   if (o.micro == "log") {
     // Its own sizes (200K puts of 1000 bytes over 100K keys) unless --records/--ops/--size say otherwise.
     MicroLogConfig ml;
@@ -203,9 +212,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_scenario_options(*cmd, opts->run);
   cmd->add_option("--micro", opts->micro,
                   "A microbenchmark instead of a scenario: cuckoo (local lookups), read (one client's READ rate), "
-                  "blink (Cell local B-link search vs absl::btree_map), rtree (Catfish R*-tree search vs "
+                  "blink (Cell local B-link search vs absl::btree_map), namtree (NAM index local B-link search vs "
+                  "absl::btree_map), rtree (Catfish R*-tree search vs "
                   "boost::geometry rtree), log (Pilaf puts/s with its operation log on disk vs without, and recovery time per GB)")
-      ->check(CLI::IsMember({"cuckoo", "read", "blink", "rtree", "log"}));
+      ->check(CLI::IsMember({"cuckoo", "read", "blink", "namtree", "rtree", "log"}));
   cmd->add_option("--log-dir", opts->log_dir, "--micro log: an empty or absent directory on the disk to measure");
   cmd->add_option("--index", opts->index,
                   "Compare this index's --mode values on loopback, on the scenario given or a built-in one "
