@@ -81,9 +81,10 @@ elif [ "$backend" = verbs ]; then
     echo "fault_campaign.sh: no RDMA device here (LOCUS_VERBS_ADDRESS unset); run it with ci/softroce-vm.sh"
     exit 77
   fi
-  # (NessieSD/NessieHY: each node's server thread has an endpoint of its own.)
+  # (NessieSD/NessieHY: each node's server threads, three for small.toml's
+  # 256-byte values, have an endpoint each beside the tables'.)
   case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;;
-    nessie-server|nessie-hybrid) entries=6 ;; nam*) entries=4 ;; esac
+    nessie-server|nessie-hybrid) entries=12 ;; nam*) entries=4 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

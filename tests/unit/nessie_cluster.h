@@ -66,25 +66,31 @@ struct NessieCluster {
       BOOST_REQUIRE((*node)->attach(*server.rpc).is_ok());
       rpcs.push_back(std::move(server.rpc));
       nodes.push_back(std::move(*node));
-      if (geometry.coupled != 0) add_server_thread(i, config.max_migrate_depth);
+      if (geometry.coupled != 0) add_server_thread(i, config.max_migrate_depth, std::max(1u, config.server_threads));
     }
     loader = std::make_unique<nessie::Loader>(nodes);
   }
 
-  void add_server_thread(uint32_t i, uint32_t max_migrate_depth) {
-    auto id = runtime->add_node({"server" + std::to_string(i) + ".requests", true});
-    BOOST_REQUIRE(id.is_ok());
-    auto req = nessie::RequestServer::create(runtime->setup_env(*id), geometry);
-    BOOST_REQUIRE_MESSAGE(req.is_ok(), req.status().to_string());
-    nodes.back()->set_requests(req->get());
+  // Node i's server threads (NessieSD, NessieHY), `threads` of them each
+  // with an endpoint of its own and a share of the node's rings, as the
+  // driver deploys them; they share the node's one store.
+  void add_server_thread(uint32_t i, uint32_t max_migrate_depth, uint32_t threads = 1) {
     stores.push_back(std::make_unique<nessie::NodeStore>(*nodes.back(), max_migrate_depth));
-    nessie::RequestServer* r = req->get();
     nessie::NodeStore* st = stores.back().get();
-    BOOST_REQUIRE(runtime
-                      ->spawn(*id, "server" + std::to_string(i) + ".requests", ActorKind::kDaemon,
-                              [r, st](Env& e) { r->serve(e, *st); })
-                      .is_ok());
-    requests.push_back(std::move(*req));
+    std::vector<nessie::RequestServer*> mine;
+    for (uint32_t t = 0; t < threads; ++t) {
+      const std::string name = "server" + std::to_string(i) + ".requests" + std::to_string(t);
+      auto id = runtime->add_node({name, true});
+      BOOST_REQUIRE(id.is_ok());
+      const nessie::RingShare share = nessie::ring_share(geometry.rings, threads, t);
+      auto req = nessie::RequestServer::create(runtime->setup_env(*id), geometry, share.first, share.count);
+      BOOST_REQUIRE_MESSAGE(req.is_ok(), req.status().to_string());
+      nessie::RequestServer* r = req->get();
+      mine.push_back(r);
+      BOOST_REQUIRE(runtime->spawn(*id, name, ActorKind::kDaemon, [r, st](Env& e) { r->serve(e, *st); }).is_ok());
+      requests.push_back(std::move(*req));
+    }
+    nodes.back()->set_requests(std::move(mine));
   }
 
   // The server threads' figures, summed over the nodes.

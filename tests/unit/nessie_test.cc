@@ -144,12 +144,13 @@ BOOST_AUTO_TEST_CASE(differential_colocated_hybrid) { differential(false, 0, "hy
 // Four clients on 10 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
 // and retried (else it tested nothing).
-void concurrent(const char* mode, bool colocated = false) {
+void concurrent(const char* mode, bool colocated = false, uint32_t server_threads = 0) {
   // Coupled tables (NessieSD, NessieHY) hold all of a key's candidates on
   // one node: 10 keys spread unevenly over two nodes need more than 8 there.
   const bool coupled = std::string(mode) != "client";
   NessieConfig config = small_config(coupled ? 12 : 8);
   config.mode = mode;
+  config.server_threads = server_threads;
   config.backoff_base_us = 2;
   config.backoff_max_us = 200;
   constexpr uint32_t kClients = 4;
@@ -239,6 +240,11 @@ void concurrent(const char* mode, bool colocated = false) {
   }
   BOOST_TEST(s.restore_failures == 0u);
   BOOST_TEST((s.local_ops > 0u) == (colocated && std::string(mode) != "server"));
+  // Several server threads a node: the grants went round them, and each served.
+  if (server_threads > 1) {
+    BOOST_TEST(cluster.requests.size() == 2u * server_threads);
+    for (const auto& r : cluster.requests) BOOST_TEST(r->stats().requests > 0u);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) { concurrent("client"); }
@@ -246,6 +252,11 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) { concurrent("client")
 BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable) { concurrent("client", true); }
 BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable_hybrid) { concurrent("hybrid", true); }
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_server_driven) { concurrent("server"); }
+// Each node's four rings served by three threads sharing its tables.
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_three_server_threads) { concurrent("server", false, 3); }
+BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_hybrid_three_server_threads) {
+  concurrent("hybrid", false, 3);
+}
 // Client-driven gets racing the nodes' puts, deletes and migrations.
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_hybrid) { concurrent("hybrid"); }
 

@@ -66,6 +66,12 @@ struct NessieConfig final : scenario::IndexConfig {
   // shared by its workers; here each client session has one of that size.
   // 0: no cache.
   double cache_fraction = 0.005;
+  // NessieSD and NessieHY: server worker threads per node, each polling its
+  // share of the node's request rings on an endpoint of its own. 0: the
+  // testbed's tuning (calibration.md, Nessie testbed: "server-driven
+  // variant tuned to 3 server + 9 client workers (< 1 KB values) or 2 + 10
+  // (>= 1 KB)"): 3 below 1 KB values, else 2.
+  uint32_t server_threads = 0;
 };
 
 }  // namespace locus::nessie

@@ -34,6 +34,9 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("backoff_max_us", &c->backoff_max_us, 0, 1e9));
   LOCUS_RETURN_IF_ERROR(keys.flag("multiple_reads", &c->multiple_reads));
   LOCUS_RETURN_IF_ERROR(keys.number("cache_fraction", &c->cache_fraction, 0, 1));
+  LOCUS_RETURN_IF_ERROR(keys.number("server_threads", &c->server_threads, 0, 64));
+  if (c->server_threads != 0 && c->mode == "client")
+    return keys.fail("server_threads", "Nessie (index.mode = client) has no server threads");
   if (c->backoff_max_us < c->backoff_base_us)
     return keys.fail("backoff_max_us", "must not be below index.backoff_base_us");
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));

@@ -35,27 +35,45 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 class NessieDriver final : public design::IndexDriver {
  public:
-  NessieDriver(const NessieConfig& config, const Geometry& g, uint64_t records)
-      : config_(config), g_(g), options_(client_options(config, records, g.nodes)) {}
+  // threads: NessieSD's and NessieHY's server threads per node (0 in
+  // client mode), at most one per ring.
+  NessieDriver(const NessieConfig& config, const Geometry& g, uint64_t records, uint32_t threads)
+      : config_(config),
+        g_(g),
+        options_(client_options(config, records, g.nodes)),
+        threads_(std::min(threads, g.rings)) {}
 
-  // NessieSD and NessieHY: a second endpoint per node for its server
-  // thread, which takes every completion there (requests.h); the first
-  // keeps the layout RPC and the tables.
+  // NessieSD and NessieHY: after the endpoint that keeps the layout RPC
+  // and the tables, one endpoint per server thread, which takes every
+  // completion there (requests.h) and serves its share of the rings.
   std::vector<design::EndpointSpec> server_endpoints() const override {
-    if (g_.coupled == 0) return {design::EndpointSpec{}};
-    return {design::EndpointSpec{}, design::EndpointSpec{".requests", false}};
+    std::vector<design::EndpointSpec> e{design::EndpointSpec{}};
+    for (uint32_t t = 0; t < threads_; ++t) {
+      e.push_back(design::EndpointSpec{threads_ == 1 ? ".requests" : ".requests" + std::to_string(t), false});
+    }
+    return e;
   }
 
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
-    if (g_.coupled != 0 && endpoint % 2 == 1) {
-      if (nodes_.size() != endpoint / 2 + 1) return internal_error("nessie: a node's endpoints set up out of order");
-      LOCUS_ASSIGN_OR_RETURN(auto requests, RequestServer::create(env, g_));
-      nodes_.back()->set_requests(requests.get());
-      stores_.push_back(std::make_unique<NodeStore>(*nodes_.back(), config_.max_migrate_depth));
+    const uint32_t per_node = 1 + threads_;
+    if (endpoint % per_node != 0) {
+      const uint32_t thread = endpoint % per_node - 1;
+      if (nodes_.size() != endpoint / per_node + 1 ||
+          requests_.size() != uint64_t{endpoint / per_node} * threads_ + thread) {
+        return internal_error("nessie: a node's endpoints set up out of order");
+      }
+      const RingShare share = ring_share(g_.rings, threads_, thread);
+      LOCUS_ASSIGN_OR_RETURN(auto requests, RequestServer::create(env, g_, share.first, share.count));
       requests_.push_back(std::move(requests));
+      if (thread + 1 == threads_) {
+        std::vector<RequestServer*> mine;
+        for (uint32_t t = 0; t < threads_; ++t) mine.push_back(requests_[requests_.size() - threads_ + t].get());
+        nodes_.back()->set_requests(std::move(mine));
+        stores_.push_back(std::make_unique<NodeStore>(*nodes_.back(), config_.max_migrate_depth));
+      }
       return Status();
     }
-    const uint32_t dti = g_.coupled != 0 ? endpoint / 2 : endpoint;
+    const uint32_t dti = endpoint / per_node;
     LOCUS_ASSIGN_OR_RETURN(auto node, NessieNode::create(env, dti, g_));
     LOCUS_RETURN_IF_ERROR(node->attach(rpc));
     nodes_.push_back(std::move(node));
@@ -63,12 +81,17 @@ class NessieDriver final : public design::IndexDriver {
   }
 
   std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
-    if (g_.coupled == 0 || endpoint % 2 == 0) return {};
-    const uint32_t node = endpoint / 2;
+    const uint32_t per_node = 1 + threads_;
+    if (endpoint % per_node == 0) return {};
+    const uint32_t node = endpoint / per_node;
+    const uint32_t thread = endpoint % per_node - 1;
+    const size_t k = size_t{node} * threads_ + thread;
     // The paper's server workers poll their request regions (section 5):
     // a core each, busy whether or not requests come.
-    return {design::DaemonSpec{"server" + std::to_string(node) + ".nessie", false,
-                               [this, node](Env& env) { requests_[node]->serve(env, *stores_[node]); }, true}};
+    std::string name = "server" + std::to_string(node) + ".nessie";
+    if (threads_ > 1) name += std::to_string(thread);
+    return {design::DaemonSpec{std::move(name), false,
+                               [this, node, k](Env& env) { requests_[k]->serve(env, *stores_[node]); }, true}};
   }
 
   // Serial: a record's cuckoo walk may cross every node's index table.
@@ -151,9 +174,9 @@ class NessieDriver final : public design::IndexDriver {
  private:
   StatusOr<std::unique_ptr<design::ClientSession>> open(Endpoint& ep, rpc::RpcClient& rpc,
                                                         std::span<const NodeId> servers, const LocalTables* local) {
-    // The tables' endpoints: every other one with a server thread beside.
+    // The tables' endpoints: the first of each node's, its server threads' after it.
     std::vector<NodeId> tables;
-    for (size_t i = 0; i < servers.size(); i += g_.coupled != 0 ? 2 : 1) tables.push_back(servers[i]);
+    for (size_t i = 0; i < servers.size(); i += 1 + threads_) tables.push_back(servers[i]);
     LOCUS_ASSIGN_OR_RETURN(auto client, NessieClient::connect(ep, rpc, tables, options_, local));
     return std::unique_ptr<design::ClientSession>(new NessieSession(std::move(client)));
   }
@@ -162,8 +185,9 @@ class NessieDriver final : public design::IndexDriver {
   Geometry g_;
   ClientOptions options_;
   std::vector<std::unique_ptr<NessieNode>> nodes_;
-  std::vector<std::unique_ptr<RequestServer>> requests_;  // coupled modes: per node
-  std::vector<std::unique_ptr<NodeStore>> stores_;        // coupled modes: per node
+  uint32_t threads_;
+  std::vector<std::unique_ptr<RequestServer>> requests_;  // coupled modes: per node, threads_ each
+  std::vector<std::unique_ptr<NodeStore>> stores_;        // coupled modes: per node, shared by its threads
   std::unique_ptr<Loader> loader_;
 };
 
@@ -266,7 +290,11 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   const uint32_t processes = s.run.clients + (s.faults.restart_after_ns > 0 ? s.faults.crash_clients : 0);
   auto g = make_geometry(config, s.platform.servers, s.workload.recordcount, processes, value_bytes, &bad_key);
   if (!g.is_ok()) return scenario::setting_error(s, bad_key, g.status().message());
-  return std::unique_ptr<design::IndexDriver>(new NessieDriver(config, *g, s.workload.recordcount));
+  // The testbed's tuning (config.h) unless the scenario says.
+  uint32_t threads = 0;
+  if (config.mode != "client")
+    threads = config.server_threads != 0 ? config.server_threads : value_bytes < 1024 ? 3 : 2;
+  return std::unique_ptr<design::IndexDriver>(new NessieDriver(config, *g, s.workload.recordcount, threads));
 }
 
 }  // namespace locus::nessie

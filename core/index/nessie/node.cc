@@ -34,46 +34,56 @@ NessieNode::~NessieNode() {
 }
 
 Status NessieNode::attach(rpc::RpcServer& rpc) {
-  return rpc.handle(kLayoutRpcType, kLayoutWork,
-                    [this](const rpc::RequestContext& ctx, rpc::Reader& in, rpc::Writer& out) {
-                      uint8_t want_slice = 0;
-                      if (!in.get(&want_slice)) return invalid_argument("nessie.layout: malformed request");
-                      RingGrant ring;
-                      if (!in.at_end()) {
-                        // A ring request: the client's response ring for this node (1), or
-                        // a ring of its own to start over (2).
-                        uint8_t want_ring = 0;
-                        if (!in.get(&want_ring) || (want_ring != 1 && want_ring != 2)) {
-                          return invalid_argument("nessie.layout: malformed request");
-                        }
-                        if (requests_ == nullptr)
-                          return invalid_argument("nessie.layout: this node has no request rings (index.mode)");
-                        if (want_ring == 2) {
-                          uint32_t id = 0;
-                          if (!in.get(&id) || !in.at_end()) return invalid_argument("nessie.layout: malformed request");
-                          LOCUS_RETURN_IF_ERROR(requests_->reset(id, ctx.client));
-                          ring.ring = id;
-                          put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, 0, ring, out);
-                          return Status();
-                        }
-                        RemoteRegion responses;
-                        uint64_t offset = 0;
-                        if (!rpc::get_region(in, &responses) || !in.get(&offset) || !in.at_end()) {
-                          return invalid_argument("nessie.layout: malformed request");
-                        }
-                        if (offset > responses.length || responses.length - offset < geometry_.ring_bytes) {
-                          return invalid_argument("nessie.layout: the response ring lies outside its region");
-                        }
-                        ring = requests_->grant(remote_at(responses, offset));
-                      }
-                      uint64_t first = 0;
-                      if (want_slice != 0 && geometry_.coupled == 0) {
-                        const uint32_t slice = next_slice_.fetch_add(1, std::memory_order_relaxed);
-                        if (slice < geometry_.slices) first = geometry_.slice_first(slice);
-                      }
-                      put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, first, ring, out);
-                      return Status();
-                    });
+  return rpc.handle(
+      kLayoutRpcType, kLayoutWork, [this](const rpc::RequestContext& ctx, rpc::Reader& in, rpc::Writer& out) {
+        uint8_t want_slice = 0;
+        if (!in.get(&want_slice)) return invalid_argument("nessie.layout: malformed request");
+        RingGrant ring;
+        if (!in.at_end()) {
+          // A ring request: the client's response ring for this node (1), or
+          // a ring of its own to start over (2).
+          uint8_t want_ring = 0;
+          if (!in.get(&want_ring) || (want_ring != 1 && want_ring != 2)) {
+            return invalid_argument("nessie.layout: malformed request");
+          }
+          if (requests_.empty()) return invalid_argument("nessie.layout: this node has no request rings (index.mode)");
+          if (want_ring == 2) {
+            uint32_t id = 0;
+            if (!in.get(&id) || !in.at_end()) return invalid_argument("nessie.layout: malformed request");
+            RequestServer* owner = nullptr;
+            for (RequestServer* r : requests_) {
+              if (r->owns(id)) owner = r;
+            }
+            if (owner == nullptr) {
+              return invalid_argument("nessie.layout: ring " + std::to_string(id) + " is not this client's");
+            }
+            LOCUS_RETURN_IF_ERROR(owner->reset(id, ctx.client));
+            ring.ring = id;
+            put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, 0, ring, out);
+            return Status();
+          }
+          RemoteRegion responses;
+          uint64_t offset = 0;
+          if (!rpc::get_region(in, &responses) || !in.get(&offset) || !in.at_end()) {
+            return invalid_argument("nessie.layout: malformed request");
+          }
+          if (offset > responses.length || responses.length - offset < geometry_.ring_bytes) {
+            return invalid_argument("nessie.layout: the response ring lies outside its region");
+          }
+          // In turn over the threads; one whose rings are all granted passes.
+          const uint32_t first = next_thread_.fetch_add(1, std::memory_order_relaxed);
+          for (size_t k = 0; k < requests_.size() && ring.ring == kNoRing; ++k) {
+            ring = requests_[(first + k) % requests_.size()]->grant(remote_at(responses, offset));
+          }
+        }
+        uint64_t first = 0;
+        if (want_slice != 0 && geometry_.coupled == 0) {
+          const uint32_t slice = next_slice_.fetch_add(1, std::memory_order_relaxed);
+          if (slice < geometry_.slices) first = geometry_.slice_first(slice);
+        }
+        put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, first, ring, out);
+        return Status();
+      });
 }
 
 }  // namespace locus::nessie

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/common/aligned_buffer.h"
 #include "core/index/nessie/layout.h"
@@ -34,9 +35,10 @@ class NessieNode {
   NessieNode& operator=(const NessieNode&) = delete;
 
   Status attach(rpc::RpcServer& rpc);
-  // NessieSD/NessieHY: the node's request rings, granted by the layout
-  // RPC (set before any client connects).
-  void set_requests(RequestServer* requests) { requests_ = requests; }
+  // NessieSD/NessieHY: the node's server threads' request rings, granted
+  // by the layout RPC in turn over the threads (set before any client
+  // connects).
+  void set_requests(std::vector<RequestServer*> requests) { requests_ = std::move(requests); }
 
   // Direct access for the load, before any client runs.
   uint64_t* ite(uint64_t index) { return reinterpret_cast<uint64_t*>(index_.data()) + index; }
@@ -57,8 +59,9 @@ class NessieNode {
   Region data_region_;
   bool index_registered_ = false;
   bool data_registered_ = false;
-  RequestServer* requests_ = nullptr;
-  std::atomic<uint32_t> next_slice_{0};  // RPC workers may grant slices at once
+  std::vector<RequestServer*> requests_;
+  std::atomic<uint32_t> next_thread_{0};  // whose rings the next grant takes first
+  std::atomic<uint32_t> next_slice_{0};   // RPC workers may grant slices at once
 };
 
 }  // namespace locus::nessie

@@ -38,13 +38,29 @@ int NodeStore::find(std::string_view key, const KeyHash& kh) {
   return -1;
 }
 
-StatusOr<std::string_view> NodeStore::get(std::string_view key) {
+Status NodeStore::get(std::string_view key, std::string* value) {
+  std::lock_guard<ShortMutex> lock(mu_);
+  return get_locked(key, value);
+}
+
+Status NodeStore::put(std::string_view key, std::string_view value, Nanos now_ns) {
+  std::lock_guard<ShortMutex> lock(mu_);
+  return put_locked(key, value, now_ns);
+}
+
+Status NodeStore::remove(std::string_view key, Nanos now_ns) {
+  std::lock_guard<ShortMutex> lock(mu_);
+  return remove_locked(key, now_ns);
+}
+
+Status NodeStore::get_locked(std::string_view key, std::string* value) {
   ++stats_.gets;
   const KeyHash kh = hash_key(key, g_);
   const int w = find(key, kh);
   if (w < 0) return not_found("nessie get: no such key");
   const std::byte* d = node_.dte(g_.dte_of(load_ite(kh.slot[w].index)));
-  return std::string_view(reinterpret_cast<const char*>(d + g_.meta_bytes()), header_at(d).value_bytes);
+  value->assign(reinterpret_cast<const char*>(d + g_.meta_bytes()), header_at(d).value_bytes);
+  return Status();
 }
 
 // A depth-first search for an empty ITE reachable by moving keys: path
@@ -110,7 +126,7 @@ void NodeStore::retire(uint64_t ite, Nanos now_ns) {
   ++retired_count_;
 }
 
-Status NodeStore::put(std::string_view key, std::string_view value, Nanos now_ns) {
+Status NodeStore::put_locked(std::string_view key, std::string_view value, Nanos now_ns) {
   ++stats_.puts;
   if (key.size() > g_.key_bytes || value.size() > g_.value_bytes) {
     return invalid_argument("nessie put: a key of " + std::to_string(key.size()) + " bytes and a value of " +
@@ -141,7 +157,7 @@ Status NodeStore::put(std::string_view key, std::string_view value, Nanos now_ns
   return Status();
 }
 
-Status NodeStore::remove(std::string_view key, Nanos now_ns) {
+Status NodeStore::remove_locked(std::string_view key, Nanos now_ns) {
   ++stats_.deletes;
   const KeyHash kh = hash_key(key, g_);
   const int w = find(key, kh);

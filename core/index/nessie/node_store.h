@@ -2,8 +2,9 @@
 // one node's server thread doing gets, puts and deletes on its own
 // partially coupled tables (every candidate ITE of a key it owns is in its
 // index table and names a DTE of its data table), with CPU loads and
-// stores instead of verbs. Only this thread changes the tables, so its
-// operations are serial; in NessieHY clients read the same tables by
+// stores instead of verbs. Only the node's server threads change the
+// tables, one operation at a time (a short lock: an operation never
+// waits; the CPU it is charged runs outside it, on the thread's core); in NessieHY clients read the same tables by
 // RDMA READ at any time (client-driven gets), which is why a change keeps
 // Nessie's rules for readers: a DTE is written whole before an ITE names
 // it and is never changed while named; a replaced or deleted DTE is reused
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/short_mutex.h"
 #include "core/common/status.h"
 #include "core/index/nessie/node.h"
 #include "core/transport/env.h"
@@ -40,17 +42,24 @@ class NodeStore {
   // are the store's to use; loaded ones are reused once replaced.
   NodeStore(NessieNode& node, uint32_t max_migrate_depth);
 
-  // The value (valid until the next call), or NOT_FOUND.
-  StatusOr<std::string_view> get(std::string_view key);
+  // The value, copied into *value under the store's lock (once the lock
+  // is released, another server thread may replace the key and, after the
+  // expiry period, reuse its data entry), or NOT_FOUND.
+  Status get(std::string_view key, std::string* value);
   // ABORTED when no DTE is free (replaced ones wait out the expiry
   // period: retry later), RESOURCE_EXHAUSTED when no candidate can be
   // freed; the key is unchanged then.
   Status put(std::string_view key, std::string_view value, Nanos now_ns);
   Status remove(std::string_view key, Nanos now_ns);
 
+  // Read once the server threads have stopped.
   const StoreStats& stats() const { return stats_; }
 
  private:
+  // The work of get, put and remove, under mu_.
+  Status get_locked(std::string_view key, std::string* value);
+  Status put_locked(std::string_view key, std::string_view value, Nanos now_ns);
+  Status remove_locked(std::string_view key, Nanos now_ns);
   // The way whose ITE names a DTE of `key`, or -1.
   int find(std::string_view key, const KeyHash& kh);
   std::string_view key_of(uint64_t ite);
@@ -77,6 +86,7 @@ class NodeStore {
   size_t retired_head_ = 0;
   size_t retired_count_ = 0;
   std::vector<uint64_t> path_;  // reserved for max_depth + 1 entries
+  ShortMutex mu_;
   StoreStats stats_;
 };
 

@@ -22,21 +22,33 @@ uint32_t ring_bytes_for(uint32_t key_bytes, uint32_t value_bytes) {
   return 2 * ring::message_bytes(max_payload_bytes(key_bytes, value_bytes));
 }
 
-StatusOr<std::unique_ptr<RequestServer>> RequestServer::create(Env env, const Geometry& g) {
+RingShare ring_share(uint32_t rings, uint32_t threads, uint32_t t) {
+  const auto at = [&](uint32_t k) { return static_cast<uint32_t>(uint64_t{rings} * k / threads); };
+  return {at(t), at(t + 1) - at(t)};
+}
+
+StatusOr<std::unique_ptr<RequestServer>> RequestServer::create(Env env, const Geometry& g, uint32_t first_ring,
+                                                               uint32_t count) {
+  if (count == 0) count = g.rings;
+  if (uint64_t{first_ring} + count > g.rings) {
+    return invalid_argument("nessie: request rings " + std::to_string(first_ring) + " to " +
+                            std::to_string(uint64_t{first_ring} + count - 1) + " beyond the node's " +
+                            std::to_string(g.rings));
+  }
   if (g.coupled == 0 || g.rings == 0 || g.ring_bytes < ring_bytes_for(g.key_bytes, g.value_bytes) ||
       g.ring_bytes > ring::kMaxRingBytes) {
     return invalid_argument("nessie: request rings not sized for these keys and values");
   }
-  std::unique_ptr<RequestServer> s(new RequestServer(env, g));
+  std::unique_ptr<RequestServer> s(new RequestServer(env, g, first_ring, count));
   LOCUS_RETURN_IF_ERROR(s->init());
   return s;
 }
 
 Status RequestServer::init() {
-  const uint64_t ring_total = uint64_t{g_.rings} * g_.ring_bytes;
+  const uint64_t ring_total = uint64_t{count_} * g_.ring_bytes;
   staging_bytes_ = ring::message_bytes(max_payload_bytes(g_.key_bytes, g_.value_bytes)) + 8;
-  const uint32_t recvs = std::min(2 * g_.rings + 16, env_.transport->limits().max_recv_wr);
-  const uint64_t staging_total = uint64_t{g_.rings} * staging_bytes_ + uint64_t{recvs} * 8;
+  const uint32_t recvs = std::min(2 * count_ + 16, env_.transport->limits().max_recv_wr);
+  const uint64_t staging_total = uint64_t{count_} * staging_bytes_ + uint64_t{recvs} * 8;
   memory_ = AlignedBuffer(ring_total);
   staging_ = AlignedBuffer(staging_total);
   if (!memory_.valid() || !staging_.valid()) {
@@ -46,7 +58,7 @@ Status RequestServer::init() {
   std::memset(memory_.data(), 0, ring_total);
   LOCUS_ASSIGN_OR_RETURN(local_, env_.transport->register_memory(staging_.data(), staging_total, kLocalOnly));
   local_registered_ = true;
-  for (uint32_t i = 0; i < g_.rings; ++i) {
+  for (uint32_t i = 0; i < count_; ++i) {
     auto r = std::make_unique<Ring>();
     std::byte* at = memory_.data() + uint64_t{i} * g_.ring_bytes;
     LOCUS_ASSIGN_OR_RETURN(r->region, env_.transport->register_memory(at, g_.ring_bytes, kRemoteWrite));
@@ -58,10 +70,11 @@ Status RequestServer::init() {
   for (uint32_t i = 0; i < recvs; ++i) {
     RecvRequest rr;
     rr.wr_id = kRecvTag | i;
-    rr.local = {staging_.data() + uint64_t{g_.rings} * staging_bytes_ + uint64_t{i} * 8, 8, local_.lkey};
+    rr.local = {staging_.data() + uint64_t{count_} * staging_bytes_ + uint64_t{i} * 8, 8, local_.lkey};
     LOCUS_RETURN_IF_ERROR(env_.transport->post_recv(std::span<const RecvRequest>(&rr, 1)));
   }
   scratch_.resize(kBatch);
+  value_.reserve(g_.value_bytes);
   return Status();
 }
 
@@ -78,15 +91,16 @@ RingGrant RequestServer::grant(const RemoteAddr& response) {
   Ring& r = *rings_[id];
   r.response = response;
   r.state.store(kLive, std::memory_order_release);
-  return {r.region.remote(), id};
+  return {r.region.remote(), first_ + id};
 }
 
 Status RequestServer::reset(uint32_t ring, NodeId client) {
-  if (ring >= rings_.size() || rings_[ring]->state.load(std::memory_order_acquire) == kFree ||
-      rings_[ring]->response.node != client) {
+  const uint32_t id = ring - first_;  // wraps past the end when ring < first_
+  if (!owns(ring) || rings_[id]->state.load(std::memory_order_acquire) == kFree ||
+      rings_[id]->response.node != client) {
     return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
   }
-  rings_[ring]->reset_requested.store(true, std::memory_order_release);
+  rings_[id]->reset_requested.store(true, std::memory_order_release);
   return Status();
 }
 
@@ -106,7 +120,7 @@ void RequestServer::repost(uint64_t wr_id) {
   const uint64_t i = wr_id & ~kRecvTag;
   RecvRequest rr;
   rr.wr_id = wr_id;
-  rr.local = {staging_.data() + uint64_t{g_.rings} * staging_bytes_ + i * 8, 8, local_.lkey};
+  rr.local = {staging_.data() + uint64_t{count_} * staging_bytes_ + i * 8, 8, local_.lkey};
   (void)env_.transport->post_recv(std::span<const RecvRequest>(&rr, 1));
 }
 
@@ -114,9 +128,10 @@ void RequestServer::take(const Completion& c) {
   if (c.op == Opcode::kRecv) {
     if (c.status == WcStatus::kFlushed) return;
     // Only the client a ring was granted to may name it.
-    if (c.ok() && c.has_imm && c.imm < rings_.size() && rings_[c.imm]->state.load(std::memory_order_acquire) == kLive &&
-        rings_[c.imm]->response.node == c.peer) {
-      rings_[c.imm]->dirty = true;
+    const uint32_t id = c.imm - first_;  // the ring's own number; wraps when imm < first_
+    if (c.ok() && c.has_imm && owns(c.imm) && rings_[id]->state.load(std::memory_order_acquire) == kLive &&
+        rings_[id]->response.node == c.peer) {
+      rings_[id]->dirty = true;
     } else {
       ++stats_.stray_notifications;
     }
@@ -218,9 +233,8 @@ void RequestServer::handle(NodeStore& store, Ring& r, uint32_t id, const ring::R
   Status s;
   std::string_view out;
   if (v.header.type == kRequestGet) {
-    auto got = store.get(key);
-    if (got.is_ok()) out = *got;
-    s = got.status();
+    s = store.get(key, &value_);
+    if (s.is_ok()) out = value_;
   } else if (v.header.type == kRequestPut) {
     work = kServerPutWork;
     s = store.put(key, value, now);

@@ -72,14 +72,29 @@ struct RequestServerStats {
   uint64_t resets = 0;  // rings started over at their client's request
 };
 
+// Thread t's share of a node's `rings` rings among `threads` server
+// threads (threads <= rings): consecutive numbers, as even as can be, each
+// share at least one ring.
+struct RingShare {
+  uint32_t first = 0;
+  uint32_t count = 0;
+};
+RingShare ring_share(uint32_t rings, uint32_t threads, uint32_t t);
+
 class RequestServer {
  public:
-  // Registers g.rings rings of g.ring_bytes on `env`'s node.
-  static StatusOr<std::unique_ptr<RequestServer>> create(Env env, const Geometry& g);
+  // Registers `count` rings of g.ring_bytes on `env`'s node (0: g.rings),
+  // numbered first_ring on: a node's server threads each serve a share of
+  // its rings, and a ring's number (a request's immediate, a reset's
+  // argument) says whose it is.
+  static StatusOr<std::unique_ptr<RequestServer>> create(Env env, const Geometry& g, uint32_t first_ring = 0,
+                                                         uint32_t count = 0);
   ~RequestServer();
   RequestServer(const RequestServer&) = delete;
   RequestServer& operator=(const RequestServer&) = delete;
 
+  // Whether ring number `ring` is one of this thread's.
+  bool owns(uint32_t ring) const { return ring >= first_ && ring - first_ < count_; }
   // Grants a ring to a client whose response ring for this node is at
   // `response` (g.ring_bytes there); thread safe (the layout RPC's
   // workers call it). Its number and its region, or kNoRing if none is left.
@@ -117,7 +132,8 @@ class RequestServer {
     ring::RingWriter writer;
   };
 
-  RequestServer(Env env, const Geometry& g) : env_(env), g_(g) {}
+  RequestServer(Env env, const Geometry& g, uint32_t first, uint32_t count)
+      : env_(env), g_(g), first_(first), count_(count) {}
   Status init();
   void handle(NodeStore& store, Ring& r, uint32_t id, const ring::RingReader::View& v);
   // Writes a response (kEnd with `payload`, or kError with `error`) into
@@ -130,6 +146,9 @@ class RequestServer {
 
   Env env_;
   Geometry g_;
+  std::string value_;   // a get's value, copied out of the store (capacity kept: no allocation per get)
+  uint32_t first_ = 0;  // this thread's rings are numbers first_ to first_ + count_ - 1
+  uint32_t count_ = 0;
   AlignedBuffer memory_;   // the rings, each registered on its own
   AlignedBuffer staging_;  // per ring a response (and a wrap word), then the receive words
   Region local_;           // staging_

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(node.is_ok(), "%s", node.status().to_string().c_str());
   auto server = RequestServer::create(fabric.env(kServerThread), *g);
   FUZZ_CHECK(server.is_ok(), "%s", server.status().to_string().c_str());
-  (*node)->set_requests(server->get());
+  (*node)->set_requests({server->get()});
   NodeStore store(**node, config.max_migrate_depth);
   const uint32_t ring_bytes = g->ring_bytes;
 
