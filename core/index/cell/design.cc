@@ -10,6 +10,7 @@
 namespace locus::cell {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);
 
 namespace {
 
@@ -60,7 +61,7 @@ Status register_design(design::Registry& registry) {
                         // RPC handlers are named by request type (server.cc); the servers
                         // charge their search costs themselves (index.server_*_us).
                         {"cell.1", "cell.2", "cell.3", "cell.4", "cell.internal"}},
-                       make_driver});
+                       make_driver, model_profile});
 }
 
 }  // namespace locus::cell
