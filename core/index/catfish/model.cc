@@ -51,9 +51,10 @@ Walk walk(Store& store, const Rect& q, uint32_t max_batch, const scenario::CpuSp
     pending.resize(pending.size() - n);
     w.reads += n;
     w.batches += 1;
-    w.client_us += design::handler_cost_us(cpu, kClientNodeWork, double{n} * g.node_bytes);
-    for (const auto& [off, level] : batch) {
-      const NodeView v(region + off, g.lines_per_field());
+    w.client_us += design::handler_cost_us(cpu, kClientNodeWork, static_cast<double>(n) * g.node_bytes);
+    for (const auto& node : batch) {
+      const uint32_t level = node.second;  // a plain local: clang captures no structured binding
+      const NodeView v(region + node.first, g.lines_per_field());
       scan_intersecting(v, v.count(), q, [&](const Rect&, uint64_t ptr) {
         if (level == 0) {
           w.hits += 1;
