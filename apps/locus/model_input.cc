@@ -48,11 +48,10 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s)
 }
 
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s, const design::ModelProfile& m) {
-  if (m.round_trips_per_client_op != m.reads_per_client_op) {
-    return invalid_argument("index.type: the " + s.index.type + " model issues READs together (" +
+  if (!(m.round_trips_per_client_op >= 1 && m.round_trips_per_client_op <= m.reads_per_client_op)) {
+    return invalid_argument("index.type: the " + s.index.type + " model gives " +
                             std::to_string(m.round_trips_per_client_op) + " round trips for " +
-                            std::to_string(m.reads_per_client_op) +
-                            " READs), which the locality model does not take yet: it takes READs one after another");
+                            std::to_string(m.reads_per_client_op) + " READs; expected 1 to one per READ");
   }
   models::LocalityInput in;
   const scenario::PlatformSpec& p = s.platform;
@@ -61,6 +60,7 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.platform.cores_per_server = static_cast<int>(p.cores_per_server);
   in.platform.server_op_service_time_us = m.server_cpu_us_per_server_op;
   in.workload.reads_per_client_op = m.reads_per_client_op;
+  in.workload.round_trips_per_client_op = m.round_trips_per_client_op;
   in.workload.client_cpu_us_per_client_op = m.client_cpu_us_per_client_op;
   in.platform.nic_read_rate_ops_per_s = p.nic.read.ops_per_s(bytes_of(m.read_bytes));
   // The simulator gives verb sends and receives separate budgets, each

@@ -17,12 +17,8 @@ constexpr double kUsPerS = 1e6;
 // engine (its m READs, its two messages); see latency_tail.h.
 constexpr double kSameNicCorrelation = 1.0;
 
-double read_service_us(const LocalityInput& in) {
-  return kUsPerS / in.platform.nic_read_rate_ops_per_s;
-}
-double verb_service_us(const LocalityInput& in) {
-  return kUsPerS / in.platform.nic_verb_rate_msgs_per_s;
-}
+double read_service_us(const LocalityInput& in) { return kUsPerS / in.platform.nic_read_rate_ops_per_s; }
+double verb_service_us(const LocalityInput& in) { return kUsPerS / in.platform.nic_verb_rate_msgs_per_s; }
 
 }  // namespace
 
@@ -43,13 +39,16 @@ Status LocalityInput::validate() const {
     return invalid_argument("NIC independence shares must lie in (0, 1]");
   }
   if (fr + fv < 1) {
-    return invalid_argument(
-        "NIC independence shares must sum to >= 1 (1 means READs and verbs fully share the NIC)");
+    return invalid_argument("NIC independence shares must sum to >= 1 (1 means READs and verbs fully share the NIC)");
   }
   if (w.clients < 1) return invalid_argument("workload.clients must be >= 1");
   if (!(w.think_time_us >= 0)) return invalid_argument("workload.think_time_us must be >= 0");
   if (!(w.network_rtt_us >= 0)) return invalid_argument("workload.network_rtt_us must be >= 0");
   if (!(w.reads_per_client_op > 0)) return invalid_argument("workload.reads_per_client_op must be > 0");
+  if (!(w.round_trips_per_client_op >= 0 && w.round_trips_per_client_op <= w.reads_per_client_op)) {
+    return invalid_argument(
+        "workload.round_trips_per_client_op must lie in [0, reads_per_client_op] (0: one per READ)");
+  }
   if (!(w.messages_per_server_op >= 0)) {
     return invalid_argument("workload.messages_per_server_op must be >= 0");
   }
@@ -59,13 +58,17 @@ Status LocalityInput::validate() const {
   return Status::ok();
 }
 
+double LocalityInput::client_round_trips() const {
+  return workload.round_trips_per_client_op > 0 ? workload.round_trips_per_client_op : workload.reads_per_client_op;
+}
+
 double nic_slowdown(const LocalityInput& in, double p) {
   const double read_demand = (1 - p) * in.workload.reads_per_client_op * read_service_us(in);
   const double verb_demand = p * in.workload.messages_per_server_op * verb_service_us(in);
   const double own_limit = std::max(read_demand, verb_demand);
   if (own_limit <= 0) return 1.0;
-  const double joint_limit = (read_demand + verb_demand) /
-                             (in.platform.nic_read_share_with_verbs + in.platform.nic_verb_share_with_reads);
+  const double joint_limit =
+      (read_demand + verb_demand) / (in.platform.nic_read_share_with_verbs + in.platform.nic_verb_share_with_reads);
   return std::max(1.0, joint_limit / own_limit);
 }
 
@@ -74,27 +77,25 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
   const LocalityPlatform& pl = in.platform;
   const LocalityWorkload& w = in.workload;
   const double m = w.reads_per_client_op;
+  const double r = in.client_round_trips();
   const double s = pl.servers;
   const double phi = nic_slowdown(in, p);
   ClosedNetwork net;
   net.stations.resize(kLocalityStationCount);
-  net.stations[kNetworkDelay] = {"network", StationKind::kDelay, 1, 1, p + (1 - p) * m,
-                                 w.network_rtt_us};
-  net.stations[kClientCpuDelay] = {"client cpu", StationKind::kDelay, 1, 1, 1 - p,
-                                   w.client_cpu_us_per_client_op};
+  net.stations[kNetworkDelay] = {"network", StationKind::kDelay, 1, 1, p + (1 - p) * r, w.network_rtt_us};
+  net.stations[kClientCpuDelay] = {"client cpu", StationKind::kDelay, 1, 1, 1 - p, w.client_cpu_us_per_client_op};
   net.stations[kThinkDelay] = {"think", StationKind::kDelay, 1, 1, 1.0, w.think_time_us};
-  net.stations[kServerCpu] = {"server cpu", StationKind::kQueue, pl.cores_per_server, pl.servers,
-                              p / s, pl.server_op_service_time_us};
-  net.stations[kNicRead] = {"nic read", StationKind::kQueue, 1, pl.servers, (1 - p) * m / s,
-                            phi * read_service_us(in)};
-  net.stations[kNicVerbs] = {"nic verbs", StationKind::kQueue, 1, pl.servers,
-                             p * w.messages_per_server_op / s, phi * verb_service_us(in)};
+  net.stations[kServerCpu] = {"server cpu", StationKind::kQueue,         pl.cores_per_server, pl.servers,
+                              p / s,        pl.server_op_service_time_us};
+  net.stations[kNicRead] = {"nic read", StationKind::kQueue, 1, pl.servers, (1 - p) * m / s, phi * read_service_us(in)};
+  net.stations[kNicVerbs] = {
+      "nic verbs", StationKind::kQueue, 1, pl.servers, p * w.messages_per_server_op / s, phi * verb_service_us(in)};
   for (int k : {kServerCpu, kNicRead, kNicVerbs}) net.stations[k].service_scv = pl.service_scv;
   return net;
 }
 
-LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, const MvaSweep& sweep,
-                                         int clients, bool with_p99) {
+LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, const MvaSweep& sweep, int clients,
+                                         bool with_p99) {
   LOCUS_CHECK(clients >= 1 && clients <= sweep.max_population());
   const LocalityPlatform& pl = in.platform;
   const LocalityWorkload& w = in.workload;
@@ -115,7 +116,7 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
   const double read_wait = sweep.mean_wait_per_visit_us(clients, kNicRead);
   const double verb_wait = sweep.mean_wait_per_visit_us(clients, kNicVerbs);
   const double server_fixed = w.network_rtt_us + pl.server_op_service_time_us + msgs * verb_us;
-  const double client_fixed = m * (w.network_rtt_us + read_us) + w.client_cpu_us_per_client_op;
+  const double client_fixed = in.client_round_trips() * w.network_rtt_us + m * read_us + w.client_cpu_us_per_client_op;
   out.server_side_latency_us = server_fixed + cpu_wait + msgs * verb_wait;
   out.client_side_latency_us = client_fixed + m * read_wait;
 
@@ -126,10 +127,10 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
   const double read_busy = phi * out.nic_read_utilisation;
   const double verb_busy = phi * out.nic_verb_utilisation;
   const double busiest = std::max({out.cpu_utilisation, read_busy, verb_busy});
-  out.bottleneck = busiest < 0.5                        ? "clients"
-                   : busiest == out.cpu_utilisation     ? "server cpu"
-                   : busiest == read_busy               ? "nic read"
-                                                        : "nic verbs";
+  out.bottleneck = busiest < 0.5                    ? "clients"
+                   : busiest == out.cpu_utilisation ? "server cpu"
+                   : busiest == read_busy           ? "nic read"
+                                                    : "nic verbs";
 
   if (with_p99) {
     auto component = [&](int station, double visits, double correlation) {
@@ -150,8 +151,7 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
 StatusOr<LocalityPrediction> predict_split(const LocalityInput& in, double p) {
   LOCUS_RETURN_IF_ERROR(in.validate());
   if (!(p >= 0 && p <= 1)) return invalid_argument("server-side share must lie in [0, 1]");
-  LOCUS_ASSIGN_OR_RETURN(MvaSweep sweep,
-                         solve_mva_exact(locality_network(in, p), in.workload.clients));
+  LOCUS_ASSIGN_OR_RETURN(MvaSweep sweep, solve_mva_exact(locality_network(in, p), in.workload.clients));
   return prediction_from_sweep(in, p, sweep, in.workload.clients, true);
 }
 
@@ -161,8 +161,7 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
   // asks for it hundreds of times per configuration.
   const double phi = nic_slowdown(in, p);
   const double servers = in.platform.servers;
-  const double cpu_us = p * in.platform.server_op_service_time_us /
-                        (servers * in.platform.cores_per_server);
+  const double cpu_us = p * in.platform.server_op_service_time_us / (servers * in.platform.cores_per_server);
   const double read_us = phi * (1 - p) * in.workload.reads_per_client_op * read_service_us(in) / servers;
   const double verb_us = phi * p * in.workload.messages_per_server_op * verb_service_us(in) / servers;
   return kUsPerS / std::max({cpu_us, read_us, verb_us});

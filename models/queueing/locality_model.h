@@ -6,9 +6,10 @@
 // queue, service time s per server-side operation), its NIC's READ engine
 // and its NIC's verb-messaging engine. A server-side operation visits the
 // CPU once and the verb engine for `messages_per_server_op` messages and
-// spends one network round trip; a client-side operation makes m READs,
-// each a round trip plus a visit to the READ engine, and may spend client
-// CPU time. Requests spread uniformly over the servers. Clients form a
+// spends one network round trip; a client-side operation makes m READs in
+// r round trips (r = m when each READ waits for the previous one, fewer
+// when a round issues several together), each READ a visit to the READ
+// engine, and may spend client CPU time. Requests spread uniformly over the servers. Clients form a
 // closed population with optional think time, solved by exact MVA.
 //
 // NIC partial independence (calibration.md: ~80% of peak READ rate while
@@ -62,6 +63,10 @@ struct LocalityWorkload {
   double think_time_us = 0;             // between a reply and the next request
   double network_rtt_us = 3.0;          // per READ and per RPC, excluding NIC service
   double reads_per_client_op = 5;       // m: READs of one client-side operation
+  // r: network round trips of one client-side operation, when its READs go
+  // out in multi-issue rounds (a tree level's READs together); 0 means one
+  // per READ. The client pays r network delays, the READ engine serves all m.
+  double round_trips_per_client_op = 0;
   double messages_per_server_op = 2;    // verb messages at the server NIC per RPC
   double client_cpu_us_per_client_op = 0;  // client processing of one client-side op
 };
@@ -71,6 +76,8 @@ struct LocalityInput {
   LocalityWorkload workload;
 
   Status validate() const;
+  // r, resolving 0 to one round trip per READ.
+  double client_round_trips() const;
 };
 
 struct LocalityPrediction {

@@ -56,8 +56,7 @@ double grid_then_golden(F&& f, int grid_points, double tolerance) {
 
 double balanced_split(const LocalityInput& in) {
   LOCUS_CHECK(in.validate().is_ok());
-  return grid_then_golden([&](double p) { return saturation_throughput_ops_per_s(in, p); }, 201,
-                          1e-9);
+  return grid_then_golden([&](double p) { return saturation_throughput_ops_per_s(in, p); }, 201, 1e-9);
 }
 
 StatusOr<double> optimal_split(const LocalityInput& in) {
@@ -84,11 +83,13 @@ StatusOr<double> jsq_equilibrium_split(const LocalityInput& in) {
   auto preference = [&](double p) -> StatusOr<double> {
     LOCUS_ASSIGN_OR_RETURN(LocalityPrediction pred, predict_split(in, p));
     const double read_us = pred.nic_slowdown * 1e6 / in.platform.nic_read_rate_ops_per_s;
-    const double unloaded_read_us = rtt + read_us;                      // the rule's RTT
-    const double read_latency_us = (pred.client_side_latency_us -
-                                    in.workload.client_cpu_us_per_client_op) / m;  // l_r
-    return (pred.server_side_latency_us - unloaded_read_us) -
-           m * (read_latency_us - unloaded_read_us);
+    const double unloaded_read_us = rtt + read_us;  // the rule's RTT
+    // l_r: one READ's latency, its round trip counted once per READ
+    // whether or not the traversal issues READs together.
+    const double read_latency_us =
+        (pred.client_side_latency_us - in.workload.client_cpu_us_per_client_op - in.client_round_trips() * rtt) / m +
+        rtt;
+    return (pred.server_side_latency_us - unloaded_read_us) - m * (read_latency_us - unloaded_read_us);
   };
   LOCUS_ASSIGN_OR_RETURN(double at_zero, preference(0.0));
   if (at_zero >= 0) return 0.0;

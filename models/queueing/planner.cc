@@ -227,7 +227,8 @@ PlanResult Planner::run() {
   const double unloaded_rpc_us = w.network_rtt_us + base_.platform.server_op_service_time_us +
                                  w.messages_per_server_op * kUsPerS / base_.platform.nic_verb_rate_msgs_per_s;
   const double unloaded_traversal_us =
-      w.reads_per_client_op * (w.network_rtt_us + kUsPerS / base_.platform.nic_read_rate_ops_per_s) +
+      base_.client_round_trips() * w.network_rtt_us +
+      w.reads_per_client_op * kUsPerS / base_.platform.nic_read_rate_ops_per_s +
       w.client_cpu_us_per_client_op;
   const double client_floor = targets_.throughput_ops_per_s / kUsPerS *
                               (w.think_time_us + std::min(unloaded_rpc_us, unloaded_traversal_us));

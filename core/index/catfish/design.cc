@@ -7,6 +7,7 @@
 namespace locus::catfish {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);
 
 namespace {
 
@@ -35,7 +36,7 @@ Status register_design(design::Registry& registry) {
                         "R*-tree of rectangles; searches by fast messaging over RDMA WRITE rings or offloaded as "
                         "multi-issue RDMA READs, chosen by a back-off selector on server heartbeats",
                         true, read_keys, {"catfish.search", "catfish.insert", "catfish.delete", "catfish.connect", kClientNodeWork}},
-                       make_driver});
+                       make_driver, model_profile});
 }
 
 }  // namespace locus::catfish
