@@ -14,7 +14,7 @@ constexpr uint32_t kEntryAt = 0;
 constexpr uint32_t kProbeAt = 32;
 constexpr uint32_t kMetaBeforeAt = 128;
 constexpr uint32_t kMetaAfterAt = 144;
-constexpr uint32_t kExtentAt = 192;
+constexpr uint32_t kExtentAt = kReadScratchBytes;
 static_assert(kProbeAt + kWays * kEntryBytes <= kMetaBeforeAt);
 static_assert(kMetaAfterAt + sizeof(Meta) <= kExtentAt);
 

@@ -57,6 +57,10 @@ struct ClientStats {
 };
 static_assert(sizeof(ClientStats) == 8 * sizeof(uint64_t), "operator+= must add every counter");
 
+// The read buffer's room for entries and meta copies, before one extent
+// (client.cc lays it out).
+inline constexpr uint32_t kReadScratchBytes = 192;
+
 // The client's CRC64 checks, as Cpu::charge_work names them.
 inline constexpr const char* kClientCrcWork = "pilaf.client_crc";
 

@@ -61,11 +61,14 @@ class PilafDriver final : public design::IndexDriver {
                 ? "index.initial_buckets and workload.recordcount x workload.fieldcount x workload.fieldlength"
                 : "workload.recordcount x workload.fieldcount x workload.fieldlength over platform.servers"};
   }
-  // A read buffer (an extent of index.max_kv_bytes behind room for a few
-  // entries, client.cc) for each server the client talks to.
+  // One read buffer (an extent of index.max_kv_bytes behind room for a
+  // few entries, client.cc) shared by the session's clients, and at worst
+  // a PilafClient (its server's layout) and its slot for every server.
   design::MemoryEstimate client_memory() const override {
-    return {design::saturating_mul(scenario_.platform.servers, uint64_t{config_.max_kv_bytes}),
-            "index.max_kv_bytes x platform.servers"};
+    const uint64_t per_server = sizeof(PilafClient) + sizeof(std::unique_ptr<PilafClient>);
+    return {design::saturating_add(uint64_t{config_.max_kv_bytes} + kReadScratchBytes,
+                                   design::saturating_mul(scenario_.platform.servers, per_server)),
+            "index.max_kv_bytes, and platform.servers x a layout"};
   }
 
   LogSettings log_settings(uint32_t endpoint) const {
