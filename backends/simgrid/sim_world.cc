@@ -30,9 +30,10 @@ const SimRegion* find_remote(SimNode& target, const WorkRequest& wr) {
 Connection& connection_to(SimNode& from, NodeId to) {
   if (from.last_conn != nullptr && from.last_peer == to) return *from.last_conn;
   Connection* c = nullptr;
-  for (Connection* a : from.active_connections) {
-    if (a->peer == to) {
-      c = a;
+  const std::vector<NodeId>& peers = from.active_peers;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    if (peers[i] == to) {
+      c = from.active_connections[i];
       break;
     }
   }
@@ -54,6 +55,7 @@ Connection& World::open_connection(SimNode& from, NodeId to) {
   c->owner = &from;
   c->peer = to;
   from.active_connections.push_back(c);
+  from.active_peers.push_back(to);
   if (const SimNode* peer = node(to)) note_post_between_clients(from, *peer);
   return *c;
 }
@@ -65,10 +67,13 @@ void World::release_if_idle(Connection& c) {
   }
   SimNode& from = *c.owner;
   std::vector<Connection*>& active = from.active_connections;
+  std::vector<NodeId>& peers = from.active_peers;
   for (size_t i = 0; i < active.size(); ++i) {
-    if (active[i] == &c) {
+    if (peers[i] == c.peer) {  // one connection per peer
       active[i] = active.back();
       active.pop_back();
+      peers[i] = peers.back();
+      peers.pop_back();
       break;
     }
   }

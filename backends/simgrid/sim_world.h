@@ -291,6 +291,10 @@ struct alignas(64) SimNode {
   // outstanding request (a Connection never moves: InFlight and last_conn
   // point to it).
   std::vector<Connection*> active_connections;
+  // Their peers, index for index: connection_to scans these contiguous
+  // ids instead of loading every Connection (a cache miss each on a
+  // server with dozens of clients in flight).
+  std::vector<NodeId> active_peers;
   // Peers this node has posted to through executors (World::post).
   std::unordered_set<NodeId> executor_peers;
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.

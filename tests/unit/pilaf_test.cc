@@ -1,7 +1,8 @@
 // Pilaf: the store against std::unordered_map, the client end to end on
 // the loopback backend (RDMA and VO gets, table and extent growth under
 // way), the race of RDMA readers against a writing server, and gets that
-// never find a consistent copy (answered by the server, not failed).
+// never find a consistent copy (answered by the server, not failed), and
+// a session's per-server clients sharing one read buffer.
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/common/random.h"
+#include "core/index/pilaf/session.h"
 #include "core/index/pilaf/store.h"
 #include "tests/support/forwarding_transport.h"
 #include "tests/support/loopback_cluster.h"
@@ -534,6 +536,65 @@ BOOST_AUTO_TEST_CASE(a_miss_is_confirmed_only_by_reads_fenced_around_the_slots) 
   BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
   BOOST_TEST(moves == 2);                  // both kicks happened where they hurt
   BOOST_TEST(stats.miss_rechecks >= 1u);   // the confirmation saw the move
+}
+
+// Counts the memory registrations made through it.
+class CountingTransport final : public testing::ForwardingTransport {
+ public:
+  using ForwardingTransport::ForwardingTransport;
+  StatusOr<Region> register_memory(void* addr, uint64_t length, Access access) override {
+    ++registrations;
+    return inner_.register_memory(addr, length, access);
+  }
+  int registrations = 0;
+};
+
+// Issue 21: a session held a PilafClient per server, each with its own
+// registered read buffer, so memory grew as clients x servers. Its
+// clients now share one buffer (and one set of counters): four shards
+// register one buffer between them, and every get still reads its value.
+BOOST_AUTO_TEST_CASE(session_clients_share_one_read_buffer) {
+  auto cluster = testing::PilafCluster::create(tiny_store());
+  const NodeId node = *cluster->runtime->add_node({"client", false});
+  constexpr size_t kShards = 4;
+  constexpr uint64_t kKeys = 64;
+  int registrations = -1;
+  pilaf::ClientStats stats;
+  BOOST_REQUIRE(cluster->runtime->spawn(node, "client", ActorKind::kWorker, [&](Env& env) {
+    CountingTransport counting(*env.transport);
+    Env counted = env;
+    counted.transport = &counting;
+    Endpoint ep(counted);
+    auto rpc = rpc::RpcClient::create(ep);
+    if (!rpc.is_ok()) return cluster->fail(rpc.status().to_string());
+    const int before = counting.registrations;
+    // Every shard on the one server: four PilafClients, four layouts.
+    pilaf::PilafSession session(ep, **rpc, std::vector<NodeId>(kShards, cluster->server_node), {});
+    std::vector<bool> used(kShards, false);
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      used[pilaf::pilaf_shard_of(k, kShards)] = true;
+      const std::string key = key_of(k), value = make_value(key, 1, 8);
+      std::string_view as;
+      const Status put = session.execute({workload::OpKind::kInsert, k}, key, value, &as);
+      if (!put.is_ok()) return cluster->fail("insert " + key + ": " + put.to_string());
+    }
+    if (std::count(used.begin(), used.end(), true) != kShards) return cluster->fail("a shard without keys");
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      std::string_view as;
+      const Status got = session.execute({workload::OpKind::kRead, k}, key_of(k), {}, &as);
+      if (!got.is_ok()) return cluster->fail("read " + key_of(k) + ": " + got.to_string());
+    }
+    registrations = counting.registrations - before;
+    stats = session.client_stats();
+  }).is_ok());
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
+  BOOST_TEST(registrations == 1);  // one read buffer, not one per shard
+  BOOST_TEST(stats.gets == kKeys);
+  // Each client fetched its server's layout (and again when the inserts
+  // grew the server's regions): the shared counters sum them all.
+  BOOST_TEST(stats.layout_refreshes >= kShards);
+  BOOST_TEST(stats.fallbacks == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -14,66 +14,73 @@ constexpr uint32_t kEntryAt = 0;
 constexpr uint32_t kProbeAt = 32;
 constexpr uint32_t kMetaBeforeAt = 128;
 constexpr uint32_t kMetaAfterAt = 144;
-constexpr uint32_t kExtentAt = 192;
+constexpr uint32_t kExtentAt = kReadScratchBytes;
 static_assert(kProbeAt + kWays * kEntryBytes <= kMetaBeforeAt);
 static_assert(kMetaAfterAt + sizeof(Meta) <= kExtentAt);
 
 Status retry_status() { return Status(StatusCode::kAborted, "retry"); }
 }  // namespace
 
-StatusOr<std::unique_ptr<PilafClient>> PilafClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
-                                                            NodeId server,
+ClientContext::~ClientContext() {
+  if (registered) (void)endpoint.transport().deregister_memory(region);
+}
+
+Status ClientContext::ensure_buffer(uint64_t need) {
+  if (registered && buffer.size() >= need) return Status();
+  if (registered) {
+    LOCUS_RETURN_IF_ERROR(endpoint.transport().deregister_memory(region));
+    registered = false;
+  }
+  buffer = AlignedBuffer(need);
+  if (!buffer.valid()) return resource_exhausted("pilaf client: cannot allocate read buffer");
+  LOCUS_ASSIGN_OR_RETURN(region, endpoint.transport().register_memory(buffer.data(), need, kLocalOnly));
+  registered = true;
+  return Status();
+}
+
+StatusOr<std::unique_ptr<PilafClient>> PilafClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server,
                                                             const ClientOptions& options) {
-  std::unique_ptr<PilafClient> c(new PilafClient(endpoint, rpc, server, options));
+  auto owned = std::make_unique<ClientContext>(endpoint, rpc, options);
+  ClientContext& context = *owned;
+  std::unique_ptr<PilafClient> c(new PilafClient(context, std::move(owned), server));
   LOCUS_RETURN_IF_ERROR(c->refresh_layout());
   return c;
 }
 
-PilafClient::PilafClient(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server,
-                         const ClientOptions& options)
-    : endpoint_(endpoint), rpc_(rpc), server_(server), options_(options) {}
-
-PilafClient::~PilafClient() {
-  if (registered_) (void)endpoint_.transport().deregister_memory(region_);
+StatusOr<std::unique_ptr<PilafClient>> PilafClient::connect(ClientContext& context, NodeId server) {
+  std::unique_ptr<PilafClient> c(new PilafClient(context, nullptr, server));
+  LOCUS_RETURN_IF_ERROR(c->refresh_layout());
+  return c;
 }
 
+PilafClient::PilafClient(ClientContext& context, std::unique_ptr<ClientContext> owned, NodeId server)
+    : owned_(std::move(owned)), ctx_(context), server_(server) {}
+
+PilafClient::~PilafClient() = default;
+
 Status PilafClient::refresh_layout() {
-  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(server_, kGetLayout, 0));
+  LOCUS_ASSIGN_OR_RETURN(auto body, ctx_.rpc.call(server_, kGetLayout, 0));
   rpc::Reader r(body);
   Layout fresh;
   if (!decode_layout(r, &fresh)) {
     return corruption("pilaf: server " + std::to_string(server_) + " sent an invalid layout");
   }
   layout_ = fresh;
-  ++stats_.layout_refreshes;
-  return ensure_buffers();
-}
-
-Status PilafClient::ensure_buffers() {
-  const uint64_t need = kExtentAt + uint64_t{layout_.max_kv_bytes};
-  if (registered_ && buffer_.size() >= need) return Status();
-  if (registered_) {
-    LOCUS_RETURN_IF_ERROR(endpoint_.transport().deregister_memory(region_));
-    registered_ = false;
-  }
-  buffer_ = AlignedBuffer(need);
-  if (!buffer_.valid()) return resource_exhausted("pilaf client: cannot allocate read buffer");
-  LOCUS_ASSIGN_OR_RETURN(region_, endpoint_.transport().register_memory(buffer_.data(), need, kLocalOnly));
-  registered_ = true;
-  return Status();
+  ++ctx_.stats.layout_refreshes;
+  return ctx_.ensure_buffer(kExtentAt + uint64_t{layout_.max_kv_bytes});
 }
 
 WorkRequest PilafClient::read_request(const RemoteAddr& from, void* into, uint32_t bytes) {
   WorkRequest wr;
-  wr.wr_id = endpoint_.next_wr_id();
+  wr.wr_id = ctx_.endpoint.next_wr_id();
   wr.op = Opcode::kRead;
   wr.remote = from;
-  wr.local = {into, bytes, region_.lkey};
+  wr.local = {into, bytes, ctx_.region.lkey};
   return wr;
 }
 
 bool PilafClient::crc_matches(const void* data, uint32_t bytes, uint64_t want) {
-  Env& env = endpoint_.env();
+  Env& env = ctx_.endpoint.env();
   const WorkTimer checking(env);
   const bool match = crc64(data, bytes) == want;
   env.cpu->charge_work(kClientCrcWork, checking.elapsed(), bytes);
@@ -81,13 +88,13 @@ bool PilafClient::crc_matches(const void* data, uint32_t bytes, uint64_t want) {
 }
 
 Status PilafClient::read_entry(uint64_t slot, Entry* out) {
-  std::byte* into = buffer_.data() + kEntryAt;
-  ++stats_.entry_reads;
+  std::byte* into = ctx_.buffer.data() + kEntryAt;
+  ++ctx_.stats.entry_reads;
   LOCUS_RETURN_IF_ERROR(
-      endpoint_.execute(read_request(remote_at(layout_.table, slot * kEntryBytes), into, kEntryBytes)));
+      ctx_.endpoint.execute(read_request(remote_at(layout_.table, slot * kEntryBytes), into, kEntryBytes)));
   std::memcpy(out, into, kEntryBytes);
   if (!crc_matches(out, kEntryCrcBytes, out->entry_crc)) {
-    ++stats_.entry_retries;
+    ++ctx_.stats.entry_retries;
     return retry_status();
   }
   return Status();
@@ -103,12 +110,12 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
     LOCUS_RETURN_IF_ERROR(read_entry(slot, &e));
     if (e.empty() || e.key_tag != kh.tag) continue;
     if (e.kv_length > layout_.max_kv_bytes) return retry_status();
-    std::byte* extent = buffer_.data() + kExtentAt;
-    ++stats_.extent_reads;
-    LOCUS_RETURN_IF_ERROR(endpoint_.execute(
-        read_request(remote_at(layout_.extents, e.kv_offset), extent, e.kv_length)));
+    std::byte* extent = ctx_.buffer.data() + kExtentAt;
+    ++ctx_.stats.extent_reads;
+    LOCUS_RETURN_IF_ERROR(
+        ctx_.endpoint.execute(read_request(remote_at(layout_.extents, e.kv_offset), extent, e.kv_length)));
     if (!crc_matches(extent, e.kv_length, e.kv_crc)) {
-      ++stats_.extent_retries;
+      ++ctx_.stats.extent_retries;
       return retry_status();
     }
     std::string_view k, v;
@@ -127,7 +134,7 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
   }
   LOCUS_ASSIGN_OR_RETURN(bool absent, confirm_miss(kh, other_keys));
   if (!absent) {
-    ++stats_.miss_rechecks;
+    ++ctx_.stats.miss_rechecks;
     return retry_status();
   }
   return not_found("pilaf get: no such key");
@@ -141,19 +148,19 @@ StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* 
   // batch's READs (issue 16, defect 6): the first slot READ and the second
   // meta READ are fenced (IBV_SEND_FENCE), so each starts only once every
   // READ before it has completed.
-  std::byte* buf = buffer_.data();
+  std::byte* buf = ctx_.buffer.data();
   const RemoteAddr meta = remote_at(layout_.meta, 0);
   WorkRequest batch[kWays + 2];
   batch[0] = read_request(meta, buf + kMetaBeforeAt, sizeof(Meta));
   for (int w = 0; w < kWays; ++w) {
-    batch[w + 1] = read_request(remote_at(layout_.table, kh.slot[w] * kEntryBytes),
-                                buf + kProbeAt + w * kEntryBytes, kEntryBytes);
+    batch[w + 1] =
+        read_request(remote_at(layout_.table, kh.slot[w] * kEntryBytes), buf + kProbeAt + w * kEntryBytes, kEntryBytes);
   }
   batch[kWays + 1] = read_request(meta, buf + kMetaAfterAt, sizeof(Meta));
   batch[1].fence = true;
   batch[kWays + 1].fence = true;
-  stats_.entry_reads += kWays;
-  LOCUS_RETURN_IF_ERROR(endpoint_.execute(batch));
+  ctx_.stats.entry_reads += kWays;
+  LOCUS_RETURN_IF_ERROR(ctx_.endpoint.execute(batch));
   Meta before, after;
   std::memcpy(&before, buf + kMetaBeforeAt, sizeof(Meta));
   std::memcpy(&after, buf + kMetaAfterAt, sizeof(Meta));
@@ -177,10 +184,10 @@ StatusOr<bool> PilafClient::confirm_miss(const KeyHash& kh, const Entry* const* 
 }
 
 StatusOr<std::string_view> PilafClient::rpc_get(std::string_view key) {
-  rpc::Writer w(rpc_.payload_buffer());
+  rpc::Writer w(ctx_.rpc.payload_buffer());
   w.blob(key);
   if (!w.ok()) return invalid_argument("pilaf get: key too long for one message");
-  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(server_, kGet, w.size()));
+  LOCUS_ASSIGN_OR_RETURN(auto body, ctx_.rpc.call(server_, kGet, w.size()));
   rpc::Reader r(body);
   std::string_view value;
   if (!r.blob(&value) || !r.at_end()) {
@@ -190,10 +197,10 @@ StatusOr<std::string_view> PilafClient::rpc_get(std::string_view key) {
 }
 
 StatusOr<std::string_view> PilafClient::get(std::string_view key) {
-  ++stats_.gets;
-  if (options_.mode == GetMode::kVerbsOnly) return rpc_get(key);
+  ++ctx_.stats.gets;
+  if (ctx_.options.mode == GetMode::kVerbsOnly) return rpc_get(key);
   KeyHash kh = hash_key(key, layout_.bucket_count - 1);
-  TornRetry retry(options_.torn, *endpoint_.env().clock);
+  TornRetry retry(ctx_.options.torn, *ctx_.endpoint.env().clock);
   // Layout refreshes share the budget without pausing (the new layout is
   // read at once), so a server replacing regions faster than this client
   // can follow them also ends at the server rather than looping.
@@ -210,11 +217,11 @@ StatusOr<std::string_view> PilafClient::get(std::string_view key) {
     // A region was replaced (or the epoch moved): fetch the layout again.
     LOCUS_RETURN_IF_ERROR(refresh_layout());
     kh = hash_key(key, layout_.bucket_count - 1);
-    if (!options_.torn.allows_another(++refreshes)) break;
+    if (!ctx_.options.torn.allows_another(++refreshes)) break;
   }
   // No consistent copy within the budget: contention, which the server,
   // reading its own memory, does not see.
-  ++stats_.fallbacks;
+  ++ctx_.stats.fallbacks;
   return rpc_get(key);
 }
 
@@ -226,18 +233,18 @@ StatusOr<bool> PilafClient::contains(std::string_view key) {
 }
 
 Status PilafClient::put(std::string_view key, std::string_view value) {
-  rpc::Writer w(rpc_.payload_buffer());
+  rpc::Writer w(ctx_.rpc.payload_buffer());
   w.blob(key);
   w.blob(value);
   if (!w.ok()) return invalid_argument("pilaf put: key and value exceed one message");
-  return rpc_.call(server_, kPut, w.size()).status();
+  return ctx_.rpc.call(server_, kPut, w.size()).status();
 }
 
 Status PilafClient::remove(std::string_view key) {
-  rpc::Writer w(rpc_.payload_buffer());
+  rpc::Writer w(ctx_.rpc.payload_buffer());
   w.blob(key);
   if (!w.ok()) return invalid_argument("pilaf delete: key too long for one message");
-  return rpc_.call(server_, kDelete, w.size()).status();
+  return ctx_.rpc.call(server_, kDelete, w.size()).status();
 }
 
 }  // namespace locus::pilaf

@@ -11,6 +11,11 @@
 // policy's budget is contention (a hot key rewritten continuously), so it
 // is asked of the server as in VO mode (counted in `fallbacks`). VO mode
 // sends every get to the server as an RPC. Put and delete are always RPCs.
+//
+// What does not depend on the server lives in a ClientContext, which the
+// clients of one session share (a client with no session owns its own):
+// with a client per server at a thousand servers, a read buffer per
+// (client, server) pair cost more memory than everything else together.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +36,11 @@ struct ClientStats {
   uint64_t gets = 0;
   uint64_t entry_reads = 0;
   uint64_t extent_reads = 0;
-  uint64_t entry_retries = 0;    // entry CRC mismatch: torn by a concurrent write
-  uint64_t extent_retries = 0;   // extent CRC mismatch: freed or rewritten meanwhile
-  uint64_t miss_rechecks = 0;    // misses re-probed because entries were moving
+  uint64_t entry_retries = 0;   // entry CRC mismatch: torn by a concurrent write
+  uint64_t extent_retries = 0;  // extent CRC mismatch: freed or rewritten meanwhile
+  uint64_t miss_rechecks = 0;   // misses re-probed because entries were moving
   uint64_t layout_refreshes = 0;
-  uint64_t fallbacks = 0;        // gets asked of the server after torn.max_attempts inconsistent reads
+  uint64_t fallbacks = 0;  // gets asked of the server after torn.max_attempts inconsistent reads
 
   uint64_t retries() const { return entry_retries + extent_retries + miss_rechecks; }
   ClientStats& operator+=(const ClientStats& o) {
@@ -52,6 +57,10 @@ struct ClientStats {
 };
 static_assert(sizeof(ClientStats) == 8 * sizeof(uint64_t), "operator+= must add every counter");
 
+// The read buffer's room for entries and meta copies, before one extent
+// (client.cc lays it out).
+inline constexpr uint32_t kReadScratchBytes = 192;
+
 // The client's CRC64 checks, as Cpu::charge_work names them.
 inline constexpr const char* kClientCrcWork = "pilaf.client_crc";
 
@@ -62,12 +71,40 @@ struct ClientOptions {
   TornReadPolicy torn;
 };
 
+// What one client's PilafClients (one per server) share: the endpoint and
+// RPC client they all use, their options, their counters, and one
+// registered read buffer. A get uses the buffer from its first READ until
+// it returns, and a client runs one operation at a time, so one buffer,
+// sized for the largest extent of any server, serves them all.
+class ClientContext {
+ public:
+  ClientContext(Endpoint& endpoint, rpc::RpcClient& rpc, const ClientOptions& options)
+      : endpoint(endpoint), rpc(rpc), options(options) {}
+  ~ClientContext();
+  ClientContext(const ClientContext&) = delete;
+  ClientContext& operator=(const ClientContext&) = delete;
+
+  // A registered buffer of at least `bytes` (kept if it already is).
+  Status ensure_buffer(uint64_t bytes);
+
+  Endpoint& endpoint;
+  rpc::RpcClient& rpc;
+  const ClientOptions options;
+  ClientStats stats;
+  AlignedBuffer buffer;  // entries, meta copies, one extent
+  Region region;
+  bool registered = false;
+};
+
 class PilafClient {
  public:
-  // Connects to `server` through `rpc` (which shares `endpoint`).
-  static StatusOr<std::unique_ptr<PilafClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc,
-                                                        NodeId server,
+  // Connects to `server` through `rpc` (which shares `endpoint`), with a
+  // context of its own.
+  static StatusOr<std::unique_ptr<PilafClient>> connect(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server,
                                                         const ClientOptions& options = {});
+  // Connects to `server` sharing `context` (its buffer and counters) with
+  // the context's other clients; the context must outlive the client.
+  static StatusOr<std::unique_ptr<PilafClient>> connect(ClientContext& context, NodeId server);
   ~PilafClient();
 
   // The value, valid until the next call on this client; NOT_FOUND if absent.
@@ -76,13 +113,13 @@ class PilafClient {
   Status put(std::string_view key, std::string_view value);
   Status remove(std::string_view key);
 
-  const ClientStats& stats() const { return stats_; }
+  // The context's counters: this client's alone unless it shares one.
+  const ClientStats& stats() const { return ctx_.stats; }
   const Layout& layout() const { return layout_; }
 
  private:
-  PilafClient(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId server, const ClientOptions& options);
+  PilafClient(ClientContext& context, std::unique_ptr<ClientContext> owned, NodeId server);
   Status refresh_layout();
-  Status ensure_buffers();
   // One verified attempt; kAborted means "retry", kRemoteAccessError "refresh".
   StatusOr<std::string_view> rdma_get_once(std::string_view key, const KeyHash& kh);
   Status read_entry(uint64_t slot, Entry* out);
@@ -99,15 +136,10 @@ class PilafClient {
   // scenario; here isa-l does it in a fraction of that.
   bool crc_matches(const void* data, uint32_t bytes, uint64_t want);
 
-  Endpoint& endpoint_;
-  rpc::RpcClient& rpc_;
+  std::unique_ptr<ClientContext> owned_;  // null when the context is shared
+  ClientContext& ctx_;
   NodeId server_;
-  ClientOptions options_;
-  Layout layout_;
-  AlignedBuffer buffer_;  // entries, meta copies, one extent
-  Region region_;
-  bool registered_ = false;
-  ClientStats stats_;
+  Layout layout_;  // what this server last said
 };
 
 }  // namespace locus::pilaf

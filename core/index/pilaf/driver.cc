@@ -54,18 +54,21 @@ class PilafDriver final : public design::IndexDriver {
     const uint64_t per_server =
         saturating_add(saturating_add(saturating_mul(buckets, kEntryBytes + sizeof(Hash128)), extents),
                        memory::BuddyAllocator::bookkeeping_bytes(extents, o.min_extent_block_bytes));
-    return {saturating_add(saturating_mul(scenario_.platform.servers, per_server),
-                           saturating_mul(scenario_.workload.effective_insertcount(),
-                                          design::sharded_load_bytes_per_record())),
+    return {saturating_add(
+                saturating_mul(scenario_.platform.servers, per_server),
+                saturating_mul(scenario_.workload.effective_insertcount(), design::sharded_load_bytes_per_record())),
             config_.initial_buckets != 0
                 ? "index.initial_buckets and workload.recordcount x workload.fieldcount x workload.fieldlength"
                 : "workload.recordcount x workload.fieldcount x workload.fieldlength over platform.servers"};
   }
-  // A read buffer (an extent of index.max_kv_bytes behind room for a few
-  // entries, client.cc) for each server the client talks to.
+  // One read buffer (an extent of index.max_kv_bytes behind room for a
+  // few entries, client.cc) shared by the session's clients, and at worst
+  // a PilafClient (its server's layout) and its slot for every server.
   design::MemoryEstimate client_memory() const override {
-    return {design::saturating_mul(scenario_.platform.servers, uint64_t{config_.max_kv_bytes}),
-            "index.max_kv_bytes x platform.servers"};
+    const uint64_t per_server = sizeof(PilafClient) + sizeof(std::unique_ptr<PilafClient>);
+    return {design::saturating_add(uint64_t{config_.max_kv_bytes} + kReadScratchBytes,
+                                   design::saturating_mul(scenario_.platform.servers, per_server)),
+            "index.max_kv_bytes, and platform.servers x a layout"};
   }
 
   LogSettings log_settings(uint32_t endpoint) const {
@@ -97,13 +100,9 @@ class PilafDriver final : public design::IndexDriver {
   }
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
-                                                   std::span<const NodeId> servers) override {
-    std::vector<NodeId> nodes(servers.begin(), servers.end());
-    const GetMode mode = mode_;
-    return std::unique_ptr<design::ClientSession>(new PilafSession(
-        nodes.size(), [&ep, &rpc, nodes, mode](uint32_t shard) {
-          return PilafClient::connect(ep, rpc, nodes[shard], {.mode = mode});
-        }));
+                                                           std::span<const NodeId> servers) override {
+    return std::unique_ptr<design::ClientSession>(
+        new PilafSession(ep, rpc, std::vector<NodeId>(servers.begin(), servers.end()), {.mode = mode_}));
   }
 
   // A put, the largest message, is a key and a value of max_kv_bytes
@@ -174,9 +173,9 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   }
   const uint64_t record_bytes = uint64_t{s.workload.fieldcount} * s.workload.fieldlength + 64 + kExtentHeaderBytes;
   if (record_bytes > config.max_kv_bytes) {
-    return scenario::setting_error(s, "index.max_kv_bytes",
-                                   "records of about " + std::to_string(record_bytes) +
-                                       " bytes (workload.fieldcount x fieldlength) do not fit");
+    return scenario::setting_error(
+        s, "index.max_kv_bytes",
+        "records of about " + std::to_string(record_bytes) + " bytes (workload.fieldcount x fieldlength) do not fit");
   }
   return std::unique_ptr<design::IndexDriver>(new PilafDriver(s, config));
 }

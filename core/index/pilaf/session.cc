@@ -11,18 +11,16 @@ uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
   return static_cast<uint32_t>(x % servers);
 }
 
-PilafSession::PilafSession(std::vector<std::unique_ptr<pilaf::PilafClient>> clients)
-    : clients_(std::move(clients)) {}
-
-PilafSession::PilafSession(size_t servers, Connector connect) : clients_(servers), connect_(std::move(connect)) {}
+PilafSession::PilafSession(Endpoint& endpoint, rpc::RpcClient& rpc, std::vector<NodeId> servers,
+                           const ClientOptions& options)
+    : context_(endpoint, rpc, options), servers_(std::move(servers)), clients_(servers_.size()) {}
 
 Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                              std::string_view* as) {
   const uint32_t shard = pilaf_shard_of(op.keynum, clients_.size());
   std::unique_ptr<pilaf::PilafClient>& client = clients_[shard];
   if (client == nullptr) {
-    if (!connect_) return internal_error("pilaf session: no client for shard " + std::to_string(shard));
-    auto connected = connect_(shard);
+    auto connected = pilaf::PilafClient::connect(context_, servers_[shard]);
     if (!connected.is_ok()) {
       *as = workload::op_kind_name(op.kind);
       return connected.status();
@@ -38,19 +36,13 @@ Status PilafSession::execute(const workload::Op& op, std::string_view key, std::
 void PilafSession::report(metrics::OpStats& stats) const {
   const pilaf::ClientStats sum = client_stats();
   design::add_counters(stats, {{"pilaf.retries", sum.retries()},
-                       {"pilaf.entry_retries", sum.entry_retries},
-                       {"pilaf.extent_retries", sum.extent_retries},
-                       {"pilaf.miss_rechecks", sum.miss_rechecks},
-                       {"pilaf.fallbacks", sum.fallbacks},
-                       {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
+                               {"pilaf.entry_retries", sum.entry_retries},
+                               {"pilaf.extent_retries", sum.extent_retries},
+                               {"pilaf.miss_rechecks", sum.miss_rechecks},
+                               {"pilaf.fallbacks", sum.fallbacks},
+                               {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
 }
 
-pilaf::ClientStats PilafSession::client_stats() const {
-  pilaf::ClientStats sum;
-  for (const auto& client : clients_) {
-    if (client != nullptr) sum += client->stats();
-  }
-  return sum;
-}
+pilaf::ClientStats PilafSession::client_stats() const { return context_.stats; }
 
 }  // namespace locus::pilaf
