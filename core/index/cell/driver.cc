@@ -61,7 +61,7 @@ class CellDriver final : public design::IndexDriver {
 
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     for (auto& s : servers_) s->set_layout(layout_);
-    LOCUS_RETURN_IF_ERROR(servers_.front()->store().init_tree());
+    LOCUS_RETURN_IF_ERROR(servers_.front()->plant_tree());
     uint64_t loaded = 0;
     Status st = design::load_records(spec, rng, [&](std::string_view key, std::string_view value) {
       ++loaded;
