@@ -226,6 +226,8 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   server.tree_key = (uint64_t{std::random_device()()} << 32) | std::random_device()();
   server.costs.request_ns = us_to_ns(x.server_request_us);
   server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
+  server.log_dir = x.log.log_dir;
+  server.log = x.log.options();
   server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);
   ClientOptions client;
   client.cache_min_distance = x.cache_min_distance;
