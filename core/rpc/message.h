@@ -94,6 +94,8 @@ class Reader {
   bool ok() const { return !failed_; }
   bool at_end() const { return pos_ == in_.size(); }
   size_t size() const { return in_.size(); }  // of the whole message
+  // The bytes not read yet (a server logs a request as it came).
+  std::span<const std::byte> rest() const { return in_.subspan(pos_); }
 
  private:
   bool fail() {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/log/log_keys.h"
 #include "core/scenario/index_config.h"
 
 namespace locus::cell {
@@ -22,6 +23,7 @@ struct CellConfig final : scenario::IndexConfig {
   double client_node_us = 0;             // client CPU per node examined client-side
   uint32_t cache_min_distance = 4;       // clients cache nodes this many levels above the leaves
   uint64_t node_cache_bytes = 128ull << 20;
+  log::LogKeys log;  // server_log.cc: each server logs under log_dir/region<r>
 };
 
 }  // namespace locus::cell

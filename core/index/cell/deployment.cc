@@ -52,7 +52,23 @@ Status Deployment::init() {
     servers_.push_back(std::move(server));
   }
   for (auto& s : servers_) s->set_layout(layout_);
-  return servers_[0]->store().init_tree();
+  LOCUS_RETURN_IF_ERROR(servers_[0]->plant_tree());
+  return resolve_splits();
+}
+
+Status Deployment::resolve_splits() {
+  // A meganode is linked once the superblock names it as the root (a new
+  // root meganode, kSetRoot) or its split's source finished: a split's id
+  // names the server that drove it (SplitIds), which holds the source.
+  auto finished = [this](uint64_t split_id, uint64_t root) {
+    if (servers_[0]->store().root() == root) return true;
+    for (const auto& s : servers_) {
+      if (s->node_id() == static_cast<NodeId>(split_id >> 32)) return s->store().split_finished(split_id, root);
+    }
+    return false;
+  };
+  for (auto& s : servers_) LOCUS_RETURN_IF_ERROR(s->resolve_splits(finished));
+  return Status();
 }
 
 Status Deployment::spawn_daemons() {

@@ -84,6 +84,8 @@ class Deployment {
  private:
   Deployment(Runtime& runtime, const DeploymentOptions& options);
   Status init();
+  // Ends the meganode splits a crash interrupted, once every server replayed its log.
+  Status resolve_splits();
 
   Runtime& runtime_;
   DeploymentOptions options_;

@@ -28,6 +28,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("client_node_us", &x->client_node_us, 0, 1e6));
   LOCUS_RETURN_IF_ERROR(keys.number("cache_min_distance", &x->cache_min_distance, 1, 64));
   LOCUS_RETURN_IF_ERROR(keys.number("node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
+  LOCUS_RETURN_IF_ERROR(x->log.read(keys));
   if (x->meganode_bytes % x->node_bytes != 0) {
     return keys.fail("meganode_bytes",
                      "must be a multiple of index.node_bytes (" + std::to_string(x->node_bytes) + ")");

@@ -61,7 +61,7 @@ class CellDriver final : public design::IndexDriver {
 
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     for (auto& s : servers_) s->set_layout(layout_);
-    LOCUS_RETURN_IF_ERROR(servers_.front()->store().init_tree());
+    LOCUS_RETURN_IF_ERROR(servers_.front()->plant_tree());
     uint64_t loaded = 0;
     Status st = design::load_records(spec, rng, [&](std::string_view key, std::string_view value) {
       ++loaded;
@@ -226,6 +226,8 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   server.tree_key = (uint64_t{std::random_device()()} << 32) | std::random_device()();
   server.costs.request_ns = us_to_ns(x.server_request_us);
   server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
+  server.log_dir = x.log.log_dir;
+  server.log = x.log.options();
   server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);
   ClientOptions client;
   client.cache_min_distance = x.cache_min_distance;

@@ -59,6 +59,15 @@ class SplitIds {
  public:
   explicit SplitIds(NodeId server) : base_(uint64_t{server} << 32) {}
   uint64_t next() { return base_ | next_.fetch_add(1, std::memory_order_relaxed); }
+  // After recovery: later ids exceed `id` if it is one of this server's
+  // (a store refuses a begin at or below the last one it began).
+  void skip_past(uint64_t id) {
+    if ((id >> 32) != (base_ >> 32)) return;
+    const uint32_t low = static_cast<uint32_t>(id) + 1;
+    uint32_t cur = next_.load(std::memory_order_relaxed);
+    while (cur < low && !next_.compare_exchange_weak(cur, low, std::memory_order_relaxed)) {
+    }
+  }
 
  private:
   uint64_t base_;

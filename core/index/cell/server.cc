@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<CellServer>> CellServer::create(Env env, CellRegionId f
   LOCUS_ASSIGN_OR_RETURN(auto store, Store::create(first_region, static_cast<CellRegionId>(first_region + 1),
                                                    options.store));
   std::unique_ptr<CellServer> s(new CellServer(env, options, std::move(store)));
+  LOCUS_RETURN_IF_ERROR(s->open_log());
   LOCUS_RETURN_IF_ERROR(s->register_regions());
   return s;
 }
@@ -108,7 +109,9 @@ Status CellServer::attach(rpc::RpcServer& rpc) {
 
 Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   switch (type) {
-    case kOp: return on_op(r, w, false);
+    case kOp:
+      LOCUS_RETURN_IF_ERROR(log_if_write(type, r, false));
+      return on_op(r, w, false);
     case kGetLayout:
     case kRange:
     case kGetRoot: return handle_internal(type, r, w);
@@ -117,6 +120,11 @@ Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
 }
 
 Status CellServer::handle_internal(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
+  LOCUS_RETURN_IF_ERROR(log_if_write(type, r, true));
+  return dispatch(type, r, w);
+}
+
+Status CellServer::dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   switch (type) {
     case kGetLayout:
       if (!r.at_end()) return invalid_argument("cell layout: unexpected payload");

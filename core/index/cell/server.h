@@ -20,11 +20,14 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/index/cell/protocol.h"
 #include "core/index/cell/store.h"
+#include "core/log/durable_log.h"
 #include "core/rpc/rpc_server.h"
 #include "core/transport/env.h"
 
@@ -42,6 +45,11 @@ struct ServerOptions {
   // Shared by the tree's servers and their split workers, never sent to a
   // client: what kInternal requests must carry (protocol.h).
   uint64_t tree_key = 0;
+  // Per-region logs (server_log.cc): the server of node region r logs
+  // under log_dir/region<r>; empty: nothing logged, nothing survives.
+  std::string log_dir;
+  log::LogOptions log;
+  Files* log_files = nullptr;  // null: Env::files (tests pass a MemFiles)
 
   Status validate() const;
 };
@@ -82,6 +90,15 @@ class CellServer final : public SplitScheduler {
   bool take_split(Nanos timeout, uint32_t* meganode);
   bool try_take_split(uint32_t* meganode);
 
+  // Region 0's server plants the first tree; a server that recovered one
+  // from its log has it already.
+  Status plant_tree();
+  // After every server of the tree replayed its log: ends what a crash
+  // left half done (server_log.cc). `finished(split_id, root)` says
+  // whether the split's source (on any server) linked that meganode.
+  Status resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished);
+  const log::RecoveryReport& recovery() const { return recovery_; }
+  bool logged() const { return log_ != nullptr; }
   // Requests refused because only the tree's own servers may send them.
   uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
 
@@ -94,6 +111,12 @@ class CellServer final : public SplitScheduler {
   Status on_split_scan(rpc::Reader& r, rpc::Writer& w);
   Status on_split_step(uint16_t type, rpc::Reader& r, rpc::Writer& w);
   void charge(uint32_t nodes_visited);
+  // server_log.cc
+  Status open_log();
+  Status apply_record(std::string_view record);
+  // Logs a request that changes the store before it is applied (none: OK).
+  Status log_if_write(uint16_t type, const rpc::Reader& request, bool internal);
+  Status dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w);
 
   Env env_;
   ServerOptions options_;
@@ -103,6 +126,12 @@ class CellServer final : public SplitScheduler {
   Layout layout_;
   SplitIds split_ids_;
   std::vector<std::byte> entries_;  // range and scan entries, before their header goes out
+
+  std::unique_ptr<log::DurableLog> log_;
+  log::RecoveryReport recovery_;
+  bool replaying_ = false;
+  bool planted_ = false;
+  std::string record_;
 
   std::unique_ptr<Mutex> queue_mu_;
   std::unique_ptr<CondVar> queue_cv_;

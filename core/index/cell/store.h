@@ -185,6 +185,23 @@ class Store {
   Status meganode_abandon(uint64_t root, uint64_t split_id);
   Status meganode_live(uint64_t root, uint64_t split_id);
 
+  // What a crash can leave half done (recovery, server_log.cc): meganodes
+  // locked by a split that neither finished nor aborted, meganodes built by
+  // a split not yet declared live, whether split `split_id` linked `root`
+  // here, and the highest split id of `server` begun here.
+  struct PendingSplit {
+    uint32_t meganode;
+    uint64_t split_id;
+  };
+  struct PendingBuild {
+    uint64_t root;
+    uint64_t split_id;
+  };
+  std::vector<PendingSplit> pending_splits() const;
+  std::vector<PendingBuild> pending_builds() const;
+  bool split_finished(uint64_t split_id, uint64_t root) const;
+  uint64_t last_split_id() const;
+
   uint32_t meganodes_in_use() const;
   uint32_t meganode_capacity() const { return g_.meganodes_per_server; }
   StoreStats stats() const;

@@ -451,3 +451,36 @@ Status Store::meganode_abandon(uint64_t root, uint64_t split_id) {
 }
 
 }  // namespace locus::cell
+
+namespace locus::cell {
+
+std::vector<Store::PendingSplit> Store::pending_splits() const {
+  std::vector<PendingSplit> out;
+  for (uint32_t m = 0; m < meganodes_.size(); ++m) {
+    if (meganodes_[m].in_use && meganodes_[m].splitting) out.push_back({m, meganodes_[m].split_id});
+  }
+  return out;
+}
+
+std::vector<Store::PendingBuild> Store::pending_builds() const {
+  std::vector<PendingBuild> out;
+  for (uint32_t m = 0; m < meganodes_.size(); ++m) {
+    if (meganodes_[m].in_use && meganodes_[m].built_by != 0) out.push_back({ptr(root_of(m)), meganodes_[m].built_by});
+  }
+  return out;
+}
+
+bool Store::split_finished(uint64_t split_id, uint64_t root) const {
+  for (const Meganode& mn : meganodes_) {
+    if (mn.in_use && split_id != 0 && mn.finished_split == split_id && mn.finished_root == root) return true;
+  }
+  return false;
+}
+
+uint64_t Store::last_split_id() const {
+  uint64_t last = 0;
+  for (const Meganode& mn : meganodes_) last = std::max(last, mn.split_id);
+  return last;
+}
+
+}  // namespace locus::cell
