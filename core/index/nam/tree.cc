@@ -207,7 +207,8 @@ Status BlinkTree::next_in_scan(RemotePtr p, uint32_t* unheaded) {
 }
 
 void BlinkTree::set_head_interval(uint32_t interval) {
-  head_interval_ = interval;
+  // A head node is a leaf-level page: it names at most a leaf's capacity.
+  head_interval_ = std::min(interval, leaf_capacity(access_.page_bytes()));
   prefetched_pages_.reserve(size_t{interval} * access_.page_bytes());
   prefetched_.reserve(interval);
 }
