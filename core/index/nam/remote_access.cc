@@ -63,6 +63,12 @@ Status RemoteAccess::read_batch(std::span<const RemotePtr> at, std::byte* pages,
     wr.signaled = false;
     batch_.push_back(wr);
   }
+  // A page a failed unsignalled READ never filled must not pass for a
+  // node (it may hold a consistent copy from an earlier batch): marked
+  // locked until a READ overwrites it.
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    std::memcpy(prefetch_.data() + i * size_t{page_bytes_}, &kLockBit, sizeof kLockBit);
+  }
   // Selective signalling: only the last READ to each memory server.
   std::fill(signalled_.begin(), signalled_.end(), 0);
   for (size_t i = batch_.size(); i-- > 0;) {
