@@ -6,6 +6,7 @@
 // whose histories the linearizability checker must accept; and a lock
 // holder stalled past its lease while another client inserts into the
 // same leaf (the lock is broken, the stale holder's install refused).
+#include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <functional>
@@ -422,6 +423,116 @@ BOOST_AUTO_TEST_CASE(holder_that_gives_up_leaves_its_leaf_readable) {
   cluster.run();
   BOOST_TEST(stats.lease_give_ups == 1u);
   BOOST_TEST(stats.broken_locks == 0u);
+}
+
+// Head nodes (fine-grained and hybrid): a loaded leaf level with head
+// nodes every 4 leaves; a scan prefetches through them (batches counted),
+// then inserts split leaves so the heads are outdated: scans must still
+// match the multimap, pay extra READs, and rebuild the heads lazily.
+void head_nodes(const NamConfig& base) {
+  NamConfig config = base;
+  config.head_node_interval = 4;
+  NamCluster cluster(config, 3, 2000);
+  std::multimap<uint64_t, uint64_t> ref;
+  for (uint64_t i = 0; i < 600; ++i) {
+    cluster.load({3 * i, i});
+    ref.emplace(3 * i, i);
+  }
+  uint64_t heads = 0;
+  for (auto& t : cluster.loaders) {
+    t->set_head_interval(config.head_node_interval);
+    BOOST_REQUIRE(t->rebuild_head_nodes().is_ok());
+    heads += t->stats().heads_added;
+  }
+  BOOST_TEST(heads > 10u);
+  nam::TreeStats fresh, stale, rebuilt;
+  cluster.add_client("scanner", [&](NamClient& c, Env&, nam::FineClient*) {
+    auto check = [&](uint64_t from, uint64_t to) {
+      std::vector<Pair> got, want;
+      if (!c.range({from, 0}, to, 0, &got).is_ok()) return cluster.failures.fail("range failed");
+      for (auto a = ref.lower_bound(from); a != ref.end() && a->first <= to; ++a) want.push_back({a->first, a->second});
+      std::sort(want.begin(), want.end());
+      if (got != want) cluster.failures.fail("range from " + std::to_string(from) + " differs from the multimap");
+    };
+    check(0, 1800);
+    fresh = c.tree_stats();
+    // Two keys between each two loaded ones split every leaf: heads now miss them.
+    for (uint64_t i = 0; i < 600; ++i) {
+      for (uint64_t d = 1; d <= 2; ++d) {
+        if (!c.insert({3 * i + d, 7}).is_ok()) return cluster.failures.fail("insert failed");
+        ref.emplace(3 * i + d, 7);
+      }
+    }
+    const nam::TreeStats before = c.tree_stats();
+    check(0, 1800);
+    stale = c.tree_stats();
+    stale.stale_head_reads -= before.stale_head_reads;
+    check(0, 1800);
+    rebuilt = c.tree_stats();
+  });
+  cluster.run();
+  BOOST_TEST_MESSAGE("head nodes: fresh prefetches "
+                     << fresh.head_prefetches << " hits " << fresh.prefetch_hits << "; outdated: stale READs "
+                     << stale.stale_head_reads << " rebuilds " << stale.head_rebuilds << " hits " << stale.prefetch_hits
+                     << "; rebuilt: hits " << rebuilt.prefetch_hits);
+  BOOST_TEST(fresh.head_prefetches > 10u);
+  BOOST_TEST(fresh.prefetch_hits > 40u);
+  BOOST_TEST(fresh.stale_head_reads == 0u);
+  BOOST_TEST(stale.stale_head_reads > 10u);  // outdated heads cost READs, not answers
+  BOOST_TEST(stale.head_rebuilds >= 1u);     // and were rebuilt by that scan
+  BOOST_TEST(rebuilt.prefetch_hits - stale.prefetch_hits > 50u);
+}
+
+// Scans during inserts that split leaves with heads in place: every loaded
+// pair is in each scan, once, in order.
+void scans_during_splits(const NamConfig& base) {
+  NamConfig config = base;
+  config.head_node_interval = 3;
+  NamCluster cluster(config, 2, 2000);
+  for (uint64_t i = 0; i < 300; ++i) cluster.load({4 * i, 0});
+  for (auto& t : cluster.loaders) {
+    t->set_head_interval(config.head_node_interval);
+    BOOST_REQUIRE(t->rebuild_head_nodes().is_ok());
+  }
+  for (uint32_t k = 0; k < 2; ++k) {
+    cluster.add_client("writer" + std::to_string(k), [&, k](NamClient& c, Env& env, nam::FineClient*) {
+      for (uint64_t op = 0; op < 800; ++op) {
+        const Pair x{env.random->uniform(1200), (k + 1) * 100000 + op};  // unique: a pair twice is a bug
+        if (!c.insert(x).is_ok()) return cluster.failures.fail("insert failed");
+      }
+    });
+  }
+  nam::TreeStats scanner;
+  cluster.add_client("scanner", [&](NamClient& c, Env&, nam::FineClient*) {
+    for (int round = 0; round < 30; ++round) {
+      std::vector<Pair> got;
+      if (!c.range({0, 0}, 1200, 0, &got).is_ok()) return cluster.failures.fail("range failed");
+      if (!std::is_sorted(got.begin(), got.end()) || std::adjacent_find(got.begin(), got.end()) != got.end()) {
+        return cluster.failures.fail("a scan out of order or with a pair twice");
+      }
+      for (uint64_t i = 0; i < 300; ++i) {
+        if (!std::binary_search(got.begin(), got.end(), Pair{4 * i, 0})) {
+          return cluster.failures.fail("a scan missed loaded key " + std::to_string(4 * i));
+        }
+      }
+    }
+    scanner = c.tree_stats();
+  });
+  cluster.run();
+  BOOST_TEST(scanner.head_prefetches > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(fine_head_nodes_prefetch_and_go_stale_safely) {
+  head_nodes(small(nam::Distribution::kFine, nam::Partitioning::kRange, 256));
+}
+BOOST_AUTO_TEST_CASE(hybrid_head_nodes_prefetch_and_go_stale_safely) {
+  head_nodes(small(nam::Distribution::kHybrid, nam::Partitioning::kRange, 256));
+}
+BOOST_AUTO_TEST_CASE(fine_scans_during_splits_with_head_nodes) {
+  scans_during_splits(small(nam::Distribution::kFine, nam::Partitioning::kRange, 256));
+}
+BOOST_AUTO_TEST_CASE(hybrid_scans_during_splits_with_head_nodes) {
+  scans_during_splits(small(nam::Distribution::kHybrid, nam::Partitioning::kHash, 256));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -26,6 +26,14 @@ struct NamConfig final : scenario::IndexConfig {
   // (a compute server died holding it); a holder installs only within half
   // of it (remote_access.h has the argument).
   double lease_ms = 50;
+  // Fine-grained and hybrid leaf levels: a head node after every this
+  // many leaves, naming them, for range scans to prefetch in one batch of
+  // READs (section 4.1); 0 turns head nodes off. The paper gives no
+  // value: 8 is chosen so that one batch of 1 KB pages (8 KB) stays far
+  // under a queue pair's outstanding READs and a scan of the paper's
+  // smallest selectivity (0.001) over a 1 KB-page tree of 10^5..10^6
+  // keys spans about one group; scenarios sweep it.
+  uint32_t head_node_interval = 8;
 };
 
 std::string distribution_name(Distribution d);

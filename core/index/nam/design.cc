@@ -44,6 +44,12 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   if (c->page_bytes % 8 != 0) return keys.fail("page_bytes", "must be a multiple of 8 (nodes are 8-byte words)");
   LOCUS_RETURN_IF_ERROR(keys.number("region_bytes", &c->region_bytes, 1 << 16, 1ull << 50));
   LOCUS_RETURN_IF_ERROR(keys.number("lease_ms", &c->lease_ms, 1e-3, 3.6e6));
+  LOCUS_RETURN_IF_ERROR(keys.number("head_node_interval", &c->head_node_interval, 0, 4096));
+  if (c->head_node_interval > leaf_capacity(c->page_bytes)) {
+    return keys.fail("head_node_interval",
+                     "a head node holds at most " + std::to_string(leaf_capacity(c->page_bytes)) +
+                         " leaf pointers with index.page_bytes = " + std::to_string(c->page_bytes));
+  }
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
 }
 

@@ -52,12 +52,20 @@ class NamDriver final : public design::IndexDriver {
     } else {
       for (auto& s : servers_) trees.push_back(std::make_unique<BlinkTree>(s->local_access()));
     }
-    return design::load_records(spec, rng, [&](std::string_view key, std::string_view value) -> Status {
+    LOCUS_RETURN_IF_ERROR(design::load_records(spec, rng, [&](std::string_view key, std::string_view value) -> Status {
       LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
       const uint32_t t = config_.distribution == Distribution::kFine ? 0 : partitioner_.server_of(k);
       ++loaded_;
       return trees[t]->insert({k, check::value_digest(value)});
-    });
+    }));
+    // The loaded leaf levels start with up-to-date head nodes; the
+    // clients' scans rebuild them lazily after that (tree.h).
+    if (config_.distribution == Distribution::kCoarse) return Status();
+    for (auto& t : trees) {
+      t->set_head_interval(config_.head_node_interval);
+      LOCUS_RETURN_IF_ERROR(t->rebuild_head_nodes());
+    }
+    return Status();
   }
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
@@ -95,7 +103,10 @@ class NamDriver final : public design::IndexDriver {
     return {design::saturating_mul(servers_count_, config_.region_bytes), "index.region_bytes x platform.servers"};
   }
   design::MemoryEstimate client_memory() const override {
-    return {4 * uint64_t{config_.page_bytes}, "index.page_bytes"};
+    // Scratch pages, plus a head node's prefetch (twice: the registered
+    // buffer and the tree's copy).
+    return {(4 + 2 * uint64_t{config_.head_node_interval}) * config_.page_bytes,
+            "index.page_bytes x (4 + 2 x index.head_node_interval)"};
   }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {

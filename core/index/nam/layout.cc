@@ -23,8 +23,17 @@ void Node::init(uint8_t level) {
   std::memcpy(p_ + 12, &magic, 4);
 }
 
+void Node::set_head(const RemotePtr* leaves, uint32_t n) {
+  p_[9] = static_cast<std::byte>(static_cast<uint8_t>(p_[9]) | kHead);
+  for (uint32_t i = 0; i < n; ++i) {
+    put64(entry(i), leaves[i].raw);
+    put64(entry(i) + 8, 0);
+  }
+  set_count(n);
+}
+
 void Node::set_high(bool inf, Pair h) {
-  p_[9] = static_cast<std::byte>(inf ? 1 : 0);
+  p_[9] = static_cast<std::byte>((static_cast<uint8_t>(p_[9]) & kHead) | (inf ? kHighInf : 0));
   put64(16, h.key);
   put64(24, h.payload);
 }

@@ -5,7 +5,8 @@
 // fetches a node and one WRITE installs it.
 //
 //   0   word: version << 1 | lock bit (the paper's (version, lock-bit))
-//   8   level (u8, 0 = leaf), flags (u8: high key is +inf), count (u16), magic (u32)
+//   8   level (u8, 0 = leaf), flags (u8: bit 0 high key is +inf, bit 1 head
+//       node), count (u16), magic (u32)
 //   16  high key (key, payload): the node holds entries <= it
 //   32  sibling: RemotePtr of the right neighbour (null at the right end)
 //   40  entries: leaf (key, payload) x cap; inner (key, payload, child) x cap
@@ -75,7 +76,15 @@ class Node {
   void set_word(uint64_t w) { put64(0, w); }
   uint8_t level() const { return static_cast<uint8_t>(p_[8]); }
   bool leaf() const { return level() == 0; }
-  bool high_inf() const { return (static_cast<uint8_t>(p_[9]) & 1) != 0; }
+  bool high_inf() const { return (static_cast<uint8_t>(p_[9]) & kHighInf) != 0; }
+  // A head node (section 4.1): a leaf-level node with no index data, in
+  // the sibling chain after a leaf, holding the remote pointers of the
+  // leaves that follow it (count() of them) for range scans to prefetch.
+  bool head() const { return (static_cast<uint8_t>(p_[9]) & kHead) != 0; }
+  // Makes this (leaf-level) node a head node over `leaves`, at most
+  // leaf_capacity() of them.
+  void set_head(const RemotePtr* leaves, uint32_t n);
+  RemotePtr head_leaf(uint32_t i) const { return {get64(entry(i))}; }
   uint32_t count() const { return get16(10); }
   uint32_t magic() const { return static_cast<uint32_t>(get64(8) >> 32); }
   Pair high() const { return {get64(16), get64(24)}; }
@@ -121,6 +130,8 @@ class Node {
   uint32_t bytes() const { return bytes_; }
 
  private:
+  static constexpr uint8_t kHighInf = 1;
+  static constexpr uint8_t kHead = 2;
   uint32_t entry(uint32_t i) const { return kHeaderBytes + i * (leaf() ? 16 : 24); }
   uint32_t entry_bytes() const { return leaf() ? 16 : 24; }
   uint64_t get64(uint32_t at) const {

@@ -50,6 +50,8 @@ struct RemoteStats {
   uint64_t torn_copies = 0;     // unlocked but inconsistent: re-read
   uint64_t broken_locks = 0;    // leases that ran out, taken over
   uint64_t lease_give_ups = 0;  // installs given up for want of lease
+  uint64_t read_batches = 0;    // head-node prefetches: one post each
+  uint64_t batched_reads = 0;   // READs in them
 };
 
 class RemoteAccess final : public NodeAccess {
@@ -70,6 +72,13 @@ class RemoteAccess final : public NodeAccess {
   StatusOr<RemotePtr> root() override;
   StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) override;
   void forget_root() override { root_ = {}; }
+  // One post of READs, the last one to each memory server signalled
+  // (a queue pair completes in order, so its earlier unsignalled READs
+  // are done by then); at most prefetch_pages() nodes.
+  Status read_batch(std::span<const RemotePtr> at, std::byte* pages, std::vector<uint8_t>* usable) override;
+  // Sets up the buffer for batches of up to `pages` nodes (connect time).
+  Status enable_prefetch(uint32_t pages);
+  uint32_t prefetch_pages() const { return prefetch_pages_; }
 
   const RemoteStats& stats() const { return stats_; }
 
@@ -97,6 +106,11 @@ class RemoteAccess final : public NodeAccess {
   uint64_t leaf_cursor_;
   AlignedBuffer buffer_;  // a page for READs, a page for WRITEs, an atomic's result
   Region local_;
+  AlignedBuffer prefetch_;  // prefetch_pages_ pages
+  Region prefetch_region_;
+  uint32_t prefetch_pages_ = 0;
+  std::vector<WorkRequest> batch_;
+  std::vector<uint8_t> signalled_;  // per memory server, scratch
   RemotePtr root_;
   std::vector<uint32_t> next_server_;  // per level
   Nanos lock_started_ns_ = 0;

@@ -74,7 +74,11 @@ void NamSession::report(metrics::OpStats& stats) const {
   design::add_counters(stats, {{"nam.scanned_pairs", scanned_pairs_},
                                {"nam.restarts", t.restarts},
                                {"nam.splits", t.splits},
-                               {"nam.moved_right", t.moved_right}});
+                               {"nam.moved_right", t.moved_right},
+                               {"nam.head_prefetches", t.head_prefetches},
+                               {"nam.prefetch_hits", t.prefetch_hits},
+                               {"nam.stale_head_reads", t.stale_head_reads},
+                               {"nam.head_rebuilds", t.head_rebuilds}});
 }
 
 }  // namespace locus::nam

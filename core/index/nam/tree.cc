@@ -1,6 +1,8 @@
 // The B-link tree algorithm of the NAM index (tree.h), over any NodeAccess.
 #include "core/index/nam/tree.h"
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -19,13 +21,25 @@ Status status_of(const StatusOr<T>& r) {
 
 }  // namespace
 
+Status NodeAccess::read_batch(std::span<const RemotePtr> at, std::byte* pages, std::vector<uint8_t>* usable) {
+  usable->assign(at.size(), 0);
+  for (size_t i = 0; i < at.size(); ++i) {
+    Node n(pages + i * page_bytes(), page_bytes());
+    LOCUS_RETURN_IF_ERROR(read(at[i], n));
+    (*usable)[i] = 1;
+  }
+  return Status();
+}
+
 BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
     : access_(access),
       upper_(upper),
       scratch_(3 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
-      extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()) {}
+      extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()),
+      head_page_(access.page_bytes()),
+      head_(head_page_.data(), access.page_bytes()) {}
 
 Status BlinkTree::create_empty(NodeAccess& access, bool inner_root) {
   std::vector<std::byte> page(access.page_bytes());
@@ -113,27 +127,160 @@ Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
 }
 
 Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
-  return scan(from, to_key, limit, out, nullptr);
+  LOCUS_RETURN_IF_ERROR(scan(from, to_key, limit, out, nullptr));
+  // Rebuilt lazily, as the paper's epoch-based pass: by the client whose
+  // scans paid for outdated heads. A pass that gives up is tried again
+  // after as many more stale READs.
+  if (head_interval_ > 0 && stale_since_rebuild_ >= head_interval_) {
+    const Status s = rebuild_head_nodes();
+    if (s.code() != StatusCode::kUnavailable) return s;
+  }
+  return Status();
 }
 
 Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
                        std::vector<std::pair<RemotePtr, uint64_t>>* visited) {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend(from, 0, &p, node_));
+  prefetching_ = false;
+  uint32_t unheaded = 0;  // leaves READ since the scan's start or its last head node
   uint32_t found = 0;
   for (;;) {
-    if (visited != nullptr) visited->emplace_back(p, node_.word());
-    for (uint32_t i = node_.lower_bound(from); i < node_.count(); ++i) {
-      const Pair x = node_.pair(i);
-      if (x.key > to_key) return Status();
-      if (node_.deleted(i)) continue;
-      out->push_back(x);
-      if (limit != 0 && ++found == limit) return Status();
+    if (node_.head()) {
+      prefetch(node_);
+    } else {
+      if (visited != nullptr) visited->emplace_back(p, node_.word());
+      for (uint32_t i = node_.lower_bound(from); i < node_.count(); ++i) {
+        const Pair x = node_.pair(i);
+        if (x.key > to_key) return Status();
+        if (node_.deleted(i)) continue;
+        out->push_back(x);
+        if (limit != 0 && ++found == limit) return Status();
+      }
+      if (node_.high_inf() || node_.high().key > to_key) return Status();
     }
-    if (node_.high_inf() || node_.high().key > to_key || node_.sibling().null()) return Status();
+    if (node_.sibling().null()) return Status();
     p = node_.sibling();
-    LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+    LOCUS_RETURN_IF_ERROR(next_in_scan(p, &unheaded));
   }
+}
+
+void BlinkTree::prefetch(const Node& head) {
+  prefetching_ = true;
+  prefetched_.clear();
+  next_prefetched_ = 0;
+  if (head_interval_ == 0) return;
+  const uint32_t n = std::min(head.count(), head_interval_);
+  for (uint32_t i = 0; i < n; ++i) prefetched_.push_back(head.head_leaf(i));
+  if (prefetched_.empty()) return;
+  prefetched_pages_.resize(prefetched_.size() * size_t{access_.page_bytes()});
+  // Prefetching is an optimisation: a batch that fails leaves the scan to
+  // read each leaf itself.
+  if (!access_.read_batch(prefetched_, prefetched_pages_.data(), &usable_).is_ok()) {
+    prefetched_.clear();
+    return;
+  }
+  ++stats_.head_prefetches;
+}
+
+Status BlinkTree::next_in_scan(RemotePtr p, uint32_t* unheaded) {
+  bool named = false;
+  for (size_t j = next_prefetched_; j < prefetched_.size(); ++j) {
+    if (prefetched_[j] != p) continue;
+    named = true;
+    if (usable_[j] == 0) break;  // torn or locked when prefetched: READ it again
+    std::memcpy(node_.data(), prefetched_pages_.data() + j * size_t{access_.page_bytes()}, access_.page_bytes());
+    next_prefetched_ = j + 1;
+    ++stats_.prefetch_hits;
+    return Status();
+  }
+  LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+  if (node_.head() || head_interval_ == 0 || named) return Status();
+  // A leaf the last head did not name (split since the head was built),
+  // or more leaves than a group before the scan's first head: outdated
+  // or missing heads, an extra READ each.
+  if (prefetching_ || ++*unheaded > head_interval_) {
+    ++stats_.stale_head_reads;
+    ++stale_since_rebuild_;
+  }
+  return Status();
+}
+
+void BlinkTree::set_head_interval(uint32_t interval) {
+  // A head node is a leaf-level page: it names at most a leaf's capacity.
+  head_interval_ = std::min(interval, leaf_capacity(access_.page_bytes()));
+  prefetched_pages_.reserve(size_t{interval} * access_.page_bytes());
+  prefetched_.reserve(interval);
+}
+
+Status BlinkTree::rebuild_head_nodes() {
+  if (head_interval_ == 0) return Status();
+  stale_since_rebuild_ = 0;
+  return restarting("head-node rebuild", [&] { return rebuild_once(); });
+}
+
+Status BlinkTree::rebuild_once() {
+  ++stats_.head_rebuilds;
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));  // the leftmost leaf
+  std::vector<RemotePtr> group{p};                       // the leaves after `head` so far
+  RemotePtr head;                                        // null: the leaves before the first head
+  for (;;) {
+    const RemotePtr next = node_.sibling();
+    if (next.null()) break;
+    LOCUS_RETURN_IF_ERROR(access_.read(next, extra_));
+    if (extra_.head()) {
+      LOCUS_RETURN_IF_ERROR(refresh_head(head, group));
+      head = next;
+      std::memcpy(head_.data(), extra_.data(), access_.page_bytes());
+      group.clear();
+    } else if (group.size() >= head_interval_) {
+      LOCUS_ASSIGN_OR_RETURN(RemotePtr h, add_head_after(p));
+      LOCUS_RETURN_IF_ERROR(refresh_head(head, group));
+      head = h;
+      std::memcpy(head_.data(), right_.data(), access_.page_bytes());
+      group.assign(1, next);
+    } else {
+      group.push_back(next);
+    }
+    p = next;
+    std::memcpy(node_.data(), extra_.data(), access_.page_bytes());
+  }
+  return refresh_head(head, group);
+}
+
+StatusOr<RemotePtr> BlinkTree::add_head_after(RemotePtr p) {
+  LOCUS_ASSIGN_OR_RETURN(RemotePtr h, allocate(0));
+  // Its high key is the leaf's: a lookup moving right past the leaf moves
+  // past the head too, and no lookup or insert ever stops at it.
+  right_.init(0);
+  right_.set_high(node_.high_inf(), node_.high());
+  right_.set_sibling(node_.sibling());
+  right_.set_head(nullptr, 0);
+  const uint64_t version = node_.word();
+  Status s = access_.lock(p, version);
+  if (!s.is_ok()) {
+    keep_spare(0, h);
+    return s;
+  }
+  node_.set_sibling(h);
+  LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, version | kLockBit, h, right_));
+  right_.set_word(0);  // as created
+  ++stats_.heads_added;
+  return h;
+}
+
+Status BlinkTree::refresh_head(RemotePtr h, const std::vector<RemotePtr>& group) {
+  if (h.null()) return Status();
+  bool same = head_.count() == group.size();
+  for (size_t i = 0; same && i < group.size(); ++i) same = head_.head_leaf(static_cast<uint32_t>(i)) == group[i];
+  if (same) return Status();
+  const uint64_t version = head_.word();
+  LOCUS_RETURN_IF_ERROR(access_.lock(h, version));
+  head_.set_head(group.data(), static_cast<uint32_t>(group.size()));
+  LOCUS_RETURN_IF_ERROR(install_and_unlock(h, head_, version | kLockBit, RemotePtr{}, extra_));
+  ++stats_.heads_refreshed;
+  return Status();
 }
 
 Status BlinkTree::install_and_unlock(RemotePtr p, Node& n, uint64_t held, RemotePtr right_ptr, Node& right) {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,11 @@ class NodeAccess {
   // The catalog's root pointer, and its CAS when the root splits.
   virtual StatusOr<RemotePtr> root() = 0;
   virtual StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) = 0;
+  // Head-node prefetch: copies of the nodes at `at`, all requests posted
+  // at once, into pages[i * page_bytes()]; usable[i] says which copies are
+  // consistent (the caller reads the others again one by one). The
+  // default reads each in turn (a memory server's own arena).
+  virtual Status read_batch(std::span<const RemotePtr> at, std::byte* pages, std::vector<uint8_t>* usable);
   // A traversal found the root it was given no longer the top (it had to
   // move right there): an access that caches the catalog re-reads it.
   virtual void forget_root() {}
@@ -72,6 +78,13 @@ struct TreeStats {
   uint64_t splits = 0;
   uint64_t root_splits = 0;
   uint64_t moved_right = 0;  // sibling pointers followed past a high key
+  // Head nodes (fine-grained and hybrid range scans).
+  uint64_t head_prefetches = 0;   // head nodes whose leaves a scan prefetched
+  uint64_t prefetch_hits = 0;     // leaves a scan took from a prefetch
+  uint64_t stale_head_reads = 0;  // leaf READs an up-to-date head would have saved
+  uint64_t head_rebuilds = 0;     // passes over the leaf level
+  uint64_t heads_added = 0;
+  uint64_t heads_refreshed = 0;
 };
 
 class BlinkTree {
@@ -91,6 +104,20 @@ class BlinkTree {
   Status insert(Pair x);
   // Sets the delete bit of one live copy of x; false if there is none.
   StatusOr<bool> remove(Pair x);
+
+  // Head nodes every `interval` leaves (0: none, the default). Scans use
+  // the ones they meet to prefetch; range() runs a rebuild pass once its
+  // scans have paid `interval` READs that up-to-date head nodes would
+  // have saved (leaves split since the last pass).
+  void set_head_interval(uint32_t interval);
+  // One pass along the leaf level from its leftmost leaf (of this tree's
+  // partition, for hybrid): a head node after every `interval` leaves, each
+  // holding the pointers of the leaves up to the next head node. Heads are
+  // never removed (leaves never merge), so a pass only adds heads where
+  // splits made a group longer than `interval` and rewrites heads whose
+  // group changed. Concurrent passes and writers are safe: every change
+  // is a locked install of a node read at the version it locks.
+  Status rebuild_head_nodes();
 
   // The levels above the leaves, run by their keeper (a hybrid memory
   // server): the child pointer the node of `level` (>= 1) holds for x, and
@@ -146,6 +173,16 @@ class BlinkTree {
 
   static constexpr uint32_t kMaxRestarts = 1u << 20;
 
+  // The scan's next node at p: from the prefetch when it was named by the
+  // last head node and its copy is usable, else by READ.
+  Status next_in_scan(RemotePtr p, uint32_t* unheaded);
+  void prefetch(const Node& head);
+  Status rebuild_once();
+  // Links a new, empty head node after the leaf node_ (at p, as read).
+  StatusOr<RemotePtr> add_head_after(RemotePtr p);
+  // Makes the head node at h (copy in head_) name `group`, if it does not.
+  Status refresh_head(RemotePtr h, const std::vector<RemotePtr>& group);
+
   NodeAccess& access_;
   UpperLevels* upper_;
   struct Spare {
@@ -156,6 +193,15 @@ class BlinkTree {
   Node node_, right_, extra_;
   std::vector<Pair> pairs_;
   std::vector<std::pair<RemotePtr, uint64_t>> visited_;
+  uint32_t head_interval_ = 0;
+  uint64_t stale_since_rebuild_ = 0;
+  std::vector<std::byte> head_page_;  // a head node's copy (rebuild)
+  Node head_;
+  std::vector<std::byte> prefetched_pages_;
+  std::vector<RemotePtr> prefetched_;  // what the last head named
+  std::vector<uint8_t> usable_;
+  size_t next_prefetched_ = 0;
+  bool prefetching_ = false;  // a head node was met in this scan
   TreeStats stats_;
 };
 
