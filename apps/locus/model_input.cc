@@ -63,6 +63,13 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.workload.round_trips_per_client_op = m.round_trips_per_client_op;
   in.workload.client_cpu_us_per_client_op = m.client_cpu_us_per_client_op;
   in.platform.nic_read_rate_ops_per_s = p.nic.read.ops_per_s(bytes_of(m.read_bytes));
+  // The address-translation cache, as the simulator charges it: each READ
+  // costs the misses its server's registered bytes add over the curve's.
+  if (p.nic.atc_reach_bytes > 0 && m.remote_read_bytes > 0) {
+    const double ns =
+        1e9 / in.platform.nic_read_rate_ops_per_s + p.nic.atc_extra_ns(static_cast<uint64_t>(m.remote_read_bytes));
+    in.platform.nic_read_rate_ops_per_s = 1e9 / ns;
+  }
   // The simulator gives verb sends and receives separate budgets, each
   // used once per RPC: the slower of the two bounds the RPC rate.
   in.platform.nic_verb_rate_msgs_per_s = std::min(p.nic.send.ops_per_s(bytes_of(m.rpc_response_bytes)),

@@ -26,6 +26,10 @@ struct ModelProfile {
   double read_bytes = 0;                   // mean bytes per READ
   double round_trips_per_client_op = 0;    // network round trips in sequence (< READs when READs are issued together)
   double client_cpu_us_per_client_op = 0;  // the client's own processing of one client-side operation
+  // Bytes a server registers for remote READs: what its NIC's READs
+  // spread over, so what the address-translation cache must cover
+  // ([platform.nic] atc_*). 0: not known, READs at the `read` curve's rate.
+  double remote_read_bytes = 0;
   // Server-side path: one operation shipped to the server's CPU.
   double server_cpu_us_per_server_op = 0;  // handler cost, messaging included, at the operation's bytes
   double rpc_request_bytes = 0;

@@ -196,6 +196,23 @@ Status check_workload(const scenario::Scenario& s, const StoreOptions& store) {
 
 }  // namespace
 
+uint64_t extents_region_bytes(const scenario::Scenario& s) {
+  const CellConfig& x = *s.index.get<CellConfig>();
+  if (x.extents_bytes != 0) return x.extents_bytes;
+  // Room for every record (inserts included) on one server's share, in
+  // buddy blocks, with slack for skew and updates in flight.
+  // Saturating: absurd counts make an absurd size, which the memory
+  // estimate then refuses, never a small wrapped one.
+  using design::saturating_add;
+  using design::saturating_mul;
+  const uint64_t block = design::saturating_bit_ceil(memory::kExtentHeaderBytes +
+                                                     workload::max_key_bytes(s.workload.zeropadding) +
+                                                     uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
+  const uint64_t records = saturating_add(s.workload.recordcount, s.workload.operationcount);
+  return design::saturating_bit_ceil(
+      std::max<uint64_t>(saturating_mul(saturating_mul(block, records), 2) / s.platform.servers, uint64_t{16} << 20));
+}
+
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
   const CellConfig& x = *s.index.get<CellConfig>();
   ServerOptions server;
@@ -206,21 +223,7 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   st.geometry.meganodes_per_server = x.meganodes_per_server;
   st.max_kv_bytes = x.max_kv_bytes;
   st.split_fill_fraction = x.split_fill_fraction;
-  st.extents_bytes = x.extents_bytes;
-  if (st.extents_bytes == 0) {
-    // Room for every record (inserts included) on one server's share, in
-    // buddy blocks, with slack for skew and updates in flight.
-    // Saturating: absurd counts make an absurd size, which the memory
-    // estimate then refuses, never a small wrapped one.
-    using design::saturating_add;
-    using design::saturating_mul;
-    const uint64_t block = design::saturating_bit_ceil(memory::kExtentHeaderBytes +
-                                                       workload::max_key_bytes(s.workload.zeropadding) +
-                                                       uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
-    const uint64_t records = saturating_add(s.workload.recordcount, s.workload.operationcount);
-    st.extents_bytes = design::saturating_bit_ceil(
-        std::max<uint64_t>(saturating_mul(saturating_mul(block, records), 2) / s.platform.servers, uint64_t{16} << 20));
-  }
+  st.extents_bytes = extents_region_bytes(s);
   // A fresh key per deployment: it decides nothing simulated, so runs stay
   // reproducible; clients never receive it (server.h, protocol.h).
   server.tree_key = (uint64_t{std::random_device()()} << 32) | std::random_device()();

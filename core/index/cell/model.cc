@@ -34,6 +34,11 @@
 #include "core/workload/keys.h"
 
 namespace locus::cell {
+
+// driver.cc: the extents region a server registers (index.extents_bytes,
+// or sized from the records).
+uint64_t extents_region_bytes(const scenario::Scenario& s);
+
 namespace {
 
 constexpr double kRandomFill = std::numbers::ln2;  // mean node fill under random insertion (Yao 1978)
@@ -131,6 +136,12 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   m.round_trips_per_client_op = m.reads_per_client_op;  // each READ's address comes from the one before
   m.read_bytes = (node_reads * c->node_bytes + extent_bytes) / m.reads_per_client_op;
   m.client_cpu_us_per_client_op = c->client_node_us * (h + path_miss * upper_levels);
+  // What a server registers for remote READs: its meganodes' node region
+  // and its extents, as the driver sizes them.
+  g.meganode_nodes = static_cast<uint32_t>(c->meganode_bytes / c->node_bytes);
+  g.meganodes_per_server = c->meganodes_per_server;
+  const uint64_t extents = extents_region_bytes(s);
+  m.remote_read_bytes = static_cast<double>(g.region_bytes() + extents);
   // protocol.cc: op, level, start, key blob; outcome, next, found, value
   // blob, the meganode's root, level, height and bounds, nodes visited.
   m.rpc_request_bytes = 1 + 1 + 8 + 4 + key_bytes;
@@ -161,6 +172,10 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
                   "+ 1 extent READ of {:.0f} B",
                   cmd, leaf_cached_levels, h, cache_slots, cacheable, cache_hit, path_miss, node_reads, c->node_bytes,
                   extent_bytes),
+      fmt::format("NIC: READs spread over {:.0f} MiB a server registers ({} meganodes of {} B and {:.0f} MiB of "
+                  "extents), for the address-translation cache",
+                  m.remote_read_bytes / 1048576, c->meganodes_per_server, c->meganode_bytes,
+                  static_cast<double>(extents) / 1048576),
       fmt::format("server side: {:.2f} RPC steps x (server_request_us {} + cell.{} {:.3f}) + {:.2f} node visits x "
                   "server_node_visit_us {} = {:.3f} us; request {:.0f} B, response {:.0f} B",
                   steps, c->server_request_us, kOp, handler_us, visits, c->server_node_visit_us,
