@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/scenario/index_config.h"
+#include "core/workload/spatial.h"
 
 namespace locus::catfish {
 
@@ -23,6 +24,14 @@ struct CatfishConfig final : scenario::IndexConfig {
   std::string server_mode = "event";
   double server_result_us = 0;
   bool multi_issue = true;  // offloaded searches post a batch of READs at once (section IV-C)
+
+  // The workload's query scale that query_scale names (design.cc accepts
+  // only these three).
+  workload::QueryScale scale() const {
+    if (query_scale == "1e-2") return workload::QueryScale::kLarge;
+    if (query_scale == "power") return workload::QueryScale::kPowerLaw;
+    return workload::QueryScale::kSmall;
+  }
 };
 
 }  // namespace locus::catfish

@@ -38,12 +38,6 @@ namespace {
 
 Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
 
-workload::QueryScale scale_of(const std::string& name) {
-  if (name == "1e-2") return workload::QueryScale::kLarge;
-  if (name == "power") return workload::QueryScale::kPowerLaw;
-  return workload::QueryScale::kSmall;
-}
-
 class CatfishDriver final : public design::IndexDriver {
  public:
   CatfishDriver(const scenario::Scenario& s, const CatfishConfig& x, const design::Placement& placement)
@@ -126,7 +120,7 @@ class CatfishDriver final : public design::IndexDriver {
     // Ids of inserted rectangles: above the loaded ones, 2^32 per client.
     const uint64_t first_id = (next_client_.fetch_add(1) + 1) << 32;
     return std::unique_ptr<design::ClientSession>(
-        new CatfishSession(std::move(sel), std::move(client), scale_of(x_.query_scale), first_id, *env.random));
+        new CatfishSession(std::move(sel), std::move(client), x_.scale(), first_id, *env.random));
   }
 
   std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {

@@ -79,12 +79,6 @@ StatusOr<std::unique_ptr<Store>> loaded_tree(const CatfishConfig& x, uint64_t se
   return store;
 }
 
-workload::QueryScale scale_of(const std::string& name) {
-  if (name == "1e-2") return workload::QueryScale::kLarge;
-  if (name == "power") return workload::QueryScale::kPowerLaw;
-  return workload::QueryScale::kSmall;
-}
-
 }  // namespace
 
 StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
@@ -118,7 +112,7 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   const auto& cpu = s.platform.cpu;
   constexpr double kSegmentBytes = 8 * 1024;  // MessagingServerOptions::segment_bytes
   for (int i = 0; i < kSampledQueries; ++i) {
-    const workload::SpatialBox b = workload::place_at_key(generator.query(rng, scale_of(x->query_scale)),
+    const workload::SpatialBox b = workload::place_at_key(generator.query(rng, x->scale()),
                                                           rng.uniform(std::max<uint64_t>(1, wl.recordcount)));
     const Walk w = walk(*store, {b.x_min, b.y_min, b.x_max, b.y_max}, max_batch, cpu, pending);
     sum.reads += w.reads, sum.batches += w.batches, sum.hits += w.hits, sum.client_us += w.client_us;
