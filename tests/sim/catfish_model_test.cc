@@ -45,14 +45,10 @@ void compare(const std::vector<std::string>& sets) {
 
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
-  double ops = 0, weighted_us = 0;
-  for (const auto& op : report->result.stats.ops()) {
-    ops += static_cast<double>(op.latency.count());
-    weighted_us += static_cast<double>(op.latency.count()) * op.latency.mean() / 1e3;
-  }
-  BOOST_REQUIRE(ops > 0);
-  const double sim_ops_per_s = report->result.throughput_ops_per_s(static_cast<uint64_t>(ops));
-  const double sim_mean_us = weighted_us / ops;
+  const testing::OpsAndLatency sim = testing::throughput_and_mean(*report);
+  BOOST_REQUIRE(sim.ops_per_s > 0);
+  const double sim_ops_per_s = sim.ops_per_s;
+  const double sim_mean_us = sim.mean_us;
   const double searches = counter(*report, "catfish.client_searches");
   const double node_reads = searches > 0 ? counter(*report, "catfish.node_reads") / searches : 0;
   const double batches = searches > 0 ? counter(*report, "catfish.read_batches") / searches : 0;

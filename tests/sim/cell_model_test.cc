@@ -53,13 +53,9 @@ Case run(const std::string& file, const std::string& selector, std::vector<std::
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
   Case c{*sc, {}, {}};
-  double ops = 0, weighted_us = 0;
-  for (const auto& op : report->result.stats.ops()) {
-    ops += static_cast<double>(op.latency.count());
-    weighted_us += static_cast<double>(op.latency.count()) * op.latency.mean() / 1e3;
-  }
-  c.sim.ops_per_s = report->result.throughput_ops_per_s(static_cast<uint64_t>(ops));
-  c.sim.mean_us = weighted_us / ops;
+  const testing::OpsAndLatency sim = testing::throughput_and_mean(*report);
+  c.sim.ops_per_s = sim.ops_per_s;
+  c.sim.mean_us = sim.mean_us;
   const auto share = report->result.extra.find("server_share");
   if (share != report->result.extra.end()) c.sim.server_share = share->second;
   const std::string resource = selector == "client_only" ? ".nic.rdma" : ".cpu";

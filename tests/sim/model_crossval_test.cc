@@ -26,13 +26,9 @@ void compare(const std::string& name, const std::vector<std::string>& sets) {
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
-  double ops = 0, weighted_us = 0;
-  for (const auto& op : report->result.stats.ops()) {
-    ops += static_cast<double>(op.latency.count());
-    weighted_us += static_cast<double>(op.latency.count()) * op.latency.mean() / 1e3;
-  }
-  const double sim_ops_per_s = report->result.throughput_ops_per_s(static_cast<uint64_t>(ops));
-  const double sim_mean_us = weighted_us / ops;
+  const testing::OpsAndLatency sim = testing::throughput_and_mean(*report);
+  const double sim_ops_per_s = sim.ops_per_s;
+  const double sim_mean_us = sim.mean_us;
 
   auto in = cli::locality_input_from(*sc);
   BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());

@@ -74,6 +74,22 @@ inline StatusOr<runner::ScenarioReport> simulate_scenario(std::string_view text,
   return simulate(sc);
 }
 
+// Throughput and mean latency over every operation of a run, as a model's
+// prediction gives them (the model-against-simulation tests).
+struct OpsAndLatency {
+  double ops_per_s = 0;
+  double mean_us = 0;
+};
+inline OpsAndLatency throughput_and_mean(const runner::ScenarioReport& r) {
+  double ops = 0, weighted_us = 0;
+  for (const auto& op : r.result.stats.ops()) {
+    ops += static_cast<double>(op.latency.count());
+    weighted_us += static_cast<double>(op.latency.count()) * op.latency.mean() / 1e3;
+  }
+  if (ops == 0) return {};
+  return {r.result.throughput_ops_per_s(static_cast<uint64_t>(ops)), weighted_us / ops};
+}
+
 // How busy the resource `name` was in `r` (a test failure if it has none).
 inline double utilization_of(const runner::ScenarioReport& r, const std::string& name) {
   for (const ResourceUsage& u : r.result.resources) {
