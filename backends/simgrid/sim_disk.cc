@@ -10,6 +10,9 @@ namespace locus::simgrid_backend {
 namespace {
 
 constexpr double kBytesPerMb = 1e6;
+// Longest single sleep of a disk wait: well inside the simulated second the
+// runtime's wind-down gives daemons to return once the run stops.
+constexpr Nanos kWaitSliceNs = 10 * kMillisecond;
 
 class TimedAppendFile final : public AppendFile {
  public:
@@ -20,7 +23,7 @@ class TimedAppendFile final : public AppendFile {
     return st;
   }
   Status sync() override {
-    disk_->serve(disk_->sync_s(dirty_bytes_));
+    LOCUS_RETURN_IF_ERROR(disk_->serve(disk_->sync_s(dirty_bytes_)));
     Status st = inner_->sync();
     if (st.is_ok()) dirty_bytes_ = 0;
     return st;
@@ -38,7 +41,7 @@ class TimedReadFile final : public ReadFile {
   TimedReadFile(std::unique_ptr<ReadFile> inner, SimDisk* disk) : inner_(std::move(inner)), disk_(disk) {}
   StatusOr<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
     StatusOr<size_t> n = inner_->read_at(offset, out);
-    if (n.is_ok()) disk_->serve(disk_->read_s(*n));
+    if (n.is_ok()) LOCUS_RETURN_IF_ERROR(disk_->serve(disk_->read_s(*n)));
     return n;
   }
   uint64_t size_bytes() const override { return inner_->size_bytes(); }
@@ -58,13 +61,23 @@ double SimDisk::read_s(uint64_t bytes) const {
   return static_cast<double>(bytes) / (spec_.read_mb_per_s * kBytesPerMb);
 }
 
-void SimDisk::serve(double service_s) {
+Status SimDisk::serve(double service_s) {
   // Only the run's actors wait: nothing can before the run (records
   // loaded), nor in the engine's own context (timers, clean-up).
-  if (current_actor() == nullptr || service_s <= 0) return;
-  const double now_s = static_cast<double>(clock_->now()) * 1e-9;
+  if (current_actor() == nullptr || service_s <= 0) return Status();
+  const Nanos now_ns = clock_->now();
+  const double now_s = static_cast<double>(now_ns) * 1e-9;
   busy_until_s_ = std::max(busy_until_s_, now_s) + service_s;
-  clock_->sleep_for(static_cast<Nanos>(std::llround((busy_until_s_ - now_s) * 1e9)));
+  const Nanos wait_ns = static_cast<Nanos>(std::llround((busy_until_s_ - now_s) * 1e9));
+  for (Nanos slept_ns = 0; slept_ns < wait_ns;) {
+    if (stop_ != nullptr && stop_->load(std::memory_order_acquire)) {
+      return aborted_error("the run ended while this node waited for its disk");
+    }
+    const Nanos slice_ns = std::min(wait_ns - slept_ns, kWaitSliceNs);
+    clock_->sleep_for(slice_ns);
+    slept_ns += slice_ns;
+  }
+  return Status();
 }
 
 StatusOr<std::unique_ptr<AppendFile>> SimDiskFiles::open_append(const std::string& path) {

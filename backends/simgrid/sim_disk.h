@@ -12,10 +12,16 @@
 // Each node has one disk serving these first come, first served: a caller
 // waits for the disk's earlier work, then its own. Calls made outside any
 // actor (records loaded before the run starts) cost nothing.
+// A wait longer than a slice is slept in slices, and a run that ends
+// during it (a restarted server replaying from a slow disk past the run's
+// end) makes the call fail with kAborted, so the waiting actor returns on
+// its own before the runtime winds down rather than being killed mid-sleep
+// (killing unwinds a swapped stack, which AddressSanitizer cannot follow).
 // Not modelled: background writeback under the `never` policy (the page
 // cache absorbs every write), and directory syncs (metadata only).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -28,23 +34,27 @@ namespace locus::simgrid_backend {
 
 class SimDisk {
  public:
-  SimDisk(const scenario::DiskSpec& spec, Clock* clock) : spec_(spec), clock_(clock) {}
+  // `stop`: the run's stop flag (may be null: waits are then never cut short).
+  SimDisk(const scenario::DiskSpec& spec, Clock* clock, const std::atomic<bool>* stop)
+      : spec_(spec), clock_(clock), stop_(stop) {}
   // Waits (simulated) until the disk has done `service_s` of work queued
-  // behind what it already has.
-  void serve(double service_s);
+  // behind what it already has; kAborted if the run ends first.
+  Status serve(double service_s);
   double sync_s(uint64_t dirty_bytes) const;
   double read_s(uint64_t bytes) const;
 
  private:
   scenario::DiskSpec spec_;
   Clock* clock_;
+  const std::atomic<bool>* stop_;
   double busy_until_s_ = 0;
 };
 
 // One node's view of the shared in-memory files, with its disk's costs.
 class SimDiskFiles final : public Files {
  public:
-  SimDiskFiles(Files* inner, const scenario::DiskSpec& spec, Clock* clock) : inner_(inner), disk_(spec, clock) {}
+  SimDiskFiles(Files* inner, const scenario::DiskSpec& spec, Clock* clock, const std::atomic<bool>* stop)
+      : inner_(inner), disk_(spec, clock, stop) {}
 
   StatusOr<std::unique_ptr<AppendFile>> open_append(const std::string& path) override;
   StatusOr<std::unique_ptr<ReadFile>> open_read(const std::string& path) override;

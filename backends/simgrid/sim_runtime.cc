@@ -298,7 +298,7 @@ class SimRuntime final : public Runtime {
     LOCUS_ASSIGN_OR_RETURN(SimNode * node, world_.add_node(options.name, options.is_server, host_of));
     std::unique_ptr<SimDiskFiles> disk;
     if (options.is_server && world_.platform().disk.given) {
-      disk = std::make_unique<SimDiskFiles>(&files_, world_.platform().disk, &clock_);
+      disk = std::make_unique<SimDiskFiles>(&files_, world_.platform().disk, &clock_, &stop_);
     }
     parts_.push_back({std::make_unique<SimTransport>(world_, *node),
                       std::make_unique<SimCpu>(world_, world_.platform().cpu, *node), std::move(disk)});
