@@ -1,7 +1,9 @@
 // `locus model` and `locus plan`: see model_command.h.
 #include "apps/locus/model_command.h"
 
+#include <algorithm>
 #include <fstream>
+#include <tuple>
 #include <optional>
 #include <charconv>
 #include <string_view>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/locus/model_input.h"
+#include "apps/locus/plan_search.h"
 #include "core/designs/designs.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/planner.h"
@@ -33,6 +36,8 @@ struct PlanCli {
   std::string servers = "1:16";
   std::string cores = "1:16";
   std::string clients = "1:1024";
+  std::vector<std::string> designs;    // plan_search.h
+  std::vector<std::string> selectors;
   models::PlanCosts costs;
 };
 
@@ -131,9 +136,16 @@ Status parse_range(const std::string& option, const std::string& text, int64_t l
   return Status();
 }
 
+// One row of the merged frontier: a configuration and the design and
+// selector that run it.
+struct PlanRow {
+  const PlanChoice* choice;
+  models::PlannedConfig config;
+};
+
 Status run_plan(const PlanCli& o) {
-  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
-  LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s));
+  LOCUS_ASSIGN_OR_RETURN(std::vector<PlanChoice> choices,
+                         plan_choices(o.scenario_path, o.sets, o.designs, o.selectors));
   models::PlanSpace space;
   // Bounds that can be planned for: beyond them the space is not a
   // cluster anyone buys, and a search over it would not end.
@@ -142,26 +154,81 @@ Status run_plan(const PlanCli& o) {
   LOCUS_RETURN_IF_ERROR(parse_range("--clients", o.clients, 10'000'000, &space.clients));
   constexpr long double kMaxConfigurations = 1e7;
   const long double configurations = static_cast<long double>(space.servers.count()) *
-                                     space.cores_per_server.count() * space.clients.count();
+                                     space.cores_per_server.count() * space.clients.count() * choices.size();
   if (configurations > kMaxConfigurations) {
-    return invalid_argument(fmt::format("--servers x --cores x --clients: {:.3g} configurations, more than {:.0g} "
-                                        "a plan can evaluate; narrow the ranges or give them a STEP",
+    return invalid_argument(fmt::format("--servers x --cores x --clients x designs x selectors: {:.3g} "
+                                        "configurations, more than {:.0g} a plan can evaluate; narrow the ranges or "
+                                        "give them a STEP",
                                         static_cast<double>(configurations), static_cast<double>(kMaxConfigurations)));
   }
-  LOCUS_ASSIGN_OR_RETURN(models::PlanResult r,
-                         models::plan_capacity(in, space, {o.target_ops, o.p99_us}, o.costs));
-  fmt::print("locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms\n",
-             s.source, o.target_ops, o.p99_us, r.configurations_in_space, r.elapsed_ms);
-  if (r.frontier.empty()) {
+  const bool several = choices.size() > 1;
+  std::vector<PlanRow> rows;
+  int64_t evaluated = 0;
+  double elapsed_ms = 0;
+  bool any_power = false;
+  for (size_t k = 0; k < choices.size(); ++k) {
+    const PlanChoice& c = choices[k];
+    models::PlanCosts costs = o.costs;
+    if (c.scenario.platform.power.given) {
+      costs.idle_watts_per_server = c.scenario.platform.power.idle_w;
+      costs.busy_watts_per_core = c.scenario.platform.power.busy_w_per_core;
+      any_power = true;
+    }
+    LOCUS_ASSIGN_OR_RETURN(models::PlanResult r,
+                           models::plan_capacity(c.input, space, {o.target_ops, o.p99_us}, costs, c.options));
+    evaluated += r.configurations_in_space;
+    elapsed_ms += r.elapsed_ms;
+    if (several) {
+      // Progress, on stderr so the table stays clean.
+      fmt::print(stderr, "locus plan: [{}/{}] {} with {}: {} rows on its frontier, {} configurations in {:.0f} ms\n",
+                 k + 1, choices.size(), c.design, c.selector.empty() ? c.policy : c.selector, r.frontier.size(),
+                 r.configurations_in_space, r.elapsed_ms);
+    }
+    for (const models::PlannedConfig& f : r.frontier) rows.push_back({&c, f});
+  }
+  // The frontier over every design and selector: a row stays unless another
+  // needs no more of each resource and less of one.
+  std::vector<PlanRow> frontier;
+  for (const PlanRow& a : rows) {
+    const bool dominated = std::any_of(rows.begin(), rows.end(), [&](const PlanRow& b) {
+      return models::dominates(b.config, a.config) ||
+             (&a != &b && b.config.servers == a.config.servers &&
+              b.config.cores_per_server == a.config.cores_per_server && b.config.clients == a.config.clients &&
+              (b.config.cost < a.config.cost || (b.config.cost == a.config.cost && &b < &a)));
+    });
+    if (!dominated) frontier.push_back(a);
+  }
+  std::stable_sort(frontier.begin(), frontier.end(), [](const PlanRow& a, const PlanRow& b) {
+    return std::tie(a.config.cost, a.config.servers, a.config.cores_per_server, a.config.clients) <
+           std::tie(b.config.cost, b.config.servers, b.config.cores_per_server, b.config.clients);
+  });
+  fmt::print("locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms "
+             "({:.0f} per second)\n",
+             o.scenario_path, o.target_ops, o.p99_us, evaluated, elapsed_ms,
+             elapsed_ms > 0 ? evaluated / (elapsed_ms / 1e3) : 0.0);
+  if (several) {
+    for (const PlanChoice& c : choices) {
+      fmt::print("  {} with {}: {}\n", c.design, c.selector.empty() ? "its selector" : c.selector, c.policy);
+    }
+  }
+  if (frontier.empty()) {
     fmt::print("no configuration in the space meets the targets; widen --servers, --cores or --clients\n");
     return Status();
   }
-  fmt::print("{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}  {}\n", "servers", "cores", "clients", "cost", "p",
-             "ops/s", "mean us", "p99 us", "bottleneck");
-  for (const models::PlannedConfig& c : r.frontier) {
-    fmt::print("{:>8} {:>6} {:>8} {:>9.2f} {:>7.3f} {:>13.0f} {:>9.2f} {:>9.2f}  {}\n", c.servers, c.cores_per_server,
-               c.clients, c.cost, c.prediction.server_side_share, c.prediction.throughput_ops_per_s,
-               c.prediction.mean_latency_us, c.prediction.p99_latency_us, c.prediction.bottleneck);
+  const std::string head = several ? fmt::format("{:<8} {:<12} ", "design", "selector") : "";
+  fmt::print("{}{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}{}  {}\n", head, "servers", "cores", "clients",
+             "cost", "p", "ops/s", "mean us", "p99 us", any_power ? fmt::format(" {:>8}", "watts") : "",
+             "bottleneck");
+  for (const PlanRow& row : frontier) {
+    const models::PlannedConfig& c = row.config;
+    const std::string lead =
+        several ? fmt::format("{:<8} {:<12} ", row.choice->design,
+                              row.choice->selector.empty() ? "(own)" : row.choice->selector)
+                : "";
+    fmt::print("{}{:>8} {:>6} {:>8} {:>9.2f} {:>7.3f} {:>13.0f} {:>9.2f} {:>9.2f}{}  {}\n", lead, c.servers,
+               c.cores_per_server, c.clients, c.cost, c.prediction.server_side_share,
+               c.prediction.throughput_ops_per_s, c.prediction.mean_latency_us, c.prediction.p99_latency_us,
+               any_power ? fmt::format(" {:>8.1f}", c.watts) : "", c.prediction.bottleneck);
   }
   return Status();
 }
@@ -200,6 +267,18 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   plan->add_option("--cost-server", po->costs.per_server, "Cost of a server")->capture_default_str();
   plan->add_option("--cost-core", po->costs.per_core, "Cost of a core")->capture_default_str();
   plan->add_option("--cost-client", po->costs.per_client, "Cost of a client")->capture_default_str();
+  plan->add_option("--cost-nic", po->costs.per_nic, "Cost of a NIC (one per server)")->capture_default_str();
+  plan->add_option("--cost-watt", po->costs.per_watt,
+                   "Cost of a watt of server power at the predicted load (scenarios with [platform.power])")
+      ->capture_default_str();
+  plan->add_option("--designs", po->designs,
+                   "Designs to plan over: NAME (the scenario's own) or NAME=SCENARIO.toml (that design's [index] "
+                   "and handler costs with this workload), comma-separated")
+      ->delimiter(',');
+  plan->add_option("--selectors", po->selectors,
+                   "Selectors to plan over: server_only, client_only, fixed_ratio (the best fixed split), jsq; "
+                   "comma-separated")
+      ->delimiter(',');
   plan->add_option("--set", po->sets, "Override a scenario key (repeatable)");
   plan->callback([po, &exit_code] { report(run_plan(*po), "plan", exit_code); });
 }

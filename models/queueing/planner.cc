@@ -67,9 +67,14 @@ class Planner {
   bool exact_first_feasible(const LocalityInput& in, double p, int expected_clients,
                             int* clients_out, LocalityPrediction* pred_out);
   bool verify(const Candidate& c, PlannedConfig* out);
-  double cost(int servers, int cores, int clients) const {
-    return servers * costs_.per_server + static_cast<double>(servers) * cores * costs_.per_core +
-           clients * costs_.per_client;
+  bool verify_rule(const Candidate& c, PlannedConfig* out);
+  PlannedConfig row(int servers, int cores, int clients, const LocalityPrediction& pred) const {
+    const double watts =
+        servers * (costs_.idle_watts_per_server + costs_.busy_watts_per_core * cores * pred.cpu_utilisation);
+    const double cost = servers * (costs_.per_server + costs_.per_nic) +
+                        static_cast<double>(servers) * cores * costs_.per_core + clients * costs_.per_client +
+                        watts * costs_.per_watt;
+    return {servers, cores, clients, cost, watts, pred};
   }
 
   const LocalityInput& base_;
@@ -87,10 +92,14 @@ bool Planner::screen(int servers, int cores, Candidate* out) {
   const double p99_ceiling_us = targets_.p99_latency_us * (1 + options_.screen_margin);
 
   std::vector<double> splits;
-  for (int i = 0; i < options_.split_grid_points; ++i) {
-    splits.push_back(static_cast<double>(i) / (options_.split_grid_points - 1));
+  if (options_.fixed_split) {
+    splits.push_back(*options_.fixed_split);
+  } else {
+    for (int i = 0; i < options_.split_grid_points; ++i) {
+      splits.push_back(static_cast<double>(i) / (options_.split_grid_points - 1));
+    }
+    splits.push_back(balanced_split(in));
   }
-  splits.push_back(balanced_split(in));
 
   out->servers = servers;
   out->cores = cores;
@@ -187,16 +196,63 @@ bool Planner::verify(const Candidate& cand, PlannedConfig* out) {
   }
   if (best_clients == INT_MAX) return false;
   // The grid is coarse: step towards a better split by halving the step,
-  // unless the winner already needs no more clients than screening promised.
+  // unless the winner already needs no more clients than screening promised
+  // (or the selector's split is fixed).
   double step = 1.0 / (options_.split_grid_points - 1);
-  for (int round = 0; round < 2 && best_clients > cand.optimistic_clients(); ++round) {
+  for (int round = 0; round < 2 && !options_.fixed_split && best_clients > cand.optimistic_clients(); ++round) {
     step /= 2;
     const double centre = best.server_side_share;
     for (double p : {centre - step, centre + step}) {
       if (p >= 0 && p <= 1) consider(p, best_clients);
     }
   }
-  *out = {cand.servers, cand.cores, best_clients, cost(cand.servers, cand.cores, best_clients), best};
+  *out = row(cand.servers, cand.cores, best_clients, best);
+  return true;
+}
+
+// An adaptive selector's row: the least client count of the range at which
+// the split its rule settles at meets both targets. Throughput at the
+// rule's split grows with the clients, so a galloping search from the
+// screened (optimistic) count brackets the first count reaching the
+// throughput target and a bisection finds it; its p99 then decides.
+bool Planner::verify_rule(const Candidate& cand, PlannedConfig* out) {
+  ++result_.exact_verifications;
+  const IntRange& clients = space_.clients;
+  struct Point {
+    bool ok = false;
+    LocalityPrediction pred;
+  };
+  auto at = [&](int n) -> Point {
+    ++result_.exact_sweeps;
+    const LocalityInput in = configured(base_, cand.servers, cand.cores, n);
+    StatusOr<double> p = options_.split_rule(in);
+    if (!p.is_ok()) return {};
+    StatusOr<LocalityPrediction> pred = predict_split(in, std::clamp(*p, 0.0, 1.0));
+    if (!pred.is_ok()) return {};
+    return {pred->throughput_ops_per_s >= targets_.throughput_ops_per_s, *pred};
+  };
+  auto index_of = [&](int n) { return (n - clients.min + clients.step - 1) / clients.step; };
+  const int64_t last = clients.count() - 1;
+  int64_t lo = -1, hi = std::min<int64_t>(index_of(std::max(clients.min, cand.optimistic_clients())), last);
+  Point found = at(clients.min + static_cast<int>(hi) * clients.step);
+  for (int64_t stride = 1; !found.ok; stride *= 2) {
+    if (hi == last) return false;
+    lo = hi;
+    hi = std::min(last, hi + stride);
+    found = at(clients.min + static_cast<int>(hi) * clients.step);
+  }
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    Point p = at(clients.min + static_cast<int>(mid) * clients.step);
+    if (p.ok) {
+      hi = mid;
+      found = p;
+    } else {
+      lo = mid;
+    }
+  }
+  if (found.pred.p99_latency_us > targets_.p99_latency_us) return false;
+  *out = row(cand.servers, cand.cores, clients.min + static_cast<int>(hi) * clients.step, found.pred);
   return true;
 }
 
@@ -245,7 +301,7 @@ PlanResult Planner::run() {
     });
     if (ruled_out) continue;
     PlannedConfig config;
-    if (verify(cand, &config)) verified.push_back(config);
+    if (options_.split_rule ? verify_rule(cand, &config) : verify(cand, &config)) verified.push_back(config);
   }
 
   for (const PlannedConfig& v : verified) {
@@ -286,7 +342,11 @@ StatusOr<PlanResult> plan_capacity(const LocalityInput& base, const PlanSpace& s
   if (!(options.screen_margin >= 0 && options.screen_margin < 1)) {
     return invalid_argument("screen margin must lie in [0, 1)");
   }
-  if (!(costs.per_server >= 0 && costs.per_core >= 0 && costs.per_client >= 0)) {
+  if (options.fixed_split && !(*options.fixed_split >= 0 && *options.fixed_split <= 1)) {
+    return invalid_argument("a fixed split must lie in [0, 1]");
+  }
+  if (!(costs.per_server >= 0 && costs.per_core >= 0 && costs.per_client >= 0 && costs.per_nic >= 0 &&
+        costs.per_watt >= 0 && costs.idle_watts_per_server >= 0 && costs.busy_watts_per_core >= 0)) {
     return invalid_argument("costs must be >= 0");
   }
   Planner planner(base, space, targets, costs, options);

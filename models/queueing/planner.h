@@ -38,6 +38,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/common/status.h"
@@ -63,10 +65,18 @@ struct PlanTargets {
   double p99_latency_us = 0;
 };
 
+// The linear cost rows are sorted by. A server has one NIC (the locality
+// model's). Power, where the scenario gives a profile ([platform.power]),
+// is each server's idle watts plus its busy cores' at the predicted CPU
+// utilisation; per_watt weighs it (0: power not counted).
 struct PlanCosts {
   double per_server = 1.0;
   double per_core = 0.1;
   double per_client = 0.01;
+  double per_nic = 0.0;
+  double per_watt = 0.0;
+  double idle_watts_per_server = 0.0;
+  double busy_watts_per_core = 0.0;
 };
 
 struct PlanOptions {
@@ -78,6 +88,15 @@ struct PlanOptions {
   // Off, verification reuses the approximation: several times faster on
   // spaces of tens of servers, rows then good to its error (~8%).
   bool exact_verification = true;
+  // The split a selector runs, when not the best one found on the grid:
+  // a static selector's share (server-only 1, client-only 0) ...
+  std::optional<double> fixed_split;
+  // ... or an adaptive selector's rule, giving the split it settles at for
+  // one configuration (servers, cores and clients set in the input). With
+  // a rule, screening still uses the grid (optimistic: no split does better
+  // than the best) and verification searches the client count at the
+  // rule's split.
+  std::function<StatusOr<double>(const LocalityInput&)> split_rule;
 };
 
 struct PlannedConfig {
@@ -85,6 +104,7 @@ struct PlannedConfig {
   int cores_per_server = 0;
   int clients = 0;
   double cost = 0;
+  double watts = 0;               // all servers, at the predicted utilisation (0 without a power profile)
   LocalityPrediction prediction;  // exact, at the chosen split
 };
 
