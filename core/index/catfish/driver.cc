@@ -44,11 +44,7 @@ class CatfishDriver final : public design::IndexDriver {
       : x_(x), seed_(s.run.seed), cores_(s.platform.cores_per_server), placement_(placement) {
     selector_ = s.selector.config;
     if (s.selector.type == "static") selector_.kind = selector::SelectorKind::kBackoff;
-    server_options_.store.geometry.node_bytes = x.node_bytes;
-    // Room for the loaded tree at minimum fill twice over, and for growth.
-    const uint64_t min_fill = server_options_.store.geometry.min_fill();
-    server_options_.store.geometry.node_slots =
-        static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 3 * x.rectangles / min_fill + 8192));
+    server_options_.store = loaded_store_options(x);
     MessagingServerOptions& m = server_options_.messaging;
     m.mode = x.server_mode == "polling" ? ServerMode::kPolling : ServerMode::kEvent;
     m.connections_per_worker = s.run.clients / s.platform.cores_per_server + 4;

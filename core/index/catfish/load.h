@@ -8,10 +8,17 @@
 
 #include <cstdint>
 
+#include "core/index/catfish/config.h"
 #include "core/index/catfish/layout.h"
+#include "core/index/catfish/store.h"
 
 namespace locus::catfish {
 
 Rect loaded_rectangle(uint64_t seed, uint64_t id);
+
+// The store a server loads the scenario's rectangles into: node size from
+// the config, and room for the loaded tree at minimum fill twice over and
+// for growth. The driver and the model (which builds the same tree) share it.
+StoreOptions loaded_store_options(const CatfishConfig& config);
 
 }  // namespace locus::catfish

@@ -69,12 +69,7 @@ Walk walk(Store& store, const Rect& q, uint32_t max_batch, const scenario::CpuSp
 }
 
 StatusOr<std::unique_ptr<Store>> loaded_tree(const CatfishConfig& x, uint64_t seed) {
-  StoreOptions o;
-  o.geometry.node_bytes = x.node_bytes;
-  // As the driver sizes it (driver.cc).
-  o.geometry.node_slots =
-      static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, 3 * x.rectangles / o.geometry.min_fill() + 8192));
-  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::create(o));
+  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::create(loaded_store_options(x)));
   for (uint64_t id = 0; id < x.rectangles; ++id) LOCUS_RETURN_IF_ERROR(store->insert(loaded_rectangle(seed, id), id));
   return store;
 }
