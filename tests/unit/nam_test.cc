@@ -425,6 +425,30 @@ BOOST_AUTO_TEST_CASE(holder_that_gives_up_leaves_its_leaf_readable) {
   BOOST_TEST(stats.broken_locks == 0u);
 }
 
+// A node whose body is damaged while its word is unlocked (a server that
+// came back mid-install) stays torn for every reader: no writer will mend
+// it. A read gives up after a few leases, naming it, instead of spinning
+// through 65,536 copies at the pause cap (about 80 s at a 20 ms lease:
+// the fault campaign's server-outage mix on nam-fine took ~100 s a run).
+BOOST_AUTO_TEST_CASE(a_node_torn_while_unlocked_fails_its_reads_within_leases) {
+  NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);
+  config.lease_ms = 1;
+  NamCluster cluster(config, 2, 100);
+  for (uint64_t i = 0; i < 3; ++i) cluster.load({10 * i, 1});  // one leaf, the root
+  auto root = cluster.global->root();
+  BOOST_REQUIRE(root.is_ok());
+  std::byte* body = cluster.memory[root->server()]->arena().at(root->offset() + 64);
+  *body ^= std::byte{0x5a};  // the CRC no longer matches; the word stays unlocked
+  Status got;
+  cluster.add_client("reader", [&](NamClient& c, Env&, nam::FineClient*) {
+    std::vector<uint64_t> payloads;
+    got = c.lookup(10, &payloads);
+  });
+  cluster.run();
+  BOOST_TEST(got.code() == StatusCode::kCorruption, got.to_string());
+  BOOST_TEST(got.to_string().find("stayed torn and unlocked") != std::string::npos, got.to_string());
+}
+
 // Head nodes (fine-grained and hybrid): a loaded leaf level with head
 // nodes every 4 leaves; a scan prefetches through them (batches counted),
 // then inserts split leaves so the heads are outdated: scans must still

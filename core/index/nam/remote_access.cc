@@ -13,6 +13,13 @@ namespace {
 // Torn copies in a row before a read gives up: a consistent state is
 // restored by every unlock (or lock break), so this many means corruption.
 constexpr uint32_t kMaxTornCopies = 1u << 16;
+// Leases an unlocked node may stay torn before a read gives up: writers
+// write under the lock, so an unlocked torn copy is a READ that raced an
+// install (gone at the next copy) or a body no writer will mend (a server
+// that came back mid-install). Without this bound the reader spun through
+// all kMaxTornCopies at the pause cap, about 80 s with a 20 ms lease (the
+// fault campaign's server-outage mix on nam-fine took ~100 s a run).
+constexpr Nanos kTornLeases = 4;
 // Pauses between copies of a locked or torn node: doubling from 1 us to a
 // cap well under the lease, so a lease's end is noticed promptly.
 constexpr Nanos kPauseBaseNs = 1 * kMicrosecond;
@@ -141,6 +148,7 @@ Status RemoteAccess::read(RemotePtr p, Node& out) {
   const Nanos pause_max = std::max<Nanos>(kPauseBaseNs, lease_ns_ / 16);
   uint64_t seen_locked = 0;
   Nanos seen_since = 0;
+  Nanos torn_since = -1;
   for (uint32_t misses = 0; misses < kMaxTornCopies; ++misses) {
     LOCUS_RETURN_IF_ERROR(read_page(p));
     Node copy(buffer_.data(), page_bytes_);
@@ -161,8 +169,15 @@ Status RemoteAccess::read(RemotePtr p, Node& out) {
         seen_locked = 0;
         continue;
       }
+      torn_since = -1;
     } else {
       ++stats_.torn_copies;
+      const Nanos now = env.clock->now();
+      if (torn_since < 0) torn_since = now;
+      if (now - torn_since >= std::max<Nanos>(kTornLeases * lease_ns_, kMillisecond)) {
+        return corruption("nam: node " + std::to_string(p.raw) + " stayed torn and unlocked for " +
+                          std::to_string(kTornLeases) + " leases (at least 1 ms)");
+      }
     }
     env.clock->sleep_for(doubling_backoff(misses, kPauseBaseNs, pause_max));
   }
