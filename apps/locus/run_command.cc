@@ -170,6 +170,9 @@ StatusOr<runner::ScenarioRuntimeFactory> runtime_factory(const RunOptionsCli& o,
     return runner::ScenarioRuntimeFactory([](const scenario::Scenario& sc) {
       simgrid_backend::SimOptions so;
       so.seed = sc.run.seed;
+      // A client each, and on each server an actor per core, its polling
+      // and daemon actors: an upper estimate is enough (sim_runtime.h).
+      so.expected_actors = uint64_t{sc.run.clients} + uint64_t{sc.platform.servers} * (sc.platform.cores_per_server + 8);
       return simgrid_backend::make_simgrid_runtime(sc.platform, so);
     });
   }

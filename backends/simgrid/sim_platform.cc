@@ -1,8 +1,11 @@
 // World construction: the SimGrid engine, its configuration and the
 // platform (hosts, links, PCIe, routes) built from a PlatformSpec.
+#include <fmt/format.h>
 #include <xbt/log.h>
 
 #include <cmath>
+#include <cstdint>
+#include <fstream>
 #include <string>
 
 #include "backends/simgrid/sim_energy.h"
@@ -13,6 +16,17 @@ namespace locus::simgrid_backend {
 namespace {
 
 double bytes_per_s(double gbps) { return gbps * 1e9 / 8.0; }
+
+// Mappings the process has besides the actors' stacks (its libraries,
+// heap arenas, the run's own threads), a generous allowance.
+constexpr uint64_t kMappingsBesideStacks = 4096;
+
+// The kernel's limit on a process's memory mappings; 0 if unknown.
+uint64_t max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  uint64_t limit = 0;
+  return (in >> limit) ? limit : 0;
+}
 
 }  // namespace
 
@@ -56,6 +70,16 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
     // SimGrid 3.32's LMM solver crash (do_solve) on some Pilaf scenarios.
     // Timing precision is what sub-microsecond services need.
     sg4::Engine::set_config("contexts/stack-size:256");
+    if (const uint64_t limit = max_map_count();
+        options_.expected_actors > 0 && limit > 0 && 2 * options_.expected_actors + kMappingsBesideStacks > limit) {
+      // A guard page splits each stack's mapping in two: without guards a
+      // stack overflow is no longer caught, but the run can start.
+      sg4::Engine::set_config("contexts/guard-size:0");
+      fmt::print(stderr,
+                 "locus: {} actors need {} memory mappings with stack guard pages, more than vm.max_map_count "
+                 "({}); guard pages off for this process (raise the limit with sysctl to keep them)\n",
+                 options_.expected_actors, 2 * options_.expected_actors, limit);
+    }
 
     sg4::Engine::set_config("network/loopback-lat:0");
   }

@@ -44,6 +44,11 @@ struct SimOptions {
   // each may have put two requests in another order than without running
   // ahead. The first turns that rule off for the rest of the run.
   uint64_t* run_ahead_hazards = nullptr;
+  // Actors the run will spawn, if known (0: not known). Each actor's stack
+  // is two memory mappings with its guard page; where that many would pass
+  // the kernel's vm.max_map_count, the first engine of the process turns
+  // guard pages off (SimGrid's contexts/guard-size) rather than abort.
+  uint64_t expected_actors = 0;
 };
 
 std::unique_ptr<Runtime> make_simgrid_runtime(const scenario::PlatformSpec& platform,
