@@ -14,6 +14,7 @@ Reclaimer::Reclaimer(uint32_t slots) : slots_(new std::atomic<uint64_t>[slots]),
 StatusOr<uint32_t> Reclaimer::join() {
   const uint32_t slot = joined_.fetch_add(1);
   if (slot >= slot_count_) {
+    overflow_.store(true);
     return resource_exhausted("nam: more tree objects than the reclaimer's " + std::to_string(slot_count_) +
                               " epoch slots");
   }
@@ -35,6 +36,7 @@ uint64_t Reclaimer::advance() {
   for (uint32_t i = 0; i < n; ++i) oldest = std::min(oldest, slots_[i].load());
   std::lock_guard lock(mu_);
   uint64_t moved = 0;
+  if (overflow_.load()) return 0;
   std::erase_if(retired_, [&](const Page& p) {
     if (p.epoch >= oldest) return false;
     free_.push_back(p);

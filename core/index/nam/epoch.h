@@ -33,7 +33,9 @@ class Reclaimer {
  public:
   explicit Reclaimer(uint32_t slots);
 
-  // A slot for one tree object; kResourceExhausted when all are taken.
+  // A slot for one tree object; kResourceExhausted when all are taken,
+  // and from then on nothing is freed (a tree object without a slot could
+  // hold any page).
   StatusOr<uint32_t> join();
   void enter(uint32_t slot) {
     slots_[slot].store(epoch_.load());
@@ -66,6 +68,7 @@ class Reclaimer {
   std::unique_ptr<std::atomic<uint64_t>[]> slots_;
   uint32_t slot_count_;
   std::atomic<uint32_t> joined_{0};
+  std::atomic<bool> overflow_{false};
   mutable ShortMutex mu_;
   std::vector<Page> retired_;
   std::vector<Page> free_;
