@@ -2,7 +2,6 @@
 #include "core/index/nam/epoch.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
 namespace locus::nam {
