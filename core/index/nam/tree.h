@@ -145,9 +145,9 @@ class BlinkTree {
   // reader can still hold. Concurrent readers and writers are safe: each
   // change is a locked install of nodes read at the versions it locks, and
   // a traversal that reaches a merged node through an old pointer follows
-  // it to the node that took its entries. A hybrid leaf-level tree only
-  // removes entries (its inner levels are the memory servers'). Run by one
-  // tree object at a time.
+  // it to the node that took its entries. A leaf-level tree (with
+  // UpperLevels) only removes entries (the levels above are not its own).
+  // Run by one tree object at a time.
   Status collect_garbage();
 
   // The levels above the leaves, run by their keeper (a hybrid memory
