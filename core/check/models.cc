@@ -31,8 +31,10 @@ template <class State, class K, class V>
 Step<State> assigned(const State& s, const K& key, const V& value) {
   State next = s;
   auto at = lower(next, key);
-  if (at != next.end() && at->first == key) at->second = value;
-  else next.insert(at, {key, value});
+  if (at != next.end() && at->first == key)
+    at->second = value;
+  else
+    next.insert(at, {key, value});
   return Step<State>::to(std::move(next));
 }
 
@@ -99,9 +101,12 @@ KvModel::Result KvModel::step(const State& s, const Operation& op) const {
       if (op.outcome == Outcome::kOk && !(found && it->second == op.result_value)) return Result::illegal();
       if (op.outcome == Outcome::kNotFound && found) return Result::illegal();
       return Result::unchanged();
-    case OpKind::kPut: return assigned(s, op.key, op.value);
-    case OpKind::kDelete: return deleted(s, op.key, op);
-    default: return Result::illegal();
+    case OpKind::kPut:
+      return assigned(s, op.key, op.value);
+    case OpKind::kDelete:
+      return deleted(s, op.key, op);
+    default:
+      return Result::illegal();
   }
 }
 
@@ -158,16 +163,20 @@ std::vector<std::vector<size_t>> SortedMapModel::partition(const History& histor
       reach.reset();
     }
     groups.back().push_back(range.index);
-    if (!range.hi) unbounded = true;
-    else if (!reach || *reach < *range.hi) reach = range.hi;
+    if (!range.hi)
+      unbounded = true;
+    else if (!reach || *reach < *range.hi)
+      reach = range.hi;
   }
   return groups;
 }
 
 RectSetModel::Result RectSetModel::step(const State& s, const Operation& op) const {
   switch (op.kind) {
-    case OpKind::kInsert: return assigned(s, op.value, op.rect);
-    case OpKind::kDelete: return deleted(s, op.value, op);
+    case OpKind::kInsert:
+      return assigned(s, op.value, op.rect);
+    case OpKind::kDelete:
+      return deleted(s, op.value, op);
     case OpKind::kSearch: {
       if (!known(op)) return Result::unchanged();
       std::vector<uint64_t> expected;
@@ -176,7 +185,8 @@ RectSetModel::Result RectSetModel::step(const State& s, const Operation& op) con
       if (expected != sorted_ids(op)) return Result::illegal();
       return Result::unchanged();
     }
-    default: return Result::illegal();
+    default:
+      return Result::illegal();
   }
 }
 
@@ -213,8 +223,29 @@ MultimapModel::Result MultimapModel::step(const State& s, const Operation& op) c
         return Result::illegal();
       return Result::unchanged();
     }
-    default: return Result::illegal();
+    case OpKind::kScan: {
+      if (!known(op)) return Result::unchanged();
+      if (op.result_ids.size() != op.result_keys.size()) return Result::illegal();
+      size_t n = 0;
+      for (auto it = lower(s, op.key); it != s.end(); ++it, ++n) {
+        if (op.bounded && it->first >= op.end_key) break;
+        if (op.limit != 0 && n == op.limit) break;
+        if (n == op.result_keys.size() || it->first != op.result_keys[n] || it->second != op.result_ids[n])
+          return Result::illegal();
+      }
+      if (n != op.result_keys.size()) return Result::illegal();
+      return Result::unchanged();
+    }
+    default:
+      return Result::illegal();
   }
+}
+
+std::vector<std::vector<size_t>> MultimapModel::partition(const History& h) const {
+  const bool scans = std::any_of(h.begin(), h.end(), [](const Operation& op) { return op.kind == OpKind::kScan; });
+  // A point operation is the range [key, key]: the sorted map's grouping
+  // of connected ranges is the right one for scans over pairs too.
+  return scans ? SortedMapModel().partition(h) : partition_by_key(h);
 }
 
 }  // namespace locus::check

@@ -76,7 +76,14 @@ class RectSetModel {
 };
 
 // (key, payload) pairs, duplicates allowed; delete removes one pair and
-// lookup (or get) returns every payload under the key.
+// lookup (or get) returns every payload under the key. A scan returns the
+// pairs (result_keys[i], result_ids[i]) whose key is >= its key (and <
+// end_key when bounded), in (key, payload) order, at most `limit` of them:
+// exactly the model's pairs in that range at its linearization point, so a
+// scan that misses an acknowledged pair or returns a deleted one fails.
+// Keys compare as strings: a history whose scans span keys writes them so
+// that string order is the index's order (fixed-width digits). Histories
+// with scans are partitioned by connected key ranges (SortedMapModel's).
 class MultimapModel {
  public:
   using State = std::vector<std::pair<std::string, uint64_t>>;  // sorted pairs
@@ -84,7 +91,7 @@ class MultimapModel {
   using Result = Step<State>;
   Result step(const State& s, const Operation& op) const;
   uint64_t hash(const State& s) const { return KvModel().hash(s); }
-  std::vector<std::vector<size_t>> partition(const History& h) const { return partition_by_key(h); }
+  std::vector<std::vector<size_t>> partition(const History& h) const;
   void prune(const History& h, std::vector<size_t>& ops) const { drop_unobserved_writes(h, ops, OpKind::kInsert); }
 };
 

@@ -6,6 +6,8 @@
 // whose histories the linearizability checker must accept; and a lock
 // holder stalled past its lease while another client inserts into the
 // same leaf (the lock is broken, the stale holder's install refused).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
@@ -282,6 +284,113 @@ void concurrent(const NamConfig& config) {
   BOOST_TEST(history.size() == kClients * 600u);
 }
 
+// Garbage collection while clients run (gc.cc): two writers delete most
+// loaded pairs (and insert a few), a reader looks up keys and scans short
+// ranges (atomic ranges), and a collector runs passes back to back: a
+// compute-server client with the same one-sided locks (fine-grained) or
+// the memory server itself (coarse-grained, one server so that a range is
+// one tree's). The fine-grained clients share one Reclaimer, as the
+// clients of one compute server would. The history, scans included, must
+// be linearizable; the collector must have merged nodes.
+void gc_during_clients(NamConfig config) {
+  constexpr uint64_t kKeys = 40;
+  constexpr uint32_t kOps = 600;
+  config.atomic_ranges = true;
+  const bool fine = config.distribution == nam::Distribution::kFine;
+  NamCluster cluster(config, fine ? 2 : 1, 200);
+  check::HistoryRecorder recorder;
+  auto name = [](uint64_t key) { return fmt::format("{:04}", key); };
+  {
+    check::ClientHistory& h = recorder.client(99);
+    for (uint64_t i = 0; i < 480; ++i) {
+      const Pair x{i % kKeys, 1000 + i};
+      cluster.load(x);
+      check::Operation o;
+      o.kind = check::OpKind::kInsert;
+      o.key = name(x.key);
+      o.value = x.payload;
+      h.respond(h.invoke(o, 2 * i), check::Outcome::kOk, 2 * i + 1);  // one after another, before the run
+    }
+  }
+  nam::Reclaimer reclaimer(8);
+  std::atomic<uint32_t> writers_left{2};
+  std::atomic<uint64_t> passes{0}, failed{0};
+  nam::TreeStats collected;
+  cluster.add_client("collector", [&](NamClient&, Env&, nam::FineClient* f) {
+    if (f != nullptr && !f->tree().set_reclaimer(&reclaimer).is_ok()) ++failed;
+    while (writers_left.load() > 0) {
+      const Status s = f != nullptr ? f->tree().collect_garbage() : cluster.memory[0]->collect_garbage();
+      if (!s.is_ok()) ++failed;
+      passes.fetch_add(1);
+    }
+    collected = f != nullptr ? f->tree().stats() : cluster.memory[0]->gc_stats();
+  });
+  for (uint32_t c = 0; c < 3; ++c) {
+    cluster.add_client("client" + std::to_string(c), [&, c](NamClient& client, Env& env, nam::FineClient* f) {
+      if (f != nullptr && !f->tree().set_reclaimer(&reclaimer).is_ok()) ++failed;
+      check::ClientHistory& h = recorder.client(c);
+      Random& rng = *env.random;
+      const bool writer = c < 2;
+      auto now = [&] { return env.clock->now() + 2000; };
+      for (uint32_t i = 0; i < kOps; ++i) {
+        if (writer && i % 50 == 49) {  // a whole pass between every 50 operations
+          const uint64_t seen = passes.load();
+          while (passes.load() < seen + 2) env.clock->sleep_for(10 * kMicrosecond);
+        }
+        const uint64_t key = rng.uniform(kKeys);
+        check::Operation o;
+        o.key = name(key);
+        if (writer && rng.uniform(100) < 20) {
+          o.kind = check::OpKind::kInsert;
+          o.value = (uint64_t{c} << 32) | i;
+          const size_t at = h.invoke(o, now());
+          if (!client.insert({key, o.value}).is_ok()) ++failed;
+          h.respond(at, check::Outcome::kOk, now());
+        } else if (writer) {
+          o.kind = check::OpKind::kDelete;
+          o.value = 1000 + key + kKeys * rng.uniform(480 / kKeys);  // a loaded pair of the key
+          const size_t at = h.invoke(o, now());
+          auto removed = client.remove({key, o.value});
+          if (!removed.is_ok()) ++failed;
+          h.respond(at, removed.is_ok() && *removed ? check::Outcome::kOk : check::Outcome::kNotFound, now());
+        } else if (rng.bernoulli(0.4)) {
+          o.kind = check::OpKind::kLookup;
+          const size_t at = h.invoke(o, now());
+          std::vector<uint64_t> got;
+          if (!client.lookup(key, &got).is_ok()) ++failed;
+          h.op(at).result_ids = got;
+          h.respond(at, got.empty() ? check::Outcome::kNotFound : check::Outcome::kOk, now());
+        } else {
+          o.kind = check::OpKind::kScan;  // keys [key, key + 3)
+          o.bounded = true;
+          o.end_key = name(key + 3);
+          const size_t at = h.invoke(o, now());
+          std::vector<Pair> got;
+          if (!client.range({key, 0}, key + 2, 0, &got).is_ok()) ++failed;
+          for (const Pair& x : got) {
+            h.op(at).result_keys.push_back(name(x.key));
+            h.op(at).result_ids.push_back(x.payload);
+          }
+          h.respond(at, check::Outcome::kOk, now());
+        }
+      }
+      if (writer) --writers_left;
+    });
+  }
+  cluster.run();
+  BOOST_TEST(failed.load() == 0u);
+  BOOST_TEST_MESSAGE(passes.load() << " passes: merges " << collected.merges << ", collected "
+                                   << collected.entries_collected << ", freed " << collected.pages_freed);
+  BOOST_TEST(collected.merges > 3u);
+  BOOST_TEST(collected.entries_collected > 50u);
+  BOOST_TEST(collected.pages_freed > 0u);
+  check::History history = recorder.merge();
+  check::CheckOptions options;
+  options.time_budget_ns = 0;
+  const check::CheckResult verdict = check::check_history(check::MultimapModel(), history, options);
+  BOOST_TEST(verdict.linearizable(), verdict.report(history));
+}
+
 // A lock holder that stalls past its lease (a compute server that died or
 // was descheduled holding a leaf's lock) while another client inserts into
 // the same leaf: the other client breaks the lock after one lease, well
@@ -363,6 +472,13 @@ BOOST_AUTO_TEST_SUITE(nam_concurrency)
 BOOST_AUTO_TEST_CASE(coarse_clients_are_linearizable) { concurrent(small(nam::Distribution::kCoarse)); }
 BOOST_AUTO_TEST_CASE(fine_clients_are_linearizable) { concurrent(small(nam::Distribution::kFine)); }
 BOOST_AUTO_TEST_CASE(hybrid_clients_are_linearizable) { concurrent(small(nam::Distribution::kHybrid)); }
+
+BOOST_AUTO_TEST_CASE(coarse_gc_on_the_memory_server_during_clients) {
+  gc_during_clients(small(nam::Distribution::kCoarse, nam::Partitioning::kRange, 256));
+}
+BOOST_AUTO_TEST_CASE(fine_gc_on_a_compute_server_during_clients) {
+  gc_during_clients(small(nam::Distribution::kFine, nam::Partitioning::kRange, 256));
+}
 
 BOOST_AUTO_TEST_CASE(stalled_lock_holder_loses_its_lease) {
   NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);

@@ -34,6 +34,10 @@ struct NamConfig final : scenario::IndexConfig {
   // smallest selectivity (0.001) over a 1 KB-page tree of 10^5..10^6
   // keys spans about one group; scenarios sweep it.
   uint32_t head_node_interval = 8;
+  // Ranges as one atomic double collect (tree.h), so that a history
+  // checker can hold each to one instant; costs every leaf of a range a
+  // second READ. Set by tests, not a scenario key.
+  bool atomic_ranges = false;
 };
 
 std::string distribution_name(Distribution d);

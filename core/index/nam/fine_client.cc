@@ -35,6 +35,7 @@ StatusOr<std::unique_ptr<FineClient>> FineClient::connect(Endpoint& ep, rpc::Rpc
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_);
   c->tree_->set_head_interval(config.head_node_interval);
+  c->tree_->set_atomic_ranges(config.atomic_ranges);
   return c;
 }
 

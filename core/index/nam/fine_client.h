@@ -27,6 +27,10 @@ class FineClient final : public NamClient {
   const RemoteStats& remote_stats() const { return access_->stats(); }
   // For tests that interpose on node access (a stalling holder).
   RemoteAccess& access() { return *access_; }
+  // The tree, for its garbage collection (tree.h): a compute server runs
+  // the pass with the same one-sided locks, its clients sharing a
+  // Reclaimer (epoch.h).
+  BlinkTree& tree() { return *tree_; }
 
  private:
   std::unique_ptr<RemoteAccess> access_;

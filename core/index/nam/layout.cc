@@ -33,9 +33,33 @@ void Node::set_head(const RemotePtr* leaves, uint32_t n) {
 }
 
 void Node::set_high(bool inf, Pair h) {
-  p_[9] = static_cast<std::byte>((static_cast<uint8_t>(p_[9]) & kHead) | (inf ? kHighInf : 0));
+  p_[9] = static_cast<std::byte>((static_cast<uint8_t>(p_[9]) & (kHead | kDead)) | (inf ? kHighInf : 0));
   put64(16, h.key);
   put64(24, h.payload);
+}
+
+void Node::set_dead(RemotePtr into) {
+  p_[9] = static_cast<std::byte>(static_cast<uint8_t>(p_[9]) | kDead);
+  set_sibling(into);
+}
+
+void Node::absorb(const Node& right) {
+  uint32_t n = count();
+  for (uint32_t i = 0; i < right.count(); ++i) {
+    if (leaf() && right.deleted(i)) continue;
+    std::memcpy(p_ + entry(n), right.p_ + right.entry(i), entry_bytes());
+    if (leaf()) set_deleted(n, false);
+    ++n;
+  }
+  set_count(n);
+  set_high(right.high_inf(), right.high());
+  set_sibling(right.sibling());
+}
+
+uint32_t Node::live() const {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < count(); ++i) n += deleted(i) ? 0 : 1;
+  return n;
 }
 
 bool Node::deleted(uint32_t i) const { return (static_cast<uint8_t>(p_[bitmap_at() + i / 8]) >> (i % 8) & 1) != 0; }
@@ -77,6 +101,16 @@ void Node::insert_at(uint32_t i, Pair x, RemotePtr c) {
   put64(entry(i) + 8, x.payload);
   if (!leaf()) set_child(i, c);
   set_count(n + 1);
+}
+
+void Node::erase_at(uint32_t i) {
+  const uint32_t n = count();
+  std::memmove(p_ + entry(i), p_ + entry(i + 1), (n - i - 1) * entry_bytes());
+  if (leaf()) {
+    for (uint32_t j = i; j + 1 < n; ++j) set_deleted(j, deleted(j + 1));
+    set_deleted(n - 1, false);
+  }
+  set_count(n - 1);
 }
 
 void Node::split_into(uint32_t from, Node& right, RemotePtr right_ptr) {

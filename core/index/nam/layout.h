@@ -6,7 +6,7 @@
 //
 //   0   word: version << 1 | lock bit (the paper's (version, lock-bit))
 //   8   level (u8, 0 = leaf), flags (u8: bit 0 high key is +inf, bit 1 head
-//       node), count (u16), magic (u32)
+//       node, bit 2 merged away), count (u16), magic (u32)
 //   16  high key (key, payload): the node holds entries <= it
 //   32  sibling: RemotePtr of the right neighbour (null at the right end)
 //   40  entries: leaf (key, payload) x cap; inner (key, payload, child) x cap
@@ -85,6 +85,18 @@ class Node {
   // leaf_capacity() of them.
   void set_head(const RemotePtr* leaves, uint32_t n);
   RemotePtr head_leaf(uint32_t i) const { return {get64(entry(i))}; }
+  // Merged into its left neighbour by garbage collection (gc.cc): its
+  // content lives on there, and a traversal that reaches it (through a
+  // pointer read before the merge) starts over. Its sibling field names
+  // the node it went into; the page is freed once no reader can hold it.
+  bool dead() const { return (static_cast<uint8_t>(p_[9]) & kDead) != 0; }
+  void set_dead(RemotePtr into);
+  // Appends right's entries (a leaf's live ones only) and takes its high
+  // key and sibling: the merge of right, the next node of the same level
+  // and parent, into this one. The entries must fit.
+  void absorb(const Node& right);
+  // Leaves: entries whose delete bit is clear.
+  uint32_t live() const;
   uint32_t count() const { return get16(10); }
   uint32_t magic() const { return static_cast<uint32_t>(get64(8) >> 32); }
   Pair high() const { return {get64(16), get64(24)}; }
@@ -111,6 +123,8 @@ class Node {
   // Opens a slot at i (entries from i shift right) and writes it; leaves
   // get a live entry, inner entries `child`. The node must not be full.
   void insert_at(uint32_t i, Pair x, RemotePtr child = {});
+  // Removes entry i (entries after it shift left).
+  void erase_at(uint32_t i);
   // Moves the entries from `from` on into the empty `right`, which takes
   // this node's high key and sibling; this node's high key becomes its last
   // pair and its sibling `right_ptr`.
@@ -132,6 +146,7 @@ class Node {
  private:
   static constexpr uint8_t kHighInf = 1;
   static constexpr uint8_t kHead = 2;
+  static constexpr uint8_t kDead = 4;
   uint32_t entry(uint32_t i) const { return kHeaderBytes + i * (leaf() ? 16 : 24); }
   uint32_t entry_bytes() const { return leaf() ? 16 : 24; }
   uint64_t get64(uint32_t at) const {

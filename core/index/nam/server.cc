@@ -16,6 +16,8 @@ StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t s
     // server's traversals always end on an inner node.
     m->access_ = std::make_unique<LocalAccess>(*m->arena_, *env.clock);
     LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*m->access_, hybrid));
+    m->gc_ = std::make_unique<BlinkTree>(*m->access_);
+    if (!hybrid) LOCUS_RETURN_IF_ERROR(m->gc_->set_reclaimer(m->reclaimer_.get()));
   }
   return m;
 }
@@ -38,6 +40,9 @@ BlinkTree* MemoryServer::acquire() {
   std::lock_guard<ShortMutex> lock(mu_);
   if (free_.empty()) {
     trees_.push_back(std::make_unique<BlinkTree>(*access_));
+    // Without a slot (all taken) the reclaimer stops freeing: still safe.
+    if (config_.distribution == Distribution::kCoarse) (void)trees_.back()->set_reclaimer(reclaimer_.get());
+    trees_.back()->set_atomic_ranges(config_.atomic_ranges);
     return trees_.back().get();
   }
   BlinkTree* t = free_.back();
@@ -48,6 +53,14 @@ BlinkTree* MemoryServer::acquire() {
 void MemoryServer::release(BlinkTree* t) {
   std::lock_guard<ShortMutex> lock(mu_);
   free_.push_back(t);
+}
+
+Status MemoryServer::collect_garbage() {
+  if (config_.distribution != Distribution::kCoarse) {
+    return unimplemented("nam: memory servers collect garbage only for index.distribution = \"coarse\"");
+  }
+  std::lock_guard<ShortMutex> lock(gc_mu_);
+  return gc_->collect_garbage();
 }
 
 TreeStats MemoryServer::tree_stats() const {

@@ -38,6 +38,13 @@ class MemoryServer final : public UpperLevels {
   // The coarse-grained tree's access, for the loader (before any actor).
   LocalAccess& local_access() { return *access_; }
   TreeStats tree_stats() const;
+  // Coarse-grained: one garbage-collection pass over this server's tree
+  // (tree.h), on its CPU with the local locks the requests use; the
+  // requests' tree objects share the reclaimer that frees merged pages.
+  // kUnimplemented for the other distributions (fine-grained GC runs
+  // on a compute server; hybrid leaves are one-sided).
+  Status collect_garbage();
+  const TreeStats& gc_stats() const { return gc_->stats(); }
 
  private:
   MemoryServer(Env env, const NamConfig& config) : env_(env), config_(config) {}
@@ -54,6 +61,11 @@ class MemoryServer final : public UpperLevels {
   mutable ShortMutex mu_;
   std::vector<std::unique_ptr<BlinkTree>> trees_;
   std::vector<BlinkTree*> free_;
+  // Slots for request trees (one per concurrent request) and the collector.
+  static constexpr uint32_t kEpochSlots = 1024;
+  std::unique_ptr<Reclaimer> reclaimer_ = std::make_unique<Reclaimer>(kEpochSlots);
+  std::unique_ptr<BlinkTree> gc_;
+  ShortMutex gc_mu_;  // one pass at a time
 };
 
 }  // namespace locus::nam

@@ -13,11 +13,6 @@ namespace {
 constexpr Pair kMaxPair{std::numeric_limits<uint64_t>::max(), std::numeric_limits<uint64_t>::max()};
 
 bool aborted(const Status& s) { return s.code() == StatusCode::kAborted; }
-const Status& status_of(const Status& s) { return s; }
-template <typename T>
-Status status_of(const StatusOr<T>& r) {
-  return r.status();
-}
 
 }  // namespace
 
@@ -66,13 +61,34 @@ Status BlinkTree::move_right(Pair x, RemotePtr* ptr, Node& n) {
     if (next.null()) return corruption("nam: a node short of +inf has no sibling");
     ++stats_.moved_right;
     *ptr = next;
-    LOCUS_RETURN_IF_ERROR(access_.read(next, n));
+    LOCUS_RETURN_IF_ERROR(read_live(ptr, n));
   }
+  return Status();
+}
+
+Status BlinkTree::read_live(RemotePtr* p, Node& n) {
+  LOCUS_RETURN_IF_ERROR(access_.read(*p, n));
+  // The node it went into covers everything it covered (and it is retired
+  // no earlier than this one, so the page is still ours to read).
+  while (n.dead()) {
+    ++stats_.dead_forwards;
+    *p = n.sibling();
+    LOCUS_RETURN_IF_ERROR(access_.read(*p, n));
+  }
+  return Status();
+}
+
+Status BlinkTree::set_reclaimer(Reclaimer* r) {
+  LOCUS_ASSIGN_OR_RETURN(slot_, r->join());
+  reclaimer_ = r;
   return Status();
 }
 
 StatusOr<RemotePtr> BlinkTree::allocate(uint8_t level) {
   if (!spare_.page.null() && spare_.level == level) return std::exchange(spare_.page, RemotePtr{});
+  if (reclaimer_ != nullptr) {
+    if (const RemotePtr p = reclaimer_->take(level); !p.null()) return p;
+  }
   return access_.allocate(level);
 }
 
@@ -80,13 +96,13 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
   if (upper_ != nullptr) {
     if (level != 0) return internal_error("nam: a leaf-level tree asked for level " + std::to_string(level));
     LOCUS_ASSIGN_OR_RETURN(*ptr, upper_->find_leaf(x));
-    LOCUS_RETURN_IF_ERROR(access_.read(*ptr, n));
+    LOCUS_RETURN_IF_ERROR(read_live(ptr, n));
     if (!n.leaf()) return corruption("nam: the upper levels named a node that is not a leaf");
     return move_right(x, ptr, n);
   }
   LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
   if (p.null()) return Status(StatusCode::kInternal, "nam: the index has no root");
-  LOCUS_RETURN_IF_ERROR(access_.read(p, n));
+  LOCUS_RETURN_IF_ERROR(read_live(&p, n));
   if (n.level() < level) return not_found("nam: the tree is lower than level " + std::to_string(level));
   if (!n.covers(x)) access_.forget_root();
   for (;;) {
@@ -97,12 +113,13 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
     }
     const uint8_t below = n.level() - 1;
     p = n.child(n.child_index(x));
-    LOCUS_RETURN_IF_ERROR(access_.read(p, n));
+    LOCUS_RETURN_IF_ERROR(read_live(&p, n));
     if (n.level() != below) return corruption("nam: a child is not one level down");
   }
 }
 
 StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   if (level == 0) return internal_error("nam: leaves have no children");
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend(x, level, &p, node_));
@@ -110,24 +127,38 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 }
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
-  auto once = [&]() -> Status {
-    pairs_.clear();
-    visited_.clear();
-    LOCUS_RETURN_IF_ERROR(scan({key, 0}, key, 0, &pairs_, &visited_));
-    if (visited_.size() < 2) return Status();  // one copy of one leaf is atomic
-    for (const auto& [p, version] : visited_) {
-      LOCUS_RETURN_IF_ERROR(access_.read(p, extra_));
-      if (extra_.word() != version) return Status(StatusCode::kAborted, "nam: a leaf changed during the lookup");
-    }
-    return Status();
-  };
-  LOCUS_RETURN_IF_ERROR(restarting("lookup", once));
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(restarting("lookup", [&] { return collect({key, 0}, key, 0); }));
   for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();
 }
 
+Status BlinkTree::collect(Pair from, uint64_t to_key, uint32_t limit) {
+  pairs_.clear();
+  visited_.clear();
+  LOCUS_RETURN_IF_ERROR(scan(from, to_key, limit, &pairs_, &visited_));
+  if (visited_.size() < 2) return Status();  // one copy of one leaf is atomic
+  for (const auto& [p, version] : visited_) {
+    LOCUS_RETURN_IF_ERROR(access_.read(p, extra_));
+    if (extra_.word() != version) return Status(StatusCode::kAborted, "nam: a leaf changed during the walk");
+  }
+  return Status();
+}
+
 Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
-  LOCUS_RETURN_IF_ERROR(scan(from, to_key, limit, out, nullptr));
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  // A scan that meets a merged node along the siblings starts over (the
+  // node that took its entries is one it has read already).
+  const size_t base = out->size();
+  if (atomic_ranges_) {
+    LOCUS_RETURN_IF_ERROR(restarting("range", [&] { return collect(from, to_key, limit); }));
+    out->insert(out->end(), pairs_.begin(), pairs_.end());
+  } else {
+    LOCUS_RETURN_IF_ERROR(restarting("range", [&] {
+      out->resize(base);
+      return scan(from, to_key, limit, out, nullptr);
+    }));
+  }
   // Rebuilt lazily, as the paper's epoch-based pass: by the client whose
   // scans paid for outdated heads. A pass that gives up is tried again
   // after as many more stale READs.
@@ -162,6 +193,7 @@ Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<P
     if (node_.sibling().null()) return Status();
     p = node_.sibling();
     LOCUS_RETURN_IF_ERROR(next_in_scan(p, &unheaded));
+    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a scan met a merged node");
   }
 }
 
@@ -215,6 +247,7 @@ void BlinkTree::set_head_interval(uint32_t interval) {
 
 Status BlinkTree::rebuild_head_nodes() {
   if (head_interval_ == 0) return Status();
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   stale_since_rebuild_ = 0;
   return restarting("head-node rebuild", [&] { return rebuild_once(); });
 }
@@ -229,6 +262,7 @@ Status BlinkTree::rebuild_once() {
     const RemotePtr next = node_.sibling();
     if (next.null()) break;
     LOCUS_RETURN_IF_ERROR(access_.read(next, extra_));
+    if (extra_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the head-node pass");
     if (extra_.head()) {
       LOCUS_RETURN_IF_ERROR(refresh_head(head, group));
       head = next;
@@ -325,21 +359,13 @@ Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
   return insert_separator(1, sep, *rp);
 }
 
-template <typename Once>
-auto BlinkTree::restarting(const char* what, Once once) -> decltype(once()) {
-  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
-    auto r = once();
-    if (!aborted(status_of(r))) return r;
-    ++stats_.restarts;
-  }
-  return Status(StatusCode::kUnavailable, std::string("nam: ") + what + " restarted too often");
-}
-
 Status BlinkTree::insert(Pair x) {
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   return restarting("insert", [&] { return insert_once(x); });
 }
 
 StatusOr<bool> BlinkTree::remove(Pair x) {
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   return restarting("delete", [&] { return remove_once(x); });
 }
 

@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/index/nam/epoch.h"
 #include "core/index/nam/layout.h"
 
 namespace locus::nam {
@@ -85,6 +87,14 @@ struct TreeStats {
   uint64_t head_rebuilds = 0;     // passes over the leaf level
   uint64_t heads_added = 0;
   uint64_t heads_refreshed = 0;
+  // Garbage collection (gc.cc).
+  uint64_t gc_passes = 0;
+  uint64_t entries_collected = 0;  // deleted entries removed from leaves
+  uint64_t merges = 0;             // nodes merged into their left neighbour
+  uint64_t inner_merges = 0;       // of them, nodes above the leaves
+  uint64_t parents_repaired = 0;   // parents still naming a merged node, fixed
+  uint64_t pages_freed = 0;        // merged nodes' pages freed after their epoch
+  uint64_t dead_forwards = 0;      // traversals that met a merged node and went left
 };
 
 class BlinkTree {
@@ -99,8 +109,12 @@ class BlinkTree {
   // the two, so all its copies were the leaves' content at one instant.
   Status lookup(uint64_t key, std::vector<uint64_t>* payloads);
   // The live pairs >= from whose key is <= to_key, ascending, at most
-  // `limit` of them (0: no limit), appended to `out`.
+  // `limit` of them (0: no limit), appended to `out`. Not atomic across
+  // leaves (as in the paper) unless set_atomic_ranges(true): then a range
+  // over several leaves is a double collect like lookup(), every leaf read
+  // twice, so that a history checker can hold its result to one instant.
   Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out);
+  void set_atomic_ranges(bool atomic) { atomic_ranges_ = atomic; }
   Status insert(Pair x);
   // Sets the delete bit of one live copy of x; false if there is none.
   StatusOr<bool> remove(Pair x);
@@ -118,6 +132,23 @@ class BlinkTree {
   // group changed. Concurrent passes and writers are safe: every change
   // is a locked install of a node read at the version it locks.
   Status rebuild_head_nodes();
+
+  // Epoch-based reclamation: this tree object takes a slot of `r` and
+  // announces the epoch during each of its operations; its allocations
+  // reuse the pages `r` has freed. Set before the object's first operation.
+  Status set_reclaimer(Reclaimer* r);
+  // One garbage-collection pass (the paper's epoch-based pass, sections 3.2
+  // and 4.2): removes the leaves' deleted entries, then level by level from
+  // the leaves up merges a node into its left neighbour under the same
+  // parent when both fit in half a node, and removes it from the parent;
+  // with a reclaimer, retires the merged nodes' pages and frees those no
+  // reader can still hold. Concurrent readers and writers are safe: each
+  // change is a locked install of nodes read at the versions it locks, and
+  // a traversal that reaches a merged node through an old pointer follows
+  // it to the node that took its entries. A leaf-level tree (with
+  // UpperLevels) only removes entries (the levels above are not its own).
+  // Run by one tree object at a time.
+  Status collect_garbage();
 
   // The levels above the leaves, run by their keeper (a hybrid memory
   // server): the child pointer the node of `level` (>= 1) holds for x, and
@@ -137,6 +168,21 @@ class BlinkTree {
   // kNotFound when the tree has no such level yet.
   Status descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n);
   Status move_right(Pair x, RemotePtr* ptr, Node& n);
+  // A consistent copy of the node at *p; a merged node is followed to the
+  // node that took its entries (*p becomes that node).
+  Status read_live(RemotePtr* p, Node& n);
+  // Garbage collection steps (gc.cc).
+  Status compact_leaves();
+  // Merges along the nodes of `level` (under parents of level + 1);
+  // false when the tree has no level above it.
+  StatusOr<bool> merge_level(uint8_t level);
+  // Tries to merge child i + 1 of the parent at pp (copy in node_) into
+  // child i: true when it changed the tree (the parent must be read
+  // again), false when they do not qualify, kAborted when a lock was lost.
+  StatusOr<bool> merge_once(RemotePtr pp, uint32_t i);
+  // The scan into pairs_, read twice when it spans leaves until no leaf's
+  // version changed in between (lookup, atomic ranges).
+  Status collect(Pair from, uint64_t to_key, uint32_t limit);
   // range(), noting each leaf read and its version word in `visited`.
   Status scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out,
               std::vector<std::pair<RemotePtr, uint64_t>>* visited);
@@ -203,6 +249,28 @@ class BlinkTree {
   size_t next_prefetched_ = 0;
   bool prefetching_ = false;  // a head node was met in this scan
   TreeStats stats_;
+  Reclaimer* reclaimer_ = nullptr;
+  uint32_t slot_ = 0;
+  uint32_t epoch_depth_ = 0;
+  bool atomic_ranges_ = false;
 };
+
+namespace detail {
+inline const Status& status_of(const Status& s) { return s; }
+template <typename T>
+Status status_of(const StatusOr<T>& r) {
+  return r.status();
+}
+}  // namespace detail
+
+template <typename Once>
+auto BlinkTree::restarting(const char* what, Once once) -> decltype(once()) {
+  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+    auto r = once();
+    if (detail::status_of(r).code() != StatusCode::kAborted) return r;
+    ++stats_.restarts;
+  }
+  return Status(StatusCode::kUnavailable, std::string("nam: ") + what + " restarted too often");
+}
 
 }  // namespace locus::nam

@@ -1,0 +1,97 @@
+// Epoch-based reclamation for the NAM tree's garbage collection (gc.cc):
+// a node merged away is unlinked at once but its page is freed only after
+// every operation that could still hold a pointer to it has ended.
+//
+// Each tree object (one per client thread or server request) has a slot.
+// An operation announces the global epoch in its slot when it starts and
+// clears it when it ends; the collector retires a page with the epoch in
+// which it was unlinked, advances the epoch and frees the pages retired
+// before the oldest epoch any slot announces. An operation that announced
+// epoch e started (its first read came after the announce, which is
+// sequentially consistent) either before a page retired in e was unlinked
+// (then it keeps e, and the page waits) or after (then it cannot reach it).
+//
+// This object lives in one process: a coarse-grained memory server's
+// request trees share one, and so do the clients of one compute server.
+// Across compute servers (fine-grained) the epoch would be learned over
+// the network as docs/nam.md describes; that protocol is not built.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/common/short_mutex.h"
+#include "core/common/status.h"
+#include "core/index/nam/layout.h"
+
+namespace locus::nam {
+
+class Reclaimer {
+ public:
+  explicit Reclaimer(uint32_t slots);
+
+  // A slot for one tree object; kResourceExhausted when all are taken,
+  // and from then on nothing is freed (a tree object without a slot could
+  // hold any page).
+  StatusOr<uint32_t> join();
+  void enter(uint32_t slot) {
+    slots_[slot].store(epoch_.load());
+    // Against the collector's fence in advance() (store buffering): either
+    // it sees this slot, or this operation's reads see its unlinks.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  void exit(uint32_t slot) { slots_[slot].store(kIdle); }
+
+  // The collector's side: a page unlinked now (its node of `level`).
+  void retire(RemotePtr page, uint8_t level);
+  // Ends the current epoch and moves every page retired before the oldest
+  // announced epoch to the free pages; how many moved.
+  uint64_t advance();
+  // A freed page for a node of `level`, if any (allocation reuses them).
+  RemotePtr take(uint8_t level);
+
+  uint64_t epoch() const { return epoch_.load(); }
+  uint64_t retired() const;
+  uint64_t freed_total() const;
+
+ private:
+  static constexpr uint64_t kIdle = ~0ull;
+  struct Page {
+    RemotePtr at;
+    uint8_t level;
+    uint64_t epoch;
+  };
+  std::atomic<uint64_t> epoch_{1};
+  std::unique_ptr<std::atomic<uint64_t>[]> slots_;
+  uint32_t slot_count_;
+  std::atomic<uint32_t> joined_{0};
+  std::atomic<bool> overflow_{false};
+  mutable ShortMutex mu_;
+  std::vector<Page> retired_;
+  std::vector<Page> free_;
+  uint64_t freed_total_ = 0;
+};
+
+// Announces the epoch for one operation of a tree object (nested
+// operations of the same object keep the outer announcement).
+class EpochGuard {
+ public:
+  EpochGuard(Reclaimer* r, uint32_t slot, uint32_t* depth) : r_(r), slot_(slot), depth_(depth) {
+    if (r_ != nullptr && (*depth_)++ == 0) r_->enter(slot_);
+  }
+  ~EpochGuard() {
+    if (r_ != nullptr && --*depth_ == 0) r_->exit(slot_);
+  }
+  EpochGuard(const EpochGuard&) = delete;
+  EpochGuard& operator=(const EpochGuard&) = delete;
+
+ private:
+  Reclaimer* r_;
+  uint32_t slot_;
+  uint32_t* depth_;
+};
+
+}  // namespace locus::nam

@@ -1,0 +1,162 @@
+// The NAM tree's garbage collection (BlinkTree::collect_garbage, tree.h):
+// the epoch-based pass of the paper's sections 3.2 and 4.2 that removes the
+// entries deletes only marked and rebalances by merging underfull nodes.
+//
+// A merge of R into its left neighbour L (same level, same parent P, L's
+// sibling R) locks P, L and R at the versions read, then installs L with
+// R's entries, high key and sibling; R marked merged, its sibling naming
+// L; and P without the entry that separated them (R's entry now points at
+// L); then unlocks the three. Readers spin on locked nodes, so they see
+// the three before or after. A traversal that still reaches R (a pointer
+// read before the merge) goes on at L, which covers all R covered; a scan
+// that meets R along the siblings starts over. R's page is retired once P
+// no longer names it and freed when the reclaimer's epochs say no
+// operation can hold it (epoch.h). Locks are CAS try-locks that never wait,
+// so taking P before L and R, against a split's leaf-then-parent order,
+// cannot deadlock: a lost CAS restarts the merge.
+//
+// L is installed first: if a later install gives up (the fine-grained
+// lock's lease ran half out between the installs), R's entries already
+// live in L. A merged R whose parent install gave up stays named by P; a
+// later pass finds P naming a merged node and repairs P. One window stays
+// (docs/nam.md, known limits): R's install giving up after L's leaves R
+// live beside L's copy of its entries.
+#include <string>
+
+#include "core/index/nam/tree.h"
+
+namespace locus::nam {
+namespace {
+
+bool aborted(const Status& s) { return s.code() == StatusCode::kAborted; }
+
+// A merge at most fills half a node: a node that had just merged would
+// otherwise split again on the next insert.
+bool fits(const Node& l, const Node& r) {
+  const uint32_t half = l.capacity() / 2;
+  return l.leaf() ? l.live() + r.live() <= half : l.count() + r.count() <= half;
+}
+
+}  // namespace
+
+Status BlinkTree::collect_garbage() {
+  ++stats_.gc_passes;
+  {
+    EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+    LOCUS_RETURN_IF_ERROR(restarting("garbage collection", [&] { return compact_leaves(); }));
+    for (uint8_t level = 0; upper_ == nullptr; ++level) {
+      LOCUS_ASSIGN_OR_RETURN(bool above, restarting("merge", [&] { return merge_level(level); }));
+      if (!above) break;
+    }
+  }
+  // Out of our own epoch: our pass holds no pointer now.
+  if (reclaimer_ != nullptr) stats_.pages_freed += reclaimer_->advance();
+  return Status();
+}
+
+Status BlinkTree::compact_leaves() {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));  // the leftmost leaf
+  for (;;) {
+    if (!node_.head() && node_.live() < node_.count()) {
+      const uint64_t version = node_.word();
+      LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+      const uint32_t removed = node_.compact();
+      LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_));
+      stats_.entries_collected += removed;
+    }
+    if (node_.sibling().null()) return Status();
+    p = node_.sibling();
+    LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
+  }
+}
+
+StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
+  RemotePtr pp;
+  const Status s = descend({0, 0}, level + 1, &pp, node_);  // the leftmost parent
+  if (s.code() == StatusCode::kNotFound) return false;
+  LOCUS_RETURN_IF_ERROR(s);
+  constexpr uint32_t kTriesPerPair = 64;  // then the pair is left to the next pass
+  uint32_t i = 0, tries = 0;
+  for (;;) {
+    if (i + 1 < node_.count()) {
+      auto merged = merge_once(pp, i);
+      if (!merged.is_ok() && !aborted(merged.status())) return merged.status();
+      if (!merged.is_ok()) ++stats_.restarts;
+      if (!merged.is_ok() || *merged) {
+        // The parent changed (or we lost a race): read it again.
+        LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
+        if (node_.dead()) return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
+        if (!merged.is_ok() && ++tries >= kTriesPerPair) ++i, tries = 0;
+        continue;
+      }
+      ++i, tries = 0;
+      continue;
+    }
+    if (node_.sibling().null()) return true;
+    pp = node_.sibling();
+    LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
+    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
+    i = 0, tries = 0;
+  }
+}
+
+StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
+  Node& parent = node_;
+  Node& left = right_;
+  Node& gone = extra_;
+  const RemotePtr lp = parent.child(i), rp = parent.child(i + 1);
+  LOCUS_RETURN_IF_ERROR(access_.read(lp, left));
+  LOCUS_RETURN_IF_ERROR(access_.read(rp, gone));
+  const bool repair = gone.dead();  // merged before, but the parent's install gave up
+  if (left.dead() || (repair && gone.sibling() != lp)) return false;
+  if (!repair && (left.sibling() != rp || left.head() || gone.head() || !fits(left, gone))) return false;
+  const uint64_t vp = parent.word(), vl = left.word(), vr = gone.word();
+  LOCUS_RETURN_IF_ERROR(access_.lock(pp, vp));
+  auto unlock_all = [&](int held) {
+    if (held >= 3) (void)access_.unlock(rp, vr | kLockBit);
+    if (held >= 2) (void)access_.unlock(lp, vl | kLockBit);
+    (void)access_.unlock(pp, vp | kLockBit);
+  };
+  auto install = [&](RemotePtr p, Node& n, uint64_t version) {
+    n.set_word(version | kLockBit);
+    n.seal((version | kLockBit) + 1);
+    return access_.install(p, n);
+  };
+  parent.erase_at(i);
+  parent.set_child(i, lp);
+  if (repair) {
+    Status st = install(pp, parent, vp);
+    unlock_all(1);
+    LOCUS_RETURN_IF_ERROR(st);
+    ++stats_.parents_repaired;
+    if (reclaimer_ != nullptr) reclaimer_->retire(rp, gone.level());
+    return true;
+  }
+  if (Status st = access_.lock(lp, vl); !st.is_ok()) {
+    unlock_all(1);
+    return st;
+  }
+  if (Status st = access_.lock(rp, vr); !st.is_ok()) {
+    unlock_all(2);
+    return st;
+  }
+  if (left.leaf()) left.compact();
+  left.absorb(gone);
+  gone.set_dead(lp);
+  Status st = install(lp, left, vl);
+  if (st.is_ok()) st = install(rp, gone, vr);
+  const bool merged = st.is_ok();
+  if (merged) st = install(pp, parent, vp);
+  unlock_all(3);
+  if (merged) {
+    ++stats_.merges;
+    if (!gone.leaf()) ++stats_.inner_merges;
+  }
+  LOCUS_RETURN_IF_ERROR(st);
+  if (reclaimer_ != nullptr) reclaimer_->retire(rp, gone.level());
+  return true;
+}
+
+}  // namespace locus::nam
