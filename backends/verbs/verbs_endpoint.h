@@ -125,6 +125,9 @@ class VerbsEndpoint final : public Transport {
   // Accepts and makes connections again; the ones crash() broke stay
   // broken (their peers reconnect).
   void revive() { crashed_.store(false, std::memory_order_release); }
+  // A client's connect to `peer` now rather than on first use (`locus
+  // serve --node` waiting for its peers); the error says what failed.
+  Status connect_now(NodeId peer) { return connect_to(peer); }
 
  private:
   struct SendSlot {
