@@ -128,11 +128,20 @@ void nodes_and_run(const std::string& name, const std::string& scenario, const s
   }
 }
 
+// nessie.toml in `mode`; NessieSD and NessieHY with one polling server
+// thread per node (the guest has two cores).
+std::vector<std::string> nessie_sets(const std::string& mode) {
+  std::vector<std::string> sets = {"index.mode=\"" + mode + "\""};
+  if (mode != "client") sets.push_back("index.server_threads=1");
+  return sets;
+}
+
 // Nessie's symmetric deployment: every node serves and runs its own
 // clients (run.clients_on_servers), whose results it writes when stopped.
 void nessie_symmetric(const std::string& mode) {
   const std::string name = "nessie_symmetric_" + mode;
-  const std::vector<std::string> sets = {"index.mode=\"" + mode + "\"", "run.clients_on_servers=true"};
+  std::vector<std::string> sets = nessie_sets(mode);
+  sets.push_back("run.clients_on_servers=true");
   constexpr size_t kNodes = 2;
   Nodes n = start_nodes(
       name, verbs::testing::scenario_path("nessie.toml"), sets, kNodes, [](size_t k, const std::string& dir) {
@@ -178,8 +187,8 @@ BOOST_AUTO_TEST_CASE(nam_hybrid_one_server_per_process) {
 
 BOOST_AUTO_TEST_CASE(nessie_one_server_per_process) {
   for (const std::string mode : {"client", "server", "hybrid"}) {
-    nodes_and_run("node_nessie_" + mode, verbs::testing::scenario_path("nessie.toml"), {"index.mode=\"" + mode + "\""},
-                  2, "nessie.loaded_records", 2000);
+    nodes_and_run("node_nessie_" + mode, verbs::testing::scenario_path("nessie.toml"), nessie_sets(mode), 2,
+                  "nessie.loaded_records", 2000);
   }
 }
 
