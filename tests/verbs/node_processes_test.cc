@@ -68,14 +68,14 @@ std::vector<std::string> node_argv(const Nodes& n, size_t k, const std::vector<s
 // arguments (dir: the test's directory).
 using NodeArgs = std::function<std::vector<std::string>(size_t, const std::string&)>;
 Nodes start_nodes(const std::string& name, const std::string& scenario, const std::vector<std::string>& sets,
-                  size_t machines, const NodeArgs& extra = {}) {
+                  size_t machines, size_t per_machine, const NodeArgs& extra = {}) {
   Nodes n;
   n.t.dir = verbs::testing::make_temp_dir(name);
   n.t.scenario = scenario;
   n.t.sets = sets;
   n.t.config_path = n.t.dir + "/cluster.toml";
-  verbs::testing::write_file(n.t.config_path,
-                             verbs::testing::cluster_toml(verbs::testing::local_address(), fresh_ports(machines)));
+  verbs::testing::write_file(n.t.config_path, verbs::testing::cluster_toml(verbs::testing::local_address(),
+                                                                           fresh_ports(machines * per_machine)));
   auto config = verbs::load_cluster_config(n.t.config_path);
   BOOST_REQUIRE_MESSAGE(config.is_ok(), config.status().to_string());
   n.t.config = *config;
@@ -86,9 +86,10 @@ Nodes start_nodes(const std::string& name, const std::string& scenario, const st
   }
   for (size_t k = 0; k < machines; ++k) {
     const auto ready =
-        verbs::testing::wait_for_lines(n.t.dir + "/ready" + std::to_string(k), 1, 240'000, n.serves[k].get());
-    BOOST_REQUIRE_MESSAGE(ready.size() == 1, "node " << k << " did not start (" << n.serves[k]->ending() << "):\n"
-                                                     << n.serves[k]->output());
+        verbs::testing::wait_for_lines(n.t.dir + "/ready" + std::to_string(k), per_machine, 240'000, n.serves[k].get());
+    BOOST_REQUIRE_MESSAGE(ready.size() == per_machine, "node " << k << " did not start (" << n.serves[k]->ending()
+                                                               << "):\n"
+                                                               << n.serves[k]->output());
   }
   return n;
 }
@@ -112,8 +113,8 @@ int64_t counter(const RunResults& r, const std::string& name) {
 // `machines` nodes, one `locus run` of every client against them: no
 // failure, every get found, every node asked (its RPC counted).
 void nodes_and_run(const std::string& name, const std::string& scenario, const std::vector<std::string>& sets,
-                   size_t machines, const std::string& loaded_figure, double records) {
-  Nodes n = start_nodes(name, scenario, sets, machines);
+                   size_t machines, size_t per_machine, const std::string& loaded_figure, double records) {
+  Nodes n = start_nodes(name, scenario, sets, machines, per_machine);
   auto run = verbs::testing::start_run(n.t, name, {});
   const RunResults r = verbs::testing::finish_run(n.t, *run, name, 400'000);
   BOOST_TEST(r.ops.count("READ") == 1u, name << ": no gets:\n" << run->output());
@@ -135,6 +136,8 @@ std::vector<std::string> nessie_sets(const std::string& mode) {
   if (mode != "client") sets.push_back("index.server_threads=1");
   return sets;
 }
+// Endpoints per node: the tables', and NessieSD/NessieHY's server thread's.
+size_t nessie_endpoints(const std::string& mode) { return mode == "client" ? 1 : 2; }
 
 // Nessie's symmetric deployment: every node serves and runs its own
 // clients (run.clients_on_servers), whose results it writes when stopped.
@@ -144,7 +147,8 @@ void nessie_symmetric(const std::string& mode) {
   sets.push_back("run.clients_on_servers=true");
   constexpr size_t kNodes = 2;
   Nodes n = start_nodes(
-      name, verbs::testing::scenario_path("nessie.toml"), sets, kNodes, [](size_t k, const std::string& dir) {
+      name, verbs::testing::scenario_path("nessie.toml"), sets, kNodes, nessie_endpoints(mode),
+      [](size_t k, const std::string& dir) {
         return std::vector<std::string>{"--with-clients", "--json", dir + "/node" + std::to_string(k) + ".json"};
       });
   // Each node's clients run for run.duration_s (4 s) from when its peers
@@ -168,27 +172,27 @@ void nessie_symmetric(const std::string& mode) {
 BOOST_AUTO_TEST_SUITE(node_processes)
 
 BOOST_AUTO_TEST_CASE(pilaf_one_server_per_process) {
-  nodes_and_run("node_pilaf", verbs::testing::scenario_path("pilaf.toml"), {"platform.servers=2"}, 2, "pilaf.keys",
+  nodes_and_run("node_pilaf", verbs::testing::scenario_path("pilaf.toml"), {"platform.servers=2"}, 2, 1, "pilaf.keys",
                 200);
 }
 
 BOOST_AUTO_TEST_CASE(nam_coarse_one_server_per_process) {
-  nodes_and_run("node_nam_coarse", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"coarse\""}, 2,
+  nodes_and_run("node_nam_coarse", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"coarse\""}, 2, 1,
                 "nam.loaded_pairs", 4000);
 }
 BOOST_AUTO_TEST_CASE(nam_fine_one_server_per_process) {
-  nodes_and_run("node_nam_fine", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"fine\""}, 2,
+  nodes_and_run("node_nam_fine", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"fine\""}, 2, 1,
                 "nam.loaded_pairs", 4000);
 }
 BOOST_AUTO_TEST_CASE(nam_hybrid_one_server_per_process) {
-  nodes_and_run("node_nam_hybrid", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"hybrid\""}, 2,
+  nodes_and_run("node_nam_hybrid", verbs::testing::scenario_path("nam.toml"), {"index.distribution=\"hybrid\""}, 2, 1,
                 "nam.loaded_pairs", 4000);
 }
 
 BOOST_AUTO_TEST_CASE(nessie_one_server_per_process) {
   for (const std::string mode : {"client", "server", "hybrid"}) {
     nodes_and_run("node_nessie_" + mode, verbs::testing::scenario_path("nessie.toml"), nessie_sets(mode), 2,
-                  "nessie.loaded_records", 2000);
+                  nessie_endpoints(mode), "nessie.loaded_records", 2000);
   }
 }
 
