@@ -117,6 +117,7 @@ Status serve(const ServeOptions& o) {
         fmt::join(addresses, ", "), vr.device_name(servers.front()));
     std::fflush(stdout);
     if (o.node >= 0) {
+      vr.accept_connections();  // loaded: peers may now see this node up
       LOCUS_RETURN_IF_ERROR(wait_for_peers(vr, plan, o.peer_timeout_s, &g_stop));
       fmt::print("locus serve: node {}: every peer is up{}\n", o.node,
                  o.with_clients ? "; its clients start" : "");
@@ -128,7 +129,8 @@ Status serve(const ServeOptions& o) {
     return verbs::make_verbs_runtime(cluster, {.seed = sc.run.seed,
                                                .log_connections = !o.quiet,
                                                .listen_first = plan.listen_first,
-                                               .listen_end = plan.listen_end});
+                                               .listen_end = plan.listen_end,
+                                               .hold_connections = o.node >= 0});
   };
   LOCUS_ASSIGN_OR_RETURN(runner::ScenarioReport report, runner::run_scenario(s, designs::registry(), factory, ro));
   std::string figures;

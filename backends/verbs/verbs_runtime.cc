@@ -20,6 +20,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
       : directory_(config, options.log_connections),
         listen_first_(options.listen_first),
         listen_end_(options.listen_end),
+        hold_connections_(options.hold_connections),
         actors_(options.seed) {}
 
   ~VerbsRuntimeImpl() override {
@@ -60,6 +61,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
       return invalid_argument("node " + std::to_string(config_index) + " already runs in this process");
     }
     LOCUS_RETURN_IF_ERROR(create(config_index, "server" + std::to_string(config_index), VerbsEndpoint::Role::kServer));
+    if (hold_connections_) endpoints_[config_index]->set_accepting(false);
     return config_index;
   }
 
@@ -84,6 +86,12 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
   Env setup_env(NodeId node) override {
     Transport* t = local(node);
     return actors_.setup_env(t != nullptr ? t : shadow(node));
+  }
+
+  void accept_connections() override {
+    for (NodeId id : created_) {
+      if (id < directory_.server_count()) endpoints_[id]->set_accepting(true);
+    }
   }
 
   Status wait_for_server(NodeId node, Nanos timeout) override {
@@ -136,6 +144,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
   Directory directory_;
   uint32_t listen_first_;
   uint32_t listen_end_;
+  bool hold_connections_;
   std::vector<std::unique_ptr<ShadowTransport>> shadows_;  // by NodeId; null where not a shadow
   uint32_t client_count_ = 0;
   std::vector<std::unique_ptr<VerbsEndpoint>> endpoints_;  // by NodeId; null where not local

@@ -35,6 +35,9 @@ struct VerbsRuntimeOptions {
   // scenario's load lays out for a server another process serves.
   uint32_t listen_first = 0;
   uint32_t listen_end = UINT32_MAX;
+  // Servers refuse connections until accept_connections() (`locus serve
+  // --node`: a peer is up once it is loaded, not once it listens).
+  bool hold_connections = false;
 };
 
 class VerbsRuntime : public Runtime {
@@ -51,6 +54,8 @@ class VerbsRuntime : public Runtime {
   // connection, trying again every 200 ms; a timeout names the entry and
   // its address and says what the last attempt met.
   virtual Status wait_for_server(NodeId node, Nanos timeout) = 0;
+  // Lets this process's servers accept connections (hold_connections).
+  virtual void accept_connections() = 0;
 };
 
 std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config,
