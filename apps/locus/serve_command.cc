@@ -79,9 +79,10 @@ Status serve(const ServeOptions& o) {
   NodePlan plan;
   if (o.node >= 0) {
     if (!zookeeper.empty()) {
-      return invalid_argument("--node with ZooKeeper (--zookeeper or the cluster file's [zookeeper]): not supported "
-                              "yet; each node announces only its own entries, so list every [[server]] in the "
-                              "cluster file instead");
+      return invalid_argument(
+          "--node with ZooKeeper (--zookeeper or the cluster file's [zookeeper]): not supported "
+          "yet; each node announces only its own entries, so list every [[server]] in the "
+          "cluster file instead");
     }
     LOCUS_ASSIGN_OR_RETURN(plan, plan_node(s, cluster, o.node, ro.placement));
     ro.serve_machine = o.node;
@@ -119,18 +120,20 @@ Status serve(const ServeOptions& o) {
     if (o.node >= 0) {
       vr.accept_connections();  // loaded: peers may now see this node up
       LOCUS_RETURN_IF_ERROR(wait_for_peers(vr, plan, o.peer_timeout_s, &g_stop));
-      fmt::print("locus serve: node {}: every peer is up{}\n", o.node,
-                 o.with_clients ? "; its clients start" : "");
+      fmt::print("locus serve: node {}: every peer is up{}\n", o.node, o.with_clients ? "; its clients start" : "");
       std::fflush(stdout);
     }
     return write_ready_file(o.ready_file, addresses);
   };
   auto factory = [&cluster, &o, &plan](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
-    return verbs::make_verbs_runtime(cluster, {.seed = sc.run.seed,
-                                               .log_connections = !o.quiet,
-                                               .listen_first = plan.listen_first,
-                                               .listen_end = plan.listen_end,
-                                               .hold_connections = o.node >= 0});
+    return verbs::make_verbs_runtime(
+        cluster, {.seed = sc.run.seed,
+                  .log_connections = !o.quiet,
+                  .listen_first = plan.listen_first,
+                  .listen_end = plan.listen_end,
+                  .hold_connections = o.node >= 0,
+                  // Each node's clients claim ids of their own.
+                  .client_id_base = o.node >= 0 ? static_cast<uint32_t>(o.node) * sc.run.clients : 0});
   };
   LOCUS_ASSIGN_OR_RETURN(runner::ScenarioReport report, runner::run_scenario(s, designs::registry(), factory, ro));
   std::string figures;

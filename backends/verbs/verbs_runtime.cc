@@ -21,6 +21,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
         listen_first_(options.listen_first),
         listen_end_(options.listen_end),
         hold_connections_(options.hold_connections),
+        client_id_base_(options.client_id_base),
         actors_(options.seed) {}
 
   ~VerbsRuntimeImpl() override {
@@ -44,7 +45,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
       return resource_exhausted("add_node(" + options.name + "): every server of " + directory_.source() +
                                 " already runs in this process; list more [[server]] entries");
     }
-    const NodeId id = directory_.server_count() + client_count_;
+    const NodeId id = directory_.server_count() + client_id_base_ + client_count_;
     LOCUS_RETURN_IF_ERROR(create(id, options.name.empty() ? "client" + std::to_string(client_count_) : options.name,
                                  VerbsEndpoint::Role::kClient));
     ++client_count_;
@@ -98,16 +99,16 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
     LOCUS_ASSIGN_OR_RETURN(ServerAddress where, directory_.server(node));
     // A client endpoint of its own (an id no client of this process takes),
     // dropped with its connection once the peer answered.
-    LOCUS_ASSIGN_OR_RETURN(auto probe, VerbsEndpoint::create(directory_, kFirstRenamedClient - 1 - node,
-                                                             "probe" + std::to_string(node),
-                                                             VerbsEndpoint::Role::kClient));
+    LOCUS_ASSIGN_OR_RETURN(
+        auto probe, VerbsEndpoint::create(directory_, kFirstRenamedClient - 1 - node, "probe" + std::to_string(node),
+                                          VerbsEndpoint::Role::kClient));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout);
     while (true) {
       Status st = probe->connect_now(node);
       if (st.is_ok()) return Status();
       if (std::chrono::steady_clock::now() >= deadline) {
-        return timeout_error("node " + std::to_string(node) + " of " + directory_.source() + " (" +
-                             where.to_string() + ") did not come up: " + st.message());
+        return timeout_error("node " + std::to_string(node) + " of " + directory_.source() + " (" + where.to_string() +
+                             ") did not come up: " + st.message());
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -128,9 +129,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
   }
 
  private:
-  VerbsEndpoint* local(NodeId node) const {
-    return node < endpoints_.size() ? endpoints_[node].get() : nullptr;
-  }
+  VerbsEndpoint* local(NodeId node) const { return node < endpoints_.size() ? endpoints_[node].get() : nullptr; }
   ShadowTransport* shadow(NodeId node) const { return node < shadows_.size() ? shadows_[node].get() : nullptr; }
 
   Status create(NodeId id, std::string name, VerbsEndpoint::Role role) {
@@ -145,6 +144,7 @@ class VerbsRuntimeImpl final : public VerbsRuntime {
   uint32_t listen_first_;
   uint32_t listen_end_;
   bool hold_connections_;
+  uint32_t client_id_base_;
   std::vector<std::unique_ptr<ShadowTransport>> shadows_;  // by NodeId; null where not a shadow
   uint32_t client_count_ = 0;
   std::vector<std::unique_ptr<VerbsEndpoint>> endpoints_;  // by NodeId; null where not local

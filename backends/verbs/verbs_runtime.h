@@ -38,6 +38,12 @@ struct VerbsRuntimeOptions {
   // Servers refuse connections until accept_connections() (`locus serve
   // --node`: a peer is up once it is loaded, not once it listens).
   bool hold_connections = false;
+  // This process's client endpoints claim ids from server_count() +
+  // client_id_base: `locus serve --node K --with-clients` gives each node
+  // its own range, so two nodes' clients never claim the same id at a
+  // server (which would rename one, and a server answering by a claimed id
+  // in its requests would answer the other).
+  uint32_t client_id_base = 0;
 };
 
 class VerbsRuntime : public Runtime {
@@ -58,8 +64,7 @@ class VerbsRuntime : public Runtime {
   virtual void accept_connections() = 0;
 };
 
-std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config,
-                                                 const VerbsRuntimeOptions& options = {});
+std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config, const VerbsRuntimeOptions& options = {});
 
 // Whether this host has an RDMA device with an active port and the rdma_cm
 // device node; `detail` says what was found or what is missing.
