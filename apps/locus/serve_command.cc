@@ -18,6 +18,7 @@
 #include "core/common/status.h"
 
 #ifdef LOCUS_HAVE_VERBS
+#include "apps/locus/node_serving.h"
 #include "apps/locus/zookeeper_cluster.h"
 #include "backends/verbs/verbs_runtime.h"
 #include "core/designs/designs.h"
@@ -36,6 +37,11 @@ struct ServeOptions {
   std::string zookeeper;  // HOST:PORT/PATH, or the cluster file's [zookeeper]
   bool quiet = false;
   double max_memory_bytes = -1;  // cli_checks.h
+  // --node K: this process serves server machine K only (node_serving.h).
+  int64_t node = -1;
+  bool with_clients = false;  // --with-clients: and runs machine K's clients
+  double peer_timeout_s = 120;
+  std::string json_path;  // --with-clients: the results
 };
 
 // Set from signal handlers: a lock-free atomic store is async-signal-safe.
@@ -68,7 +74,21 @@ Status serve(const ServeOptions& o) {
   // once) when serving stops.
   std::unique_ptr<zookeeper::ZooKeeperMembership> membership;
   runner::RunOptions ro;
-  ro.placement = {.servers_here = true, .clients_here = false};
+  ro.placement = {.servers_here = true, .clients_here = o.with_clients};
+  // --node K: the cluster entries of machine K listen here; the rest are peers.
+  NodePlan plan;
+  if (o.node >= 0) {
+    if (!zookeeper.empty()) {
+      return invalid_argument(
+          "--node with ZooKeeper (--zookeeper or the cluster file's [zookeeper]): not supported "
+          "yet; each node announces only its own entries, so list every [[server]] in the "
+          "cluster file instead");
+    }
+    LOCUS_ASSIGN_OR_RETURN(plan, plan_node(s, cluster, o.node, ro.placement));
+    ro.serve_machine = o.node;
+  } else if (o.with_clients) {
+    return invalid_argument("--with-clients needs --node K: the clients of machine K run beside its server");
+  }
   const MemoryLimit limit = memory_limit(o.max_memory_bytes);
   ro.max_memory_bytes = limit.bytes;
   ro.max_memory_source = limit.source;
@@ -90,21 +110,40 @@ Status serve(const ServeOptions& o) {
     }
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
+    const uint32_t first_entry = plan.listen_first;
     fmt::print(
-        "locus serve: {} ({}, {} server(s)) on entries 0-{} of {}, listening on {} via {}; records loaded; "
+        "locus serve: {} ({}, {} server(s)) on entries {}-{} of {}, listening on {} via {}; records loaded; "
         "SIGINT or SIGTERM stops it\n",
-        s.source, s.index.type, s.platform.servers, servers.size() - 1, o.config_path, fmt::join(addresses, ", "),
-        vr.device_name(servers.front()));
+        s.source, s.index.type, s.platform.servers, first_entry, first_entry + servers.size() - 1, o.config_path,
+        fmt::join(addresses, ", "), vr.device_name(servers.front()));
     std::fflush(stdout);
+    if (o.node >= 0) {
+      vr.accept_connections();  // loaded: peers may now see this node up
+      LOCUS_RETURN_IF_ERROR(wait_for_peers(vr, plan, o.peer_timeout_s, &g_stop));
+      fmt::print("locus serve: node {}: every peer is up{}\n", o.node, o.with_clients ? "; its clients start" : "");
+      std::fflush(stdout);
+    }
     return write_ready_file(o.ready_file, addresses);
   };
-  auto factory = [&cluster, &o](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
-    return verbs::make_verbs_runtime(cluster, {.seed = sc.run.seed, .log_connections = !o.quiet});
+  auto factory = [&cluster, &o, &plan](const scenario::Scenario& sc) -> std::unique_ptr<Runtime> {
+    return verbs::make_verbs_runtime(
+        cluster, {.seed = sc.run.seed,
+                  .log_connections = !o.quiet,
+                  .listen_first = plan.listen_first,
+                  .listen_end = plan.listen_end,
+                  .hold_connections = o.node >= 0,
+                  // Each node's clients claim ids of their own.
+                  .client_id_base = o.node >= 0 ? static_cast<uint32_t>(o.node) * sc.run.clients : 0});
   };
   LOCUS_ASSIGN_OR_RETURN(runner::ScenarioReport report, runner::run_scenario(s, designs::registry(), factory, ro));
   std::string figures;
   for (const auto& [name, value] : report.result.extra) figures += fmt::format(" {}={}", name, value);
   fmt::print("locus serve: stopping:{}\n", figures);
+  if (o.with_clients) {
+    const std::vector<metrics::RunResult> results{report.result};
+    fmt::print("{}", metrics::format_table(results));
+    if (!o.json_path.empty()) LOCUS_RETURN_IF_ERROR(metrics::write_json_file(o.json_path, results));
+  }
   return Status();
 }
 #else
@@ -130,6 +169,19 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "overrides the cluster file's [zookeeper] connect): clients then need only that address");
   cmd->add_option("--ready-file", opts->ready_file, "Write the listening addresses to FILE once serving");
   cmd->add_flag("--quiet", opts->quiet, "Do not log connects and disconnects");
+  cmd->add_option("--node", opts->node,
+                  "Serve only server machine K (0 to platform.servers - 1) of the scenario: one server per "
+                  "machine. Its endpoints listen on the cluster file's entries from K x (endpoints per machine); "
+                  "the other entries are its peers, each served by its own `locus serve --node`")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--with-clients", opts->with_clients,
+                "With --node K: also run the clients run.clients_on_servers places on machine K (the symmetric "
+                "deployment, Nessie's): they run for run.duration_s, then the node serves on until stopped and "
+                "prints their results");
+  cmd->add_option("--peer-timeout-s", opts->peer_timeout_s,
+                  "With --node: how long to wait for every peer to accept connections before giving up (default 120)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--json", opts->json_path, "With --with-clients: write the clients' results as JSON to FILE");
   add_max_memory_option(*cmd, &opts->max_memory_bytes);
   cmd->callback([opts, &exit_code] {
     Status st = catch_bad_alloc("locus serve " + opts->scenario_path, [&] { return serve(*opts); });

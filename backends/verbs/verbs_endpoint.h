@@ -125,6 +125,12 @@ class VerbsEndpoint final : public Transport {
   // Accepts and makes connections again; the ones crash() broke stay
   // broken (their peers reconnect).
   void revive() { crashed_.store(false, std::memory_order_release); }
+  // A server that listens but refuses connections until set_accepting(true)
+  // (`locus serve --node`: its peers see it up only once it is loaded).
+  void set_accepting(bool on) { accepting_.store(on, std::memory_order_release); }
+  // A client's connect to `peer` now rather than on first use (`locus
+  // serve --node` waiting for its peers); the error says what failed.
+  Status connect_now(NodeId peer) { return connect_to(peer); }
 
  private:
   struct SendSlot {
@@ -228,6 +234,7 @@ class VerbsEndpoint final : public Transport {
   bool writes_land_in_order_ = false;
 
   std::atomic<bool> crashed_{false};
+  std::atomic<bool> accepting_{true};
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> connections_;

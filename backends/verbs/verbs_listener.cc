@@ -108,6 +108,7 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
              (hello_ok ? " from a client claiming node " + std::to_string(hello.claimed) : std::string()) + ": " + why);
   };
   if (crashed_.load(std::memory_order_acquire)) return reject("server crashed (fault injection)");
+  if (!accepting_.load(std::memory_order_acquire)) return reject("server still loading (locus serve --node)");
   if (!hello_ok) return reject("not a locus client (no hello in the connect request)");
   if (id->verbs != context_) return reject("the request arrived on another RDMA device than the server's");
   if (!room_for_a_connection()) {

@@ -29,6 +29,21 @@ namespace locus::verbs {
 struct VerbsRuntimeOptions {
   uint64_t seed = 1;
   bool log_connections = false;  // one stderr line per connect, accept and disconnect
+  // `locus serve --node K`: only server entries [listen_first, listen_end)
+  // listen here; add_node of another server entry makes a shadow
+  // (shadow_transport.h) with that entry's NodeId, holding the memory the
+  // scenario's load lays out for a server another process serves.
+  uint32_t listen_first = 0;
+  uint32_t listen_end = UINT32_MAX;
+  // Servers refuse connections until accept_connections() (`locus serve
+  // --node`: a peer is up once it is loaded, not once it listens).
+  bool hold_connections = false;
+  // This process's client endpoints claim ids from server_count() +
+  // client_id_base: `locus serve --node K --with-clients` gives each node
+  // its own range, so two nodes' clients never claim the same id at a
+  // server (which would rename one, and a server answering by a claimed id
+  // in its requests would answer the other).
+  uint32_t client_id_base = 0;
 };
 
 class VerbsRuntime : public Runtime {
@@ -41,10 +56,15 @@ class VerbsRuntime : public Runtime {
   virtual StatusOr<ServerAddress> server_address(NodeId node) const = 0;
   // The RDMA device a local endpoint uses ("rxe0", "mlx5_0").
   virtual std::string device_name(NodeId node) const = 0;
+  // Waits until server entry `node` (served by another process) accepts a
+  // connection, trying again every 200 ms; a timeout names the entry and
+  // its address and says what the last attempt met.
+  virtual Status wait_for_server(NodeId node, Nanos timeout) = 0;
+  // Lets this process's servers accept connections (hold_connections).
+  virtual void accept_connections() = 0;
 };
 
-std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config,
-                                                 const VerbsRuntimeOptions& options = {});
+std::unique_ptr<VerbsRuntime> make_verbs_runtime(const ClusterConfig& config, const VerbsRuntimeOptions& options = {});
 
 // Whether this host has an RDMA device with an active port and the rdma_cm
 // device node; `detail` says what was found or what is missing.

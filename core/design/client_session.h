@@ -72,15 +72,19 @@ class SelectorSession : public ClientSession {
 // `scan(key, length, keys)` (`keys`: where to put the keys found when
 // recording, else null). `store` has get(key) -> StatusOr<string_view>
 // and put(key, value) -> Status. Each call is recorded when `recording` is on.
+// `misses` (if given) counts the gets answered NOT_FOUND, which a session
+// reports as "get_misses" (the verbs tier checks loaded records are found).
 template <typename Store, typename Scan>
 Status execute_key_value(Store& store, const workload::Op& op, std::string_view key, std::string_view value,
-                         std::string_view* measured_as, const Scan& scan, const Recording& recording = {}) {
+                         std::string_view* measured_as, const Scan& scan, const Recording& recording = {},
+                         uint64_t* misses = nullptr) {
   using workload::OpKind;
   KvRecorder rec(recording);
   auto get = [&]() -> Status {
     const size_t t = rec.get(key);
     auto answer = store.get(key);
     rec.got(t, answer);
+    if (answer.status().code() == StatusCode::kNotFound && misses != nullptr) ++*misses;
     return answer.status().code() == StatusCode::kNotFound ? Status() : answer.status();
   };
   auto put = [&]() -> Status {

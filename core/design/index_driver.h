@@ -108,6 +108,12 @@ class IndexDriver {
     return unimplemented("server endpoint " + std::to_string(endpoint) +
                          ": this design keeps no log, so its servers cannot restart");
   }
+  // `locus serve --node K` (RunOptions::serve_machine): whether each server
+  // machine can be served by a process of its own, every process running
+  // the same load and keeping only its machine's memory live. A design
+  // whose clients learn every server's registrations from one server, or
+  // whose servers change each other's memory in-process, cannot.
+  virtual Status check_one_machine_per_process() const { return Status(); }
   // True while the servers must go on serving after stop was requested
   // (a daemon is mid-way through work that needs them).
   virtual bool keep_serving() const { return false; }

@@ -63,6 +63,7 @@ struct Shared {
   const scenario::Scenario* scenario;
   design::IndexDriver* driver;
   std::vector<NodeId> servers;
+  int64_t serve_machine = -1;  // RunOptions::serve_machine
   std::shared_ptr<workload::AcknowledgedCounter> inserts;
   Nanos run_start = 0;
   std::atomic<uint64_t> ops{0};
@@ -177,7 +178,8 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
     LOCUS_RETURN_IF_ERROR(driver.setup_server(i, env, *rpc));
     rpc::RpcServer* srv = rpc.get();
     const design::IndexDriver* drv = &driver;
-    for (uint32_t w = 0; endpoints[i % per_server].rpc_workers && w < workers; ++w) {
+    const bool serves_here = sh.serve_machine < 0 || machine == sh.serve_machine;
+    for (uint32_t w = 0; serves_here && endpoints[i % per_server].rpc_workers && w < workers; ++w) {
       LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name + ".worker" + std::to_string(w), ActorKind::kDaemon,
                                           [srv, drv](Env& env) {
                                             while (!env.stop_requested() || drv->keep_serving()) {
@@ -198,6 +200,7 @@ Status start_servers(const scenario::Scenario& s, Runtime& runtime, design::Inde
 Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, Shared& sh) {
   const size_t per_machine = sh.servers.size() / sh.machine_nodes.size();
   for (uint32_t i = 0; i < sh.servers.size(); ++i) {
+    if (sh.serve_machine >= 0 && static_cast<int64_t>(i / per_machine) != sh.serve_machine) continue;  // a shadow
     for (design::DaemonSpec& d : driver.server_daemons(i)) {
       NodeId node = sh.servers[i];
       if (d.own_node) {
@@ -443,6 +446,35 @@ Status check_clients_on_servers(const scenario::Scenario& s, const design::Place
   return Status();
 }
 
+// RunOptions::serve_machine: the machine exists, and nothing of the run
+// needs every machine in this process.
+Status check_serve_machine(const scenario::Scenario& s, const RunOptions& options) {
+  if (options.serve_machine < 0) return Status();
+  if (!options.placement.servers_here) return invalid_argument("run_scenario: serve_machine without the servers here");
+  if (options.serve_machine >= s.platform.servers) {
+    return scenario::setting_error(
+        s, "platform.servers",
+        fmt::format("has {} server machine(s), 0 to {}: there is no node {}", s.platform.servers,
+                    s.platform.servers - 1, options.serve_machine));
+  }
+  if (s.faults.crash_servers > 0) {
+    return scenario::setting_error(s, "faults.crash_servers",
+                                   "crashes server machines of one process; with one server per process (--node) "
+                                   "stop the process instead");
+  }
+  if (s.check.linearizability) {
+    return scenario::setting_error(s, "check.linearizability",
+                                   "needs every client's history in one process; with one server per process "
+                                   "(--node) each process sees only its own clients");
+  }
+  if (options.placement.clients_here && !s.run.clients_on_servers) {
+    return scenario::setting_error(s, "run.clients_on_servers",
+                                   "must be true for a node that also runs clients (--with-clients): it says "
+                                   "which clients run on which machine");
+  }
+  return Status();
+}
+
 }  // namespace
 
 StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,
@@ -481,6 +513,8 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     sh.history.emplace();
   }
   LOCUS_RETURN_IF_ERROR(check_clients_on_servers(s, placement));
+  sh.serve_machine = options.serve_machine;
+  LOCUS_RETURN_IF_ERROR(check_serve_machine(s, options));
   if (s.faults.crash_servers > 0 && !placement.servers_here) {
     return scenario::setting_error(s, "faults.crash_servers", "crashes servers of this run, and it runs none here");
   }
@@ -507,18 +541,30 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   std::vector<NodeId> client_nodes;
   const uint32_t per_machine = static_cast<uint32_t>(endpoints.size());
   for (uint32_t c = 0; c < clients; ++c) {
+    // serve_machine: the other machines' clients run in their processes.
+    if (options.serve_machine >= 0 && c % s.platform.servers != options.serve_machine) continue;
     const std::string name = "client" + std::to_string(c);
     // run.clients_on_servers: round-robin over the machines, on the
     // host of each machine's first endpoint.
     const NodeId host_of = s.run.clients_on_servers ? sh.servers[(c % s.platform.servers) * per_machine] : kInvalidNode;
     LOCUS_ASSIGN_OR_RETURN(NodeId node, runtime->add_node({name, false, host_of}));
     client_nodes.push_back(node);
-    if (c == 0) first_client = node;
+    if (first_client == kInvalidNode) first_client = node;
     ClientOutcome* out = &outcomes[c];
     Shared* shp = &sh;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker, [c, shp, out](Env& env) {
       run_client(env, c, c, shp->crashed[c], *shp, out);
     }));
+  }
+  // The machines served here: all, or serve_machine's endpoints.
+  const NodeId* served = sh.servers.data();
+  size_t served_count = sh.servers.size();
+  if (options.serve_machine >= 0) {
+    served += options.serve_machine * per_machine;
+    served_count = per_machine;
+  }
+  if (options.on_servers_ready && placement.servers_here) {
+    LOCUS_RETURN_IF_ERROR(options.on_servers_ready(*runtime, std::span<const NodeId>(served, served_count)));
   }
   if (!placement.servers_here) setup = runtime->setup_env(first_client);
   // Clients read it once they run, after set-up: the clock stands still until then.
@@ -527,7 +573,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   if (faults != nullptr) {
     // Loading and connecting run clean; faults start with the measured run.
     const Nanos arm_at = sh.run_start + to_ns(s.run.warmup_s);
-    const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
+    const NodeId at = placement.servers_here ? served[0] : first_client;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kObserver, [faults, arm_at](Env& env) {
       while (!env.stop_requested() && env.clock->now() < arm_at) {
         env.clock->sleep_for(std::min<Nanos>(arm_at - env.clock->now(), 10 * kMillisecond));
@@ -536,10 +582,11 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     }));
     LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, *driver, at, arm_at, sh, client_nodes, &restarted));
   }
-  if (!placement.clients_here) {
-    // Serving until told to stop: one worker actor keeps the run going.
+  if (!placement.clients_here || (options.serve_machine >= 0 && options.stop != nullptr)) {
+    // Serving until told to stop: one worker actor keeps the run going
+    // (a node with its own clients serves its peers' after they end).
     const std::atomic<bool>* stop = options.stop;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(sh.servers.front(), "until-stop", ActorKind::kWorker, [stop](Env& env) {
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(served[0], "until-stop", ActorKind::kWorker, [stop](Env& env) {
       while (!stop->load(std::memory_order_acquire)) env.clock->sleep_for(10 * kMillisecond);
     }));
   }
@@ -547,7 +594,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     const Nanos step = std::max<Nanos>(to_ns(s.run.duration_s) / 100, 1);
     const Nanos duration = to_ns(s.run.duration_s);
     const auto& on_progress = options.on_progress;
-    const NodeId at = placement.servers_here ? sh.servers.front() : first_client;
+    const NodeId at = placement.servers_here ? served[0] : first_client;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "progress", ActorKind::kObserver,
                                          [&sh, &on_progress, step, duration](Env& env) {
                                            while (!env.stop_requested()) {
@@ -558,9 +605,6 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
                                              if (t >= duration) break;
                                            }
                                          }));
-  }
-  if (options.on_servers_ready && placement.servers_here) {
-    LOCUS_RETURN_IF_ERROR(options.on_servers_ready(*runtime, sh.servers));
   }
   LOCUS_RETURN_IF_ERROR(runtime->run());
 

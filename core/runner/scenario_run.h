@@ -48,10 +48,19 @@ struct RunOptions {
   // verbs backend's cluster-file entries, which `locus serve` takes in
   // endpoint order).
   design::Placement placement;
+  // `locus serve --node K`: of the server machines only machine K serves
+  // here. Every machine's endpoints are still set up and loaded, in order
+  // (the runtime makes the others' nodes shadows that hold memory and
+  // reach nothing), so that a load spanning servers lays out memory as it
+  // does in every other process; the others get no RPC workers and no
+  // daemons. With the clients here too, only the clients that
+  // run.clients_on_servers places on machine K run. -1: all serve here.
+  int64_t serve_machine = -1;
   const std::atomic<bool>* stop = nullptr;
-  // Called once the servers are set up and loaded, before the run, with
-  // their endpoints' nodes in order (`locus serve` prints where they
-  // listen and writes its ready file).
+  // Called once the servers are set up and loaded, before the run's clock
+  // starts, with the endpoints' nodes in order of the machines served here
+  // (`locus serve` prints where they listen, waits for its peers and
+  // writes its ready file).
   std::function<Status(Runtime&, std::span<const NodeId>)> on_servers_ready;
   std::function<void(const Progress&)> on_progress;
   // Refuse, before allocating, a run the designs estimate needs more than

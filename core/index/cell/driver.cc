@@ -91,6 +91,14 @@ class CellDriver final : public design::IndexDriver {
     return std::unique_ptr<design::ClientSession>(new CellSession(std::move(sel), std::move(client)));
   }
 
+  // Clients learn every region's RDMA keys from server 0 (one layout), which
+  // in a process of its own would hand out its shadows' keys.
+  Status check_one_machine_per_process() const override {
+    return unimplemented(
+        "cell: its clients learn every server's regions (their RDMA keys) from server 0, so one `locus serve` "
+        "must serve all of its servers (drop --node)");
+  }
+
   std::vector<design::DaemonSpec> server_daemons(uint32_t index) override {
     CellServer* server = servers_[index].get();
     SplitWorkerShared* shared = &shared_;

@@ -18,6 +18,7 @@ Status NamSession::lookup(std::string_view key, uint64_t k) {
   }
   payloads_.clear();
   Status s = client_->lookup(k, &payloads_);
+  if (s.is_ok() && payloads_.empty()) ++get_misses_;
   if (recording_.on()) {
     if (!s.is_ok()) {
       recording_.history->discard(t);
@@ -71,7 +72,8 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
 
 void NamSession::report(metrics::OpStats& stats) const {
   const TreeStats t = client_->tree_stats();
-  design::add_counters(stats, {{"nam.scanned_pairs", scanned_pairs_},
+  design::add_counters(stats, {{"get_misses", get_misses_},
+                               {"nam.scanned_pairs", scanned_pairs_},
                                {"nam.restarts", t.restarts},
                                {"nam.splits", t.splits},
                                {"nam.moved_right", t.moved_right},

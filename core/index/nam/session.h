@@ -33,6 +33,7 @@ class NamSession final : public design::ClientSession {
   std::vector<uint64_t> payloads_;
   std::vector<Pair> pairs_;
   uint64_t scanned_pairs_ = 0;
+  uint64_t get_misses_ = 0;  // lookups that found no payload
 };
 
 }  // namespace locus::nam

@@ -11,12 +11,13 @@ Status NessieSession::execute(const workload::Op& op, std::string_view key, std:
   return design::execute_key_value(
       *client_, op, key, value, as,
       [](std::string_view, uint32_t, std::vector<std::string>*) { return unimplemented("nessie has no scans"); },
-      recording_);
+      recording_, &get_misses_);
 }
 
 void NessieSession::report(metrics::OpStats& stats) const {
   const ClientStats& s = client_->stats();
-  design::add_counters(stats, {{"nessie.attempts", s.attempts},
+  design::add_counters(stats, {{"get_misses", get_misses_},
+                               {"nessie.attempts", s.attempts},
                                {"nessie.conflicts", s.conflicts},
                                {"nessie.expired", s.expired},
                                {"nessie.reverse_changes", s.reverse_changes},

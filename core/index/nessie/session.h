@@ -26,6 +26,7 @@ class NessieSession final : public design::ClientSession {
 
  private:
   std::unique_ptr<NessieClient> client_;
+  uint64_t get_misses_ = 0;  // gets answered NOT_FOUND
 };
 
 }  // namespace locus::nessie

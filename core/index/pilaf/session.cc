@@ -30,12 +30,13 @@ Status PilafSession::execute(const workload::Op& op, std::string_view key, std::
   return design::execute_key_value(
       *client, op, key, value, as,
       [](std::string_view, uint32_t, std::vector<std::string>*) { return unimplemented("pilaf has no scans"); },
-      recording_);
+      recording_, &get_misses_);
 }
 
 void PilafSession::report(metrics::OpStats& stats) const {
   const pilaf::ClientStats sum = client_stats();
-  design::add_counters(stats, {{"pilaf.retries", sum.retries()},
+  design::add_counters(stats, {{"get_misses", get_misses_},
+                               {"pilaf.retries", sum.retries()},
                                {"pilaf.entry_retries", sum.entry_retries},
                                {"pilaf.extent_retries", sum.extent_retries},
                                {"pilaf.miss_rechecks", sum.miss_rechecks},

@@ -46,6 +46,7 @@ class PilafSession final : public design::ClientSession {
   pilaf::ClientContext context_;
   std::vector<NodeId> servers_;
   std::vector<std::unique_ptr<pilaf::PilafClient>> clients_;  // by shard; null: not connected yet
+  uint64_t get_misses_ = 0;  // gets answered NOT_FOUND
 };
 
 }  // namespace locus::pilaf
