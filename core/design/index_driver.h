@@ -108,6 +108,13 @@ class IndexDriver {
     return unimplemented("server endpoint " + std::to_string(endpoint) +
                          ": this design keeps no log, so its servers cannot restart");
   }
+  // Server machine `machine`'s endpoints were just crashed
+  // (faults.crash_servers), on the fault actor's `env`: a design whose
+  // survivors take over a dead server's data starts that here.
+  virtual Status server_machine_crashed(Env& env, uint32_t machine) {
+    (void)env, (void)machine;
+    return Status();
+  }
   // True while the servers must go on serving after stop was requested
   // (a daemon is mid-way through work that needs them).
   virtual bool keep_serving() const { return false; }
