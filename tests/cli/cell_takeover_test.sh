@@ -6,12 +6,16 @@
 # (index.takeover, core/index/cell/takeover.h); clients fetch the layout
 # again and carry on. Passes only if all three stores were recovered, the
 # recorded history is linearizable (no acknowledged put lost, none
-# invented: reads of the 20,000 keys after the takeover), and no
-# operation failed in the last 0.5 s of the run.
+# invented: reads of the 20,000 keys after the takeover), and from 0.5 s
+# after the first failed operation (the crash) to the end at most one
+# operation per client (16) failed: a client learns of the move when a
+# call or READ to the dead machine fails, and then only (no watch).
 #
 # That the test has teeth: the same run with index.takeover=false (the
 # dead server's stores never come back) must fail the last check, every
-# window after the crash losing the quarter of operations that reach it.
+# 250 ms window after the crash losing about 430 operations (a quarter).
+# The crash times are drawn from faults.seed: seed 1's falls at about
+# 0.9 s, seed 2's at 1.8 s of the 3 s run.
 set -uo pipefail
 locus=$1 root=$2
 cell="$root/scenarios/cell/four-servers.toml"
@@ -19,9 +23,12 @@ cell="$root/scenarios/cell/four-servers.toml"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-# Failed operations in the windows from $2 s on, of time series $1.
-failed_after() {
-  awk -F, -v from="$2" 'NR > 1 && $1 >= from { n += $5 } END { print n + 0 }' "$1"
+# Failed operations of time series $1 in the windows from 0.5 s after the
+# first window with a failure; "none" if the run ends before.
+late_failures() {
+  awk -F, 'NR > 1 && first == "" && $5 > 0 { first = $1 }
+           NR > 1 && first != "" && $1 >= first + 0.5 { n += $5; seen = 1 }
+           END { if (seen) print n + 0; else print "none" }' "$1"
 }
 run() {  # seed takeover
   rm -rf "$dir/log" "$dir/ts.csv"
@@ -37,20 +44,20 @@ run() {  # seed takeover
 for seed in 1 2; do
   out=$(run $seed true)
   line=$(grep -E 'check\.ops=' <<<"$out" | head -1)
-  late=$(failed_after "$dir/ts.csv" 2.5)
-  echo "seed $seed: $(grep -oE '(check\.(ops|violations)|faults\.(crashed_servers|ok_after_server_crash)|cell\.takeover\.[a-z_]+)=[0-9.]+' <<<"$line" | tr '\n' ' ')failed in the last 0.5 s: $late"
+  late=$(late_failures "$dir/ts.csv")
+  echo "seed $seed: $(grep -oE '(check\.(ops|violations)|faults\.(crashed_servers|ok_after_server_crash)|cell\.(layout_refreshes|takeover\.[a-z_]+))=[0-9.]+' <<<"$line" | tr '\n' ' ')failed from 0.5 s after the crash: $late"
   if ! grep -q 'check.violations=0' <<<"$line" || ! grep -q 'cell.takeover.stores_recovered=3' <<<"$line" ||
-     ! grep -q 'faults.crashed_servers=1' <<<"$line" || [ "$late" != 0 ]; then
+     ! grep -q 'faults.crashed_servers=1' <<<"$line" || [ "$late" = none ] || [ "$late" -gt 16 ]; then
     echo "FAIL: seed $seed"
     echo "$out" | tail -20
     fail=1
   fi
 done
 out=$(run 1 false)
-late=$(failed_after "$dir/ts.csv" 2.5)
-echo "without takeover: failed in the last 0.5 s: $late"
-if [ "$late" = 0 ]; then
-  echo "FAIL: without the takeover no operation failed late: the check above cannot fail"
+late=$(late_failures "$dir/ts.csv")
+echo "without takeover: failed from 0.5 s after the crash: $late"
+if [ "$late" = none ] || [ "$late" -le 16 ]; then
+  echo "FAIL: without the takeover the check above passes too"
   fail=1
 fi
 expect_error "index.takeover" run "$cell" --set index.takeover=true
