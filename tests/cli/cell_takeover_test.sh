@@ -60,6 +60,11 @@ if [ "$late" = none ] || [ "$late" -le 16 ]; then
   echo "FAIL: without the takeover the check above passes too"
   fail=1
 fi
+# The last run's logs are still in $dir/log: a new run must not replay
+# them silently before its load.
+expect_error "index.log_replay" run "$cell" --backend loopback --set run.duration_s=0.2 --set run.warmup_s=0.05 \
+  --set index.meganode_bytes=65536 --set index.meganodes_per_server=16 --set index.extents_bytes=4194304 \
+  --set index.stores_per_server=3 --set "index.log_dir=$dir/log" --set workload.recordcount=2000 --set run.clients=2
 expect_error "index.takeover" run "$cell" --set index.takeover=true
 expect_error "index.takeover" run "$cell" --set index.takeover=true --set platform.servers=1 --set "index.log_dir=$dir/x"
 exit $fail

@@ -33,6 +33,9 @@ struct CellConfig final : scenario::IndexConfig {
   // Spare endpoints per machine for stores taken over; 0: enough for one
   // dead machine, ceil(stores_per_server / (platform.servers - 1)).
   uint32_t spares_per_server = 0;
+  // A run refuses a log_dir holding an earlier run's logs unless this is
+  // set, when it replays them before the load (driver.cc).
+  bool log_replay = false;
 };
 
 }  // namespace locus::cell

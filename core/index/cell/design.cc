@@ -32,6 +32,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(x->log.read(keys));
   LOCUS_RETURN_IF_ERROR(keys.number("stores_per_server", &x->stores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(keys.flag("takeover", &x->takeover));
+  LOCUS_RETURN_IF_ERROR(keys.flag("log_replay", &x->log_replay));
   LOCUS_RETURN_IF_ERROR(keys.number("spares_per_server", &x->spares_per_server, 0, 1024));
   if (x->takeover && x->log.log_dir.empty()) {
     return keys.fail("takeover", "needs index.log_dir: a store is taken over by replaying its log");

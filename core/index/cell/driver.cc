@@ -48,6 +48,7 @@ class CellDriver final : public design::IndexDriver {
       : server_options_(server),
         server_count_(s.platform.servers),
         stores_(x.stores_per_server),
+        log_replay_(x.log_replay),
         client_options_(client),
         split_(split),
         direct_(layout_, split, server.max_message_bytes) {
@@ -79,6 +80,7 @@ class CellDriver final : public design::IndexDriver {
     }
     const uint32_t store = machine * stores_ + index % per_machine;
     const auto region = static_cast<CellRegionId>(2 * store);
+    LOCUS_RETURN_IF_ERROR(check_no_earlier_log(env, region));
     gates_.push_back(std::make_unique<design::LoadGate>(env));
     LOCUS_ASSIGN_OR_RETURN(auto server, CellServer::create(gates_.back()->env(), region, server_options_));
     LOCUS_RETURN_IF_ERROR(server->attach(rpc));
@@ -89,6 +91,20 @@ class CellDriver final : public design::IndexDriver {
     endpoint_roles_.push_back(static_cast<int64_t>(servers_.size()));
     servers_.push_back(std::move(server));
     return Status();
+  }
+
+  // An earlier run's log would be replayed before this run's load, its
+  // keys mixed into this run's: refused unless index.log_replay asks for it.
+  Status check_no_earlier_log(Env env, CellRegionId region) const {
+    if (server_options_.log_dir.empty() || log_replay_ || env.files == nullptr) return Status();
+    const std::string dir = server_options_.log_dir + "/region" + std::to_string(region);
+    if (!env.files->exists(dir)) return Status();
+    auto names = env.files->list(dir);
+    if (names.is_ok() && names->empty()) return Status();
+    return invalid_argument("index.log_dir: " + dir + " holds an earlier run's log of store " +
+                            std::to_string(region / 2) +
+                            ": a run starts from an empty log_dir; remove it, or set index.log_replay = true "
+                            "to start from what it holds (replayed before the load)");
   }
 
   Status server_machine_crashed(Env& env, uint32_t machine) override {
@@ -227,7 +243,8 @@ class CellDriver final : public design::IndexDriver {
  private:
   ServerOptions server_options_;
   uint64_t server_count_;
-  uint32_t stores_;      // per machine
+  uint32_t stores_;  // per machine
+  bool log_replay_;
   uint32_t spares_ = 0;  // per machine (index.takeover)
   ClientOptions client_options_;
   SplitDriverOptions split_;
