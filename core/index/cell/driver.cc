@@ -156,8 +156,24 @@ class CellDriver final : public design::IndexDriver {
     CellServer* server = servers_[static_cast<size_t>(role)].get();
     SplitWorkerShared* shared = &shared_;
     const SplitDriverOptions split = split_;
-    return {{"server" + std::to_string(index) + ".split", true,
-             [server, shared, split](Env& env) { run_split_worker(env, *server, split, *shared); }}};
+    std::vector<design::DaemonSpec> out{{"server" + std::to_string(index) + ".split", true,
+                                         [server, shared, split](Env& env) {
+                                           run_split_worker(env, *server, split, *shared);
+                                         }}};
+    // log_fsync = interval: an idle store's last records synced within the
+    // interval (as Pilaf's pilaf.log_sync). A store recovered by a takeover
+    // is synced by its next batch only.
+    const log::LogOptions& lo = server_options_.log;
+    if (!server_options_.log_dir.empty() && lo.fsync == log::FsyncPolicy::kInterval) {
+      const Nanos period_ns = lo.fsync_interval_ns;
+      out.push_back({"server" + std::to_string(index) + ".log_sync", false, [server, period_ns](Env& env) {
+                       while (!env.stop_requested()) {
+                         (void)server->tick();
+                         env.clock->sleep_for(std::min<Nanos>(period_ns, 10 * kMillisecond));
+                       }
+                     }});
+    }
+    return out;
   }
 
   bool keep_serving() const override { return shared_.in_flight.load(std::memory_order_seq_cst) > 0; }

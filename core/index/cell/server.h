@@ -115,6 +115,11 @@ class CellServer final : public SplitScheduler {
   // (it finished that split as its source, or its superblock names `root`).
   bool split_linked(uint64_t split_id, uint64_t root) const;
   const log::RecoveryReport& recovery() const { return recovery_; }
+  // log_fsync = interval: syncs what was written once the interval has
+  // passed since the last sync (an idle server's last records are
+  // otherwise synced only by its next batch). The driver's sync daemon
+  // calls it; thread-safe against appends (the writer's lock).
+  Status tick() { return log_ == nullptr ? Status() : log_->tick(); }
   bool logged() const { return log_ != nullptr; }
   // Requests refused because only the tree's own servers may send them.
   uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
