@@ -47,7 +47,7 @@ declare -A allowed=(
   [designs]="common check metrics transport fault memory rpc selector workload scenario design index"
   [runner]="common check metrics transport fault memory rpc selector workload scenario design"
 )
-lower="common check metrics transport fault log memory rpc selector workload scenario design"
+lower="common check metrics transport fault log memory membership rpc selector workload scenario design"
 for dir in core/*/ core/index/*/; do
   dir=${dir%/}
   case $dir in

@@ -114,6 +114,14 @@ class IndexDriver {
   // whose clients learn every server's registrations from one server, or
   // whose servers change each other's memory in-process, cannot.
   virtual Status check_one_machine_per_process() const { return Status(); }
+
+  // Server machine `machine`'s endpoints were just crashed
+  // (faults.crash_servers), on the fault actor's `env`: a design whose
+  // survivors take over a dead server's data starts that here.
+  virtual Status server_machine_crashed(Env& env, uint32_t machine) {
+    (void)env, (void)machine;
+    return Status();
+  }
   // True while the servers must go on serving after stop was requested
   // (a daemon is mid-way through work that needs them).
   virtual bool keep_serving() const { return false; }

@@ -324,6 +324,9 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
                            return;
                          }
                          for (NodeId node : sh.machine_nodes[event]) (void)runtime.crash_node(node);
+                         if (Status st = driver.server_machine_crashed(env, event); !st.is_ok()) {
+                           fmt::print(stderr, "faults.crash_servers: machine {}: {}\n", event, st.to_string());
+                         }
                          if (sh.crashed_servers.fetch_add(1, std::memory_order_relaxed) == 0) {
                            sh.first_server_crash_ns.store(env.clock->now(), std::memory_order_relaxed);
                          }

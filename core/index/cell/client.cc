@@ -7,16 +7,15 @@
 
 namespace locus::cell {
 namespace {
-constexpr uint32_t kMaxTrail = 32;          // node images kept for caching after a traversal
-constexpr uint32_t kMaxExtentBatch = 32;    // extent READs posted at once by a range
-constexpr uint32_t kMaxCachedUsed = 256;    // cached nodes remembered per attempt
-constexpr uint32_t kMaxSteps = 1u << 20;    // bound on meganode steps of one operation
+constexpr uint32_t kMaxTrail = 32;        // node images kept for caching after a traversal
+constexpr uint32_t kMaxExtentBatch = 32;  // extent READs posted at once by a range
+constexpr uint32_t kMaxCachedUsed = 256;  // cached nodes remembered per attempt
+constexpr uint32_t kMaxSteps = 1u << 20;  // bound on meganode steps of one operation
 static_assert(kMaxExtentBatch <= 64, "a batch must fit the smallest send queue we run with");
 }  // namespace
 
-StatusOr<std::unique_ptr<CellClient>> CellClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc,
-                                                          NodeId bootstrap, selector::Selector& selector,
-                                                          const ClientOptions& options) {
+StatusOr<std::unique_ptr<CellClient>> CellClient::connect(Endpoint& endpoint, rpc::RpcClient& rpc, NodeId bootstrap,
+                                                          selector::Selector& selector, const ClientOptions& options) {
   std::unique_ptr<CellClient> c(new CellClient(endpoint, rpc, bootstrap, selector, options));
   LOCUS_RETURN_IF_ERROR(c->init());
   return c;
@@ -49,8 +48,8 @@ Status CellClient::init() {
   node_cache_ = NodeCache(options_.node_cache_bytes, g.node_bytes);
   path_cache_ = PathCache(options_.path_cache_entries, g.key_capacity_bytes);
   extent_slots_ = std::min({kMaxExtentBatch, g.capacity(true), endpoint_.transport().limits().max_send_wr});
-  const uint64_t bytes = kSuperblockBytes + uint64_t{kMaxTrail + 1} * g.node_bytes +
-                         uint64_t{extent_slots_} * layout_.max_kv_bytes;
+  const uint64_t bytes =
+      kSuperblockBytes + uint64_t{kMaxTrail + 1} * g.node_bytes + uint64_t{extent_slots_} * layout_.max_kv_bytes;
   buffer_ = AlignedBuffer(bytes);
   if (!buffer_.valid()) return resource_exhausted("cell client: cannot allocate read buffers");
   LOCUS_ASSIGN_OR_RETURN(region_, endpoint_.transport().register_memory(buffer_.data(), bytes, kLocalOnly));
@@ -87,8 +86,7 @@ void CellClient::forget_cached() {
 Status CellClient::restart(std::string_view key, uint64_t* ptr) {
   ++stats_.restarts;
   if (++restarts_ > options_.max_restarts) {
-    return corruption("cell: no consistent traversal after " + std::to_string(options_.max_restarts) +
-                      " restarts");
+    return corruption("cell: no consistent traversal after " + std::to_string(options_.max_restarts) + " restarts");
   }
   // Whatever led here may be stale: drop it and go without caches.
   forget_cached();
@@ -112,8 +110,10 @@ bool CellClient::server_takes_step(NodeId server) {
 Status CellClient::busy_wait(Nanos* waited, Nanos* backoff) {
   ++stats_.busy_retries;
   if (*waited >= options_.busy_timeout_ns) {
-    return unavailable("cell: server still busy (key range locked by a meganode split, or the "
-                       "meganode full) after " + std::to_string(*waited / kMillisecond) + " ms");
+    return unavailable(
+        "cell: server still busy (key range locked by a meganode split, or the "
+        "meganode full) after " +
+        std::to_string(*waited / kMillisecond) + " ms");
   }
   endpoint_.env().clock->sleep_for(*backoff);
   *waited += *backoff;
@@ -125,8 +125,8 @@ void CellClient::learn_meganode(const MeganodeInfo& m) {
   if (m.root != kNullPtr && m.level == 0) path_cache_.insert(m.min, m.max, m.root);
 }
 
-StatusOr<OpResponse> CellClient::server_step(OpKind op, std::string_view key, std::string_view value,
-                                             uint64_t start, bool observe) {
+StatusOr<OpResponse> CellClient::server_step(OpKind op, std::string_view key, std::string_view value, uint64_t start,
+                                             bool observe) {
   rpc::Writer w(rpc_.payload_buffer());
   encode_op_request({.op = op, .start = start, .key = key, .value = value}, w);
   if (!w.ok()) return invalid_argument("cell: key and value exceed one message");
@@ -148,6 +148,42 @@ StatusOr<OpResponse> CellClient::server_step(OpKind op, std::string_view key, st
 }
 
 Status CellClient::point(OpKind op, std::string_view key, std::string_view value, PointResult* out) {
+  return after_failure(point_once(op, key, value, out));
+}
+
+Status CellClient::after_failure(Status st) {
+  if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kRetryExceeded) {
+    // A server died, or a region moved: a takeover moves regions by the
+    // map alone (same region ids and offsets, new server and rkey), so a
+    // fresh layout is all the next operation needs. This one fails: a
+    // write's outcome is unknown (it may have been logged and applied).
+    if (refresh_layout().is_ok()) ++stats_.layout_refreshes;
+  }
+  return st;
+}
+
+Status CellClient::refresh_layout() {
+  Status last = unavailable("cell: no server to ask for the layout");
+  for (NodeId server : layout_.servers()) {
+    auto body = rpc_.call(server, kGetLayout, 0);
+    if (!body.is_ok()) {
+      last = body.status();
+      continue;
+    }
+    rpc::Reader r(*body);
+    Layout fresh;
+    if (!decode_layout(r, &fresh) || fresh.geometry.node_bytes != layout_.geometry.node_bytes ||
+        fresh.regions.size() != layout_.regions.size()) {
+      last = corruption("cell: server " + std::to_string(server) + " sent an invalid layout");
+      continue;
+    }
+    layout_ = std::move(fresh);
+    return Status();
+  }
+  return last;
+}
+
+Status CellClient::point_once(OpKind op, std::string_view key, std::string_view value, PointResult* out) {
   if (key.empty() || key.size() > layout_.geometry.key_capacity_bytes) {
     return invalid_argument("cell: key of " + std::to_string(key.size()) + " bytes outside [1, " +
                             std::to_string(layout_.geometry.key_capacity_bytes) + "]");
@@ -173,8 +209,10 @@ Status CellClient::point(OpKind op, std::string_view key, std::string_view value
         ++stats_.redirects;
         ptr = r.next;
         return Status();
-      case Outcome::kRestart: return restart(key, &ptr);
-      case Outcome::kBusy: return busy_wait(&waited, &backoff);
+      case Outcome::kRestart:
+        return restart(key, &ptr);
+      case Outcome::kBusy:
+        return busy_wait(&waited, &backoff);
     }
     return Status();
   };

@@ -80,6 +80,7 @@ struct ClientStats {
   uint64_t restarts = 0;
   uint64_t redirects = 0;
   uint64_t busy_retries = 0;
+  uint64_t layout_refreshes = 0;  // layouts fetched again after a failed operation (a takeover)
 
   ClientStats& operator+=(const ClientStats& o) {
     ops += o.ops;
@@ -96,10 +97,11 @@ struct ClientStats {
     restarts += o.restarts;
     redirects += o.redirects;
     busy_retries += o.busy_retries;
+    layout_refreshes += o.layout_refreshes;
     return *this;
   }
 };
-static_assert(sizeof(ClientStats) == 14 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 15 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Receives range results in key order; return false to stop early.
 class RangeSink {
@@ -162,6 +164,13 @@ class CellClient {
 
   // client.cc: the per-meganode loop and the server-side steps.
   Status point(OpKind op, std::string_view key, std::string_view value, PointResult* out);
+  Status point_once(OpKind op, std::string_view key, std::string_view value, PointResult* out);
+  // A failed operation: after a dead server or a moved region, fetch the
+  // layout again from any server that answers. Returns `st`.
+  Status after_failure(Status st);
+  Status refresh_layout();
+  StatusOr<uint64_t> range_once(std::string_view start, std::optional<std::string_view> end, uint32_t limit,
+                                RangeSink& sink);
   StatusOr<OpResponse> server_step(OpKind op, std::string_view key, std::string_view value, uint64_t start,
                                    bool observe);
   uint64_t start_pointer(std::string_view key);

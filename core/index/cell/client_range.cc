@@ -43,7 +43,8 @@ StatusOr<bool> CellClient::range_server_step(uint64_t* ptr, bool* exclusive, std
   }
   if (!r.at_end()) return corruption("cell range: trailing bytes");
   switch (head.outcome) {
-    case Outcome::kDone: return true;
+    case Outcome::kDone:
+      return true;
     case Outcome::kRedirect:
       ++stats_.redirects;
       resume_.assign(head.resume);  // views the response: copy before the next call
@@ -61,8 +62,8 @@ StatusOr<bool> CellClient::range_server_step(uint64_t* ptr, bool* exclusive, std
 }
 
 Status CellClient::range_leaf_client(const std::byte* leaf, std::optional<std::string_view> end, uint32_t limit,
-                                     RangeSink& sink, uint64_t* delivered, bool* exclusive, bool* finished,
-                                     bool* retry, uint64_t* next) {
+                                     RangeSink& sink, uint64_t* delivered, bool* exclusive, bool* finished, bool* retry,
+                                     uint64_t* next) {
   const NodeView v(leaf, layout_.geometry);
   *finished = *retry = false;
   uint32_t i = v.lower_bound(resume_, *exclusive);
@@ -136,6 +137,13 @@ Status CellClient::range_leaf_client(const std::byte* leaf, std::optional<std::s
 
 StatusOr<uint64_t> CellClient::range(std::string_view start, std::optional<std::string_view> end, uint32_t limit,
                                      RangeSink& sink) {
+  auto delivered = range_once(start, end, limit, sink);
+  if (!delivered.is_ok()) return after_failure(delivered.status());
+  return delivered;
+}
+
+StatusOr<uint64_t> CellClient::range_once(std::string_view start, std::optional<std::string_view> end, uint32_t limit,
+                                          RangeSink& sink) {
   if (start.size() > layout_.geometry.key_capacity_bytes) return invalid_argument("cell range: start key too long");
   ++stats_.ops;
   use_cache_ = true;
@@ -182,7 +190,8 @@ StatusOr<uint64_t> CellClient::range(std::string_view start, std::optional<std::
     remember_trail();
     bool finished = false, retry = false;
     uint64_t next = kNullPtr;
-    LOCUS_RETURN_IF_ERROR(range_leaf_client(s.node, end, limit, sink, &delivered, &exclusive, &finished, &retry, &next));
+    LOCUS_RETURN_IF_ERROR(
+        range_leaf_client(s.node, end, limit, sink, &delivered, &exclusive, &finished, &retry, &next));
     if (finished) return delivered;
     if (retry) {
       ++stats_.restarts;

@@ -13,8 +13,7 @@ StatusOr<std::unique_ptr<Deployment>> Deployment::create(Runtime& runtime, const
   return d;
 }
 
-Deployment::Deployment(Runtime& runtime, const DeploymentOptions& options)
-    : runtime_(runtime), options_(options) {}
+Deployment::Deployment(Runtime& runtime, const DeploymentOptions& options) : runtime_(runtime), options_(options) {}
 
 Deployment::~Deployment() {
   // CellServers deregister their regions; RPC servers after them.
@@ -42,8 +41,7 @@ Status Deployment::init() {
     ro.recv_buffers = options_.rpc_recv_buffers;
     ro.send_buffers = options_.rpc_send_buffers;
     LOCUS_ASSIGN_OR_RETURN(auto rpc, rpc::RpcServer::create(env, ro));
-    LOCUS_ASSIGN_OR_RETURN(auto server,
-                           CellServer::create(env, static_cast<CellRegionId>(2 * i), options_.server));
+    LOCUS_ASSIGN_OR_RETURN(auto server, CellServer::create(env, static_cast<CellRegionId>(2 * i), options_.server));
     LOCUS_RETURN_IF_ERROR(server->attach(*rpc));
     layout_.regions.push_back(server->node_region());
     layout_.regions.push_back(server->extent_region());
@@ -59,11 +57,11 @@ Status Deployment::init() {
 Status Deployment::resolve_splits() {
   // A meganode is linked once the superblock names it as the root (a new
   // root meganode, kSetRoot) or its split's source finished: a split's id
-  // names the server that drove it (SplitIds), which holds the source.
+  // names the source's node region (SplitIds).
   auto finished = [this](uint64_t split_id, uint64_t root) {
     if (servers_[0]->store().root() == root) return true;
     for (const auto& s : servers_) {
-      if (s->node_id() == static_cast<NodeId>(split_id >> 32)) return s->store().split_finished(split_id, root);
+      if (s->store().node_region() == SplitIds::source_of(split_id)) return s->store().split_finished(split_id, root);
     }
     return false;
   };
@@ -77,18 +75,16 @@ Status Deployment::spawn_daemons() {
     CellServer* server = servers_[i].get();
     SplitWorkerShared* shared = &shared_;
     const Nanos poll = options_.serve_poll_ns;
-    LOCUS_RETURN_IF_ERROR(runtime_.spawn(server->node_id(), "cell-server" + std::to_string(i), ActorKind::kDaemon,
-                                         [rpc, shared, poll](Env& env) {
-                                           while (!env.stop_requested() ||
-                                                  shared->in_flight.load(std::memory_order_seq_cst) > 0) {
-                                             rpc->serve_once(poll);
-                                           }
-                                         }));
+    LOCUS_RETURN_IF_ERROR(runtime_.spawn(
+        server->node_id(), "cell-server" + std::to_string(i), ActorKind::kDaemon, [rpc, shared, poll](Env& env) {
+          while (!env.stop_requested() || shared->in_flight.load(std::memory_order_seq_cst) > 0) {
+            rpc->serve_once(poll);
+          }
+        }));
     const SplitDriverOptions split = options_.split;
-    LOCUS_RETURN_IF_ERROR(runtime_.spawn(worker_nodes_[i], "cell-split" + std::to_string(i), ActorKind::kDaemon,
-                                         [server, split, shared](Env& env) {
-                                           run_split_worker(env, *server, split, *shared);
-                                         }));
+    LOCUS_RETURN_IF_ERROR(
+        runtime_.spawn(worker_nodes_[i], "cell-split" + std::to_string(i), ActorKind::kDaemon,
+                       [server, split, shared](Env& env) { run_split_worker(env, *server, split, *shared); }));
   }
   return Status();
 }
@@ -99,8 +95,8 @@ StatusOr<OpResponse> Deployment::direct_op(OpKind op, std::string_view key, std:
 
 Status Deployment::load(std::string_view key, std::string_view value) { return direct_->put(key, value); }
 
-StatusOr<uint64_t> Deployment::direct_range(std::string_view start, std::optional<std::string_view> end,
-                                            uint32_t limit, RangeSink& sink) {
+StatusOr<uint64_t> Deployment::direct_range(std::string_view start, std::optional<std::string_view> end, uint32_t limit,
+                                            RangeSink& sink) {
   return direct_->range(start, end, limit, sink);
 }
 

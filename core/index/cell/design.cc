@@ -1,9 +1,10 @@
 // Cell as a design plug-in: its [index] keys (the ranges its Store
 // accepts; cross-key checks name the key that breaks them) and its driver
 // (driver.cc), registered under "cell".
+#include "core/design/design.h"
+
 #include <algorithm>
 
-#include "core/design/design.h"
 #include "core/index/cell/config.h"
 #include "core/index/cell/layout.h"
 
@@ -29,6 +30,13 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("cache_min_distance", &x->cache_min_distance, 1, 64));
   LOCUS_RETURN_IF_ERROR(keys.number("node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
   LOCUS_RETURN_IF_ERROR(x->log.read(keys));
+  LOCUS_RETURN_IF_ERROR(keys.number("stores_per_server", &x->stores_per_server, 1, 1024));
+  LOCUS_RETURN_IF_ERROR(keys.flag("takeover", &x->takeover));
+  LOCUS_RETURN_IF_ERROR(keys.flag("log_replay", &x->log_replay));
+  LOCUS_RETURN_IF_ERROR(keys.number("spares_per_server", &x->spares_per_server, 0, 1024));
+  if (x->takeover && x->log.log_dir.empty()) {
+    return keys.fail("takeover", "needs index.log_dir: a store is taken over by replaying its log");
+  }
   if (x->meganode_bytes % x->node_bytes != 0) {
     return keys.fail("meganode_bytes",
                      "must be a multiple of index.node_bytes (" + std::to_string(x->node_bytes) + ")");
@@ -43,8 +51,10 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   g.meganode_nodes = static_cast<uint32_t>(std::min<uint64_t>(x->meganode_bytes / x->node_bytes, UINT32_MAX));
   g.meganodes_per_server = x->meganodes_per_server;
   if (Status st = g.validate(); !st.is_ok()) {
-    return keys.fail("node_bytes", "with index.key_capacity_bytes, index.meganode_bytes and "
-                                   "index.meganodes_per_server: " + st.message());
+    return keys.fail("node_bytes",
+                     "with index.key_capacity_bytes, index.meganode_bytes and "
+                     "index.meganodes_per_server: " +
+                         st.message());
   }
   if (x->extents_bytes != 0 && (x->extents_bytes & (x->extents_bytes - 1)) != 0) {
     return keys.fail("extents_bytes", "must be 0 (sized from the records) or a power of two");
@@ -58,11 +68,13 @@ Status register_design(design::Registry& registry) {
   return registry.add({{"cell",
                         "B-link tree of meganodes; searches server-side or by RDMA READs of versioned nodes, "
                         "chosen per meganode by a selector (JSQ by default)",
-                        true, read_keys,
+                        true,
+                        read_keys,
                         // RPC handlers are named by request type (server.cc); the servers
                         // charge their search costs themselves (index.server_*_us).
                         {"cell.1", "cell.2", "cell.3", "cell.4", "cell.internal"}},
-                       make_driver, model_profile});
+                       make_driver,
+                       model_profile});
 }
 
 }  // namespace locus::cell

@@ -1,4 +1,5 @@
-// Cell's driver: one CellServer per server node, attached
+// Cell's driver: one CellServer per store (index.stores_per_server per
+// machine, each its own endpoint), attached
 // to the runner's RpcServer (so a server uses as many cores as the
 // platform gives it: the SimGrid actors never interleave inside a point
 // handler, only at its CPU charge), a split worker beside each server (a
@@ -9,6 +10,12 @@
 //
 // [selector] type "static" means Cell's own selector, JSQ with the
 // paper's constants; any other type is used as configured.
+//
+// index.takeover: each machine also has spare endpoints; when the runner
+// kills a machine (faults.crash_servers) the survivors' spares take over
+// its stores from their logs (takeover.h).
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <bit>
 #include <random>
@@ -24,6 +31,7 @@
 #include "core/index/cell/server.h"
 #include "core/index/cell/session.h"
 #include "core/index/cell/split_worker.h"
+#include "core/index/cell/takeover.h"
 #include "core/memory/buddy_allocator.h"
 #include "core/memory/extent.h"
 #include "core/workload/workload_spec.h"
@@ -36,31 +44,76 @@ Nanos us_to_ns(double us) { return static_cast<Nanos>(us * 1e3 + 0.5); }
 class CellDriver final : public design::IndexDriver {
  public:
   CellDriver(const scenario::Scenario& s, const ServerOptions& server, const ClientOptions& client,
-             const SplitDriverOptions& split)
+             const SplitDriverOptions& split, const CellConfig& x)
       : server_options_(server),
         server_count_(s.platform.servers),
+        stores_(x.stores_per_server),
+        log_replay_(x.log_replay),
         client_options_(client),
         split_(split),
         direct_(layout_, split, server.max_message_bytes) {
     selector_ = s.selector.type == "static" ? selector::SelectorConfig{} : s.selector.config;
     layout_.geometry = server.store.geometry;
     layout_.max_kv_bytes = server.store.max_kv_bytes;
+    layout_.regions.resize(2 * server_count_ * stores_);
+    if (x.takeover) {
+      spares_ = x.spares_per_server != 0 ? x.spares_per_server
+                                         : static_cast<uint32_t>((stores_ + server_count_ - 2) / (server_count_ - 1));
+      takeover_ = std::make_unique<Takeover>(static_cast<uint32_t>(server_count_), server, split, shared_);
+    }
+  }
+
+  // A machine's stores, then its spares; the first is the machine's host.
+  std::vector<design::EndpointSpec> server_endpoints() const override {
+    std::vector<design::EndpointSpec> out;
+    for (uint32_t k = 0; k < stores_; ++k) out.push_back({k == 0 ? "" : ".store" + std::to_string(k)});
+    for (uint32_t k = 0; k < spares_; ++k) out.push_back({".spare" + std::to_string(k)});
+    return out;
   }
 
   Status setup_server(uint32_t index, Env env, rpc::RpcServer& rpc) override {
+    const uint32_t per_machine = stores_ + spares_;
+    const uint32_t machine = index / per_machine;
+    if (index % per_machine >= stores_) {
+      endpoint_roles_.push_back(-1 - static_cast<int64_t>(takeover_->spare_count()));
+      return CellServer::attach_to(rpc, takeover_->add_spare(machine, env));
+    }
+    const uint32_t store = machine * stores_ + index % per_machine;
+    const auto region = static_cast<CellRegionId>(2 * store);
+    LOCUS_RETURN_IF_ERROR(check_no_earlier_log(env, region));
     gates_.push_back(std::make_unique<design::LoadGate>(env));
-    LOCUS_ASSIGN_OR_RETURN(auto server, CellServer::create(gates_.back()->env(),
-                                                           static_cast<CellRegionId>(2 * index), server_options_));
+    LOCUS_ASSIGN_OR_RETURN(auto server, CellServer::create(gates_.back()->env(), region, server_options_));
     LOCUS_RETURN_IF_ERROR(server->attach(rpc));
-    layout_.regions.push_back(server->node_region());
-    layout_.regions.push_back(server->extent_region());
+    layout_.regions[region] = server->node_region();
+    layout_.regions[region + 1] = server->extent_region();
     direct_.add(server.get(), env);
+    if (takeover_) takeover_->add_store(machine, server.get());
+    endpoint_roles_.push_back(static_cast<int64_t>(servers_.size()));
     servers_.push_back(std::move(server));
     return Status();
   }
 
+  // An earlier run's log would be replayed before this run's load, its
+  // keys mixed into this run's: refused unless index.log_replay asks for it.
+  Status check_no_earlier_log(Env env, CellRegionId region) const {
+    if (server_options_.log_dir.empty() || log_replay_ || env.files == nullptr) return Status();
+    const std::string dir = server_options_.log_dir + "/region" + std::to_string(region);
+    if (!env.files->exists(dir)) return Status();
+    auto names = env.files->list(dir);
+    if (names.is_ok() && names->empty()) return Status();
+    return invalid_argument("index.log_dir: " + dir + " holds an earlier run's log of store " +
+                            std::to_string(region / 2) +
+                            ": a run starts from an empty log_dir; remove it, or set index.log_replay = true "
+                            "to start from what it holds (replayed before the load)");
+  }
+
+  Status server_machine_crashed(Env& env, uint32_t machine) override {
+    return takeover_ ? takeover_->machine_died(env, machine) : Status();
+  }
+
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     for (auto& s : servers_) s->set_layout(layout_);
+    if (takeover_) LOCUS_RETURN_IF_ERROR(takeover_->set_layout(layout_));
     LOCUS_RETURN_IF_ERROR(servers_.front()->plant_tree());
     uint64_t loaded = 0;
     Status st = design::load_records(spec, rng, [&](std::string_view key, std::string_view value) {
@@ -73,9 +126,10 @@ class CellDriver final : public design::IndexDriver {
       const Geometry& g = layout_.geometry;
       return resource_exhausted(
           st.message() + " after " + std::to_string(loaded - 1) + " of the " +
-          std::to_string(spec.effective_insertcount()) + " records (workload.recordcount): index.meganodes_per_server (" +
-          std::to_string(g.meganodes_per_server) + ") x platform.servers (" + std::to_string(server_count_) +
-          ") meganodes of index.meganode_bytes (" + std::to_string(uint64_t{g.meganode_nodes} * g.node_bytes) +
+          std::to_string(spec.effective_insertcount()) +
+          " records (workload.recordcount): index.meganodes_per_server (" + std::to_string(g.meganodes_per_server) +
+          ") x platform.servers (" + std::to_string(server_count_) + ") meganodes of index.meganode_bytes (" +
+          std::to_string(uint64_t{g.meganode_nodes} * g.node_bytes) +
           "), with extents of index.extents_bytes, do not hold them: raise those or load fewer records");
     }
     LOCUS_RETURN_IF_ERROR(st);
@@ -100,11 +154,34 @@ class CellDriver final : public design::IndexDriver {
   }
 
   std::vector<design::DaemonSpec> server_daemons(uint32_t index) override {
-    CellServer* server = servers_[index].get();
+    const int64_t role = endpoint_roles_[index];
+    if (role < 0) {  // a spare: recovers what a takeover gives it, then splits it
+      Takeover* t = takeover_.get();
+      const auto spare = static_cast<uint32_t>(-1 - role);
+      return {
+          {"spare" + std::to_string(spare) + ".recovery", true, [t, spare](Env& env) { t->run_spare(env, spare); }}};
+    }
+    CellServer* server = servers_[static_cast<size_t>(role)].get();
     SplitWorkerShared* shared = &shared_;
     const SplitDriverOptions split = split_;
-    return {{"server" + std::to_string(index) + ".split", true,
-             [server, shared, split](Env& env) { run_split_worker(env, *server, split, *shared); }}};
+    std::vector<design::DaemonSpec> out{{"server" + std::to_string(index) + ".split", true,
+                                         [server, shared, split](Env& env) {
+                                           run_split_worker(env, *server, split, *shared);
+                                         }}};
+    // log_fsync = interval: an idle store's last records synced within the
+    // interval (as Pilaf's pilaf.log_sync). A store recovered by a takeover
+    // is synced by its next batch only.
+    const log::LogOptions& lo = server_options_.log;
+    if (!server_options_.log_dir.empty() && lo.fsync == log::FsyncPolicy::kInterval) {
+      const Nanos period_ns = lo.fsync_interval_ns;
+      out.push_back({"server" + std::to_string(index) + ".log_sync", false, [server, period_ns](Env& env) {
+                       while (!env.stop_requested()) {
+                         (void)server->tick();
+                         env.clock->sleep_for(std::min<Nanos>(period_ns, 10 * kMillisecond));
+                       }
+                     }});
+    }
+    return out;
   }
 
   bool keep_serving() const override { return shared_.in_flight.load(std::memory_order_seq_cst) > 0; }
@@ -120,9 +197,11 @@ class CellDriver final : public design::IndexDriver {
     const uint64_t per_server =
         saturating_add(saturating_add(st.geometry.region_bytes(), st.extents_bytes),
                        memory::BuddyAllocator::bookkeeping_bytes(st.extents_bytes, st.min_extent_block_bytes));
-    return {saturating_mul(server_count_, per_server),
+    // Spares hold nothing until a takeover, then a store each.
+    return {saturating_mul(saturating_mul(server_count_, stores_ + spares_), per_server),
             "index.meganodes_per_server x index.meganode_bytes and the extents (index.extents_bytes, or "
-            "workload.recordcount + workload.operationcount records) over platform.servers"};
+            "workload.recordcount + workload.operationcount records) per store, index.stores_per_server "
+            "(and index.spares_per_server) per server, over platform.servers"};
   }
   // A client's node cache grows as it fills, up to node_cache_bytes (at most
   // the tree, make_driver), with NodeCache::kBytesPerSlot beside each
@@ -133,7 +212,8 @@ class CellDriver final : public design::IndexDriver {
     using design::saturating_mul;
     const Geometry& g = server_options_.store.geometry;
     const uint64_t cache_bytes = client_options_.node_cache_bytes;
-    const uint64_t cache = saturating_add(cache_bytes, saturating_mul(cache_bytes / g.node_bytes, NodeCache::kBytesPerSlot));
+    const uint64_t cache =
+        saturating_add(cache_bytes, saturating_mul(cache_bytes / g.node_bytes, NodeCache::kBytesPerSlot));
     const uint64_t path_cache = uint64_t{client_options_.path_cache_entries} * 2 * g.key_capacity_bytes;
     const uint64_t buffers = kSuperblockBytes + uint64_t{g.node_bytes} + server_options_.store.max_kv_bytes;
     return {saturating_add(cache, path_cache + buffers), "index.node_cache_bytes"};
@@ -150,7 +230,13 @@ class CellDriver final : public design::IndexDriver {
   void report_servers(std::map<std::string, double>& extra) const override {
     StoreStats sum;
     uint64_t refused = 0;
-    for (const auto& s : servers_) {
+    std::vector<CellServer*> serving;
+    if (takeover_) {
+      serving = takeover_->serving();  // a dead machine's stores count once, where they were recovered
+    } else {
+      for (const auto& s : servers_) serving.push_back(s.get());
+    }
+    for (CellServer* s : serving) {
       refused += s->refused_internal();
       const StoreStats st = s->store().stats();
       sum.keys += st.keys;
@@ -167,19 +253,33 @@ class CellDriver final : public design::IndexDriver {
     extra["cell.meganode_splits_run"] = static_cast<double>(shared_.splits.load());
     extra["cell.split_failures"] = static_cast<double>(shared_.failures.load());
     extra["cell.root_level"] = servers_.front()->store().root_level();
+    if (takeover_) {
+      const TakeoverStats t = takeover_->stats();
+      extra["cell.takeover.machines_died"] = t.machines_died;
+      extra["cell.takeover.stores_recovered"] = t.stores_recovered;
+      extra["cell.takeover.stores_unplaced"] = t.stores_unplaced;
+      extra["cell.takeover.records_replayed"] = static_cast<double>(t.records_replayed);
+      extra["cell.takeover.longest_ms"] = static_cast<double>(t.longest_recovery_ns) / 1e6;
+      if (!t.first_error.empty()) fmt::print(stderr, "cell takeover: {}\n", t.first_error);
+    }
   }
 
  private:
   ServerOptions server_options_;
   uint64_t server_count_;
+  uint32_t stores_;  // per machine
+  bool log_replay_;
+  uint32_t spares_ = 0;  // per machine (index.takeover)
   ClientOptions client_options_;
   SplitDriverOptions split_;
   selector::SelectorConfig selector_;
   Layout layout_;
-  DirectTree direct_;  // the load, in place
+  DirectTree direct_;                                     // the load, in place
   std::vector<std::unique_ptr<design::LoadGate>> gates_;  // outlive servers_
   std::vector<std::unique_ptr<CellServer>> servers_;
   SplitWorkerShared shared_;
+  std::unique_ptr<Takeover> takeover_;   // index.takeover
+  std::vector<int64_t> endpoint_roles_;  // per endpoint: index into servers_, or -1 - spare
   uint64_t loaded_splits_ = 0;
 };
 
@@ -213,12 +313,13 @@ uint64_t extents_region_bytes(const scenario::Scenario& s) {
   // estimate then refuses, never a small wrapped one.
   using design::saturating_add;
   using design::saturating_mul;
-  const uint64_t block = design::saturating_bit_ceil(memory::kExtentHeaderBytes +
-                                                     workload::max_key_bytes(s.workload.zeropadding) +
-                                                     uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
+  const uint64_t block =
+      design::saturating_bit_ceil(memory::kExtentHeaderBytes + workload::max_key_bytes(s.workload.zeropadding) +
+                                  uint64_t{s.workload.fieldcount} * s.workload.fieldlength);
   const uint64_t records = saturating_add(s.workload.recordcount, s.workload.operationcount);
-  return design::saturating_bit_ceil(
-      std::max<uint64_t>(saturating_mul(saturating_mul(block, records), 2) / s.platform.servers, uint64_t{16} << 20));
+  return design::saturating_bit_ceil(std::max<uint64_t>(
+      saturating_mul(saturating_mul(block, records), 2) / (uint64_t{s.platform.servers} * x.stores_per_server),
+      uint64_t{16} << 20));
 }
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement&) {
@@ -245,13 +346,17 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   // A cache cannot use more room than the whole tree's nodes: reserving
   // index.node_cache_bytes beyond that (1 TiB, say) only exhausted memory
   // (issue 17).
-  const uint64_t tree_bytes =
-      design::saturating_mul(design::saturating_mul(s.platform.servers, x.meganodes_per_server), x.meganode_bytes);
+  const uint64_t tree_bytes = design::saturating_mul(
+      design::saturating_mul(uint64_t{s.platform.servers} * x.stores_per_server, x.meganodes_per_server),
+      x.meganode_bytes);
   client.node_cache_bytes = std::min<uint64_t>(x.node_cache_bytes, tree_bytes);
   client.cpu_node_ns = us_to_ns(x.client_node_us);
   LOCUS_RETURN_IF_ERROR(check_workload(s, st));
+  if (x.takeover && s.platform.servers < 2) {
+    return scenario::setting_error(s, "index.takeover", "needs platform.servers >= 2: survivors take over a dead one");
+  }
   if (Status v = server.validate(); !v.is_ok()) return invalid_argument("index (cell): " + v.message());
-  return std::unique_ptr<design::IndexDriver>(new CellDriver(s, server, client, SplitDriverOptions{}));
+  return std::unique_ptr<design::IndexDriver>(new CellDriver(s, server, client, SplitDriverOptions{}, x));
 }
 
 }  // namespace locus::cell

@@ -23,41 +23,49 @@
 namespace locus::cell {
 
 enum RequestType : uint16_t {
-  kGetLayout = 1,        // -> Layout
-  kOp = 2,               // OpRequest -> OpResponse
-  kRange = 3,            // RangeRequest -> RangeResponse, then (blob key, blob value)*
-  kGetRoot = 4,          // -> u64 root, u32 level (region 0's server)
+  kGetLayout = 1,  // -> Layout
+  kOp = 2,         // OpRequest -> OpResponse
+  kRange = 3,      // RangeRequest -> RangeResponse, then (blob key, blob value)*
+  kGetRoot = 4,    // -> u64 root, u32 level (region 0's server)
   // Source side, on X's server. A re-sent begin gets the same plan; a
   // re-sent finish is answered OK; an abort answers kAlreadyExists if the
   // split finished, which is how a driver learns an unanswered finish's fate.
-  kSplitBegin = 10,      // u32 meganode, u64 split id -> SplitPlan
-  kSplitScan = 11,       // u32 meganode, blob cursor, u8 exclusive, u32 budget -> u8 done, u8 has_last, blob last, entries
-  kSplitFinish = 12,     // u32 meganode, u64 new root, u64 split id
-  kSplitAbort = 13,      // u32 meganode, u64 split id
+  kSplitBegin = 10,   // u32 meganode, u64 split id -> SplitPlan
+  kSplitScan = 11,    // u32 meganode, blob cursor, u8 exclusive, u32 budget -> u8 done, u8 has_last, blob last, entries
+  kSplitFinish = 12,  // u32 meganode, u64 new root, u64 split id
+  kSplitAbort = 13,   // u32 meganode, u64 split id
   // Target side: one meganode per split id; chunks numbered from 0, a
   // re-sent chunk skipped. Abandon frees a meganode only until the split
   // that built it declares it live, which it does right after linking it.
-  kMeganodeCreate = 14,  // u64 split id, u8 level, bound min, bound max, u64 right -> u64 root
-  kMeganodeAppend = 15,  // u64 root, u64 split id, u32 chunk, entries
-  kMeganodeSeal = 16,    // u64 root, u64 split id
-  kMeganodeAbandon = 17, // u64 root, u64 split id
-  kSetRoot = 18,         // u64 expected, u64 new root, u32 level -> u8 installed (1 again when re-sent)
-  kMeganodeCount = 19,   // -> u32 in use, u32 capacity
+  kMeganodeCreate = 14,   // u64 split id, u8 level, bound min, bound max, u64 right -> u64 root
+  kMeganodeAppend = 15,   // u64 root, u64 split id, u32 chunk, entries
+  kMeganodeSeal = 16,     // u64 root, u64 split id
+  kMeganodeAbandon = 17,  // u64 root, u64 split id
+  kSetRoot = 18,          // u64 expected, u64 new root, u32 level -> u8 installed (1 again when re-sent)
+  kMeganodeCount = 19,    // -> u32 in use, u32 capacity
   // The tree's own servers (split workers) wrap every request in this:
   // u64 tree key, u16 inner type, then the inner request. Types 10-19 and
   // kOp's kInsertChild are served only this way: a client, which never
   // learns the key, cannot reshape or free the tree (issue 16, defect 3).
   kInternal = 20,
-  kMeganodeLive = 21,    // u64 root, u64 split id: linked into the tree, never to be abandoned
+  kMeganodeLive = 21,  // u64 root, u64 split id: linked into the tree, never to be abandoned
+  // u64 split id, u64 root -> u8: 1 if this server, the split's source,
+  // linked that meganode (finished the split, or the superblock names it
+  // as root). Asked by a server recovering a region that holds the
+  // meganode half built (server_log.cc). Changes nothing.
+  kSplitStatus = 22,
 };
 constexpr size_t kInternalHeaderBytes = sizeof(uint64_t) + sizeof(uint16_t);
 
-// Split ids: unique in the tree (the source server's node id above a
-// count), increasing per server, so a server can also tell a late copy of
-// an old begin from a new split. Never 0.
+// Split ids: unique in the tree (the source's node region id above a
+// count), increasing per region, so a store can also tell a late copy of
+// an old begin from a new split. Never 0. A region id, not the server's
+// node id: a region taken over by another server keeps its ids, so its
+// log's records and other regions' pending builds still name it.
 class SplitIds {
  public:
-  explicit SplitIds(NodeId server) : base_(uint64_t{server} << 32) {}
+  explicit SplitIds(CellRegionId source) : base_(uint64_t{source} << 32) {}
+  static CellRegionId source_of(uint64_t split_id) { return static_cast<CellRegionId>(split_id >> 32); }
   uint64_t next() { return base_ | next_.fetch_add(1, std::memory_order_relaxed); }
   // After recovery: later ids exceed `id` if it is one of this server's
   // (a store refuses a begin at or below the last one it began).
@@ -109,7 +117,7 @@ struct OpRequest {
   uint8_t level = 0;  // kInsertChild: meganode level of the parent
   uint64_t start = kNullPtr;
   std::string_view key;
-  std::string_view value;  // kPut
+  std::string_view value;     // kPut
   uint64_t child = kNullPtr;  // kInsertChild
 };
 void encode_op_request(const OpRequest& q, rpc::Writer& w);

@@ -11,11 +11,11 @@ constexpr uint32_t kResponseOverheadBytes = 64;
 
 Status ServerOptions::validate() const {
   LOCUS_RETURN_IF_ERROR(store.validate());
-  const uint64_t need = uint64_t{store.max_kv_bytes} + 2ull * store.geometry.key_capacity_bytes +
-                        rpc::kHeaderBytes + 2 * kResponseOverheadBytes;
+  const uint64_t need = uint64_t{store.max_kv_bytes} + 2ull * store.geometry.key_capacity_bytes + rpc::kHeaderBytes +
+                        2 * kResponseOverheadBytes;
   if (max_message_bytes < need) {
-    return invalid_argument("cell server: max_message_bytes " + std::to_string(max_message_bytes) +
-                            " cannot carry a " + std::to_string(store.max_kv_bytes) + "-byte extent");
+    return invalid_argument("cell server: max_message_bytes " + std::to_string(max_message_bytes) + " cannot carry a " +
+                            std::to_string(store.max_kv_bytes) + "-byte extent");
   }
   return Status();
 }
@@ -23,8 +23,8 @@ Status ServerOptions::validate() const {
 StatusOr<std::unique_ptr<CellServer>> CellServer::create(Env env, CellRegionId first_region,
                                                          const ServerOptions& options) {
   LOCUS_RETURN_IF_ERROR(options.validate());
-  LOCUS_ASSIGN_OR_RETURN(auto store, Store::create(first_region, static_cast<CellRegionId>(first_region + 1),
-                                                   options.store));
+  LOCUS_ASSIGN_OR_RETURN(auto store,
+                         Store::create(first_region, static_cast<CellRegionId>(first_region + 1), options.store));
   std::unique_ptr<CellServer> s(new CellServer(env, options, std::move(store)));
   LOCUS_RETURN_IF_ERROR(s->open_log());
   LOCUS_RETURN_IF_ERROR(s->register_regions());
@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<CellServer>> CellServer::create(Env env, CellRegionId f
 }
 
 CellServer::CellServer(Env env, const ServerOptions& options, std::unique_ptr<Store> store)
-    : env_(env), options_(options), store_(std::move(store)), split_ids_(env.transport->node_id()) {
+    : env_(env), options_(options), store_(std::move(store)), split_ids_(store_->node_region()) {
   store_->set_scheduler(this);
   entries_.resize(options.max_message_bytes);
   queue_mu_ = env_.sync->new_mutex();
@@ -86,25 +86,47 @@ bool CellServer::take_split(Nanos timeout, uint32_t* meganode) {
   return try_take_split(meganode);
 }
 
+void CellServer::set_layout(Layout layout) {
+  std::lock_guard<ShortMutex> lock(layout_mu_);
+  layout_ = std::move(layout);
+}
+
+Layout CellServer::layout() const {
+  std::lock_guard<ShortMutex> lock(layout_mu_);
+  return layout_;
+}
+
 Status CellServer::attach(rpc::RpcServer& rpc) {
+  return attach_to(rpc, [this] { return this; });
+}
+
+Status CellServer::attach_to(rpc::RpcServer& rpc, std::function<CellServer*()> target) {
+  auto none = [](uint16_t type) {
+    return unavailable("cell: request type " + std::to_string(type) +
+                       " reached a spare endpoint that has taken over no region yet");
+  };
   for (uint16_t type : {kGetLayout, kOp, kRange, kGetRoot}) {
     LOCUS_RETURN_IF_ERROR(rpc.handle(type, "cell." + std::to_string(type),
-                                     [this, type](const rpc::RequestContext&, rpc::Reader& r,
-                                                  rpc::Writer& w) { return handle(type, r, w); }));
+                                     [target, type, none](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) {
+                                       CellServer* s = target();
+                                       return s == nullptr ? none(type) : s->handle(type, r, w);
+                                     }));
   }
-  return rpc.handle(kInternal, "cell.internal", [this](const rpc::RequestContext& ctx, rpc::Reader& r,
-                                                       rpc::Writer& w) {
-    uint64_t key = 0;
-    uint16_t type = 0;
-    if (!(r.get(&key) && r.get(&type))) return invalid_argument("cell internal: malformed request");
-    if (key != options_.tree_key) {
-      ++refused_internal_;
-      return Status(StatusCode::kPermissionDenied,
-                    "cell: request type " + std::to_string(type) + " from node " + std::to_string(ctx.client) +
-                        " is for the tree's own servers and lacks the tree's key: refused");
-    }
-    return handle_internal(type, r, w);
-  });
+  return rpc.handle(
+      kInternal, "cell.internal", [target, none](const rpc::RequestContext& ctx, rpc::Reader& r, rpc::Writer& w) {
+        CellServer* s = target();
+        if (s == nullptr) return none(kInternal);
+        uint64_t key = 0;
+        uint16_t type = 0;
+        if (!(r.get(&key) && r.get(&type))) return invalid_argument("cell internal: malformed request");
+        if (key != s->options_.tree_key) {
+          ++s->refused_internal_;
+          return Status(StatusCode::kPermissionDenied,
+                        "cell: request type " + std::to_string(type) + " from node " + std::to_string(ctx.client) +
+                            " is for the tree's own servers and lacks the tree's key: refused");
+        }
+        return s->handle_internal(type, r, w);
+      });
 }
 
 Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
@@ -114,8 +136,10 @@ Status CellServer::handle(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
       return on_op(r, w, false);
     case kGetLayout:
     case kRange:
-    case kGetRoot: return handle_internal(type, r, w);
-    default: return invalid_argument("cell: unknown request type " + std::to_string(type));
+    case kGetRoot:
+      return handle_internal(type, r, w);
+    default:
+      return invalid_argument("cell: unknown request type " + std::to_string(type));
   }
 }
 
@@ -126,20 +150,34 @@ Status CellServer::handle_internal(uint16_t type, rpc::Reader& r, rpc::Writer& w
 
 Status CellServer::dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
   switch (type) {
-    case kGetLayout:
+    case kGetLayout: {
       if (!r.at_end()) return invalid_argument("cell layout: unexpected payload");
+      std::lock_guard<ShortMutex> lock(layout_mu_);
       encode_layout(layout_, w);
       return Status();
-    case kOp: return on_op(r, w, true);
-    case kRange: return on_range(r, w);
+    }
+    case kOp:
+      return on_op(r, w, true);
+    case kRange:
+      return on_range(r, w);
     case kGetRoot:
       if (!r.at_end()) return invalid_argument("cell get_root: unexpected payload");
       if (!store_->owns_superblock()) return invalid_argument("cell: this server holds no superblock");
       w.put(store_->root());
       w.put(store_->root_level());
       return Status();
-    case kSplitScan: return on_split_scan(r, w);
-    default: return on_split_step(type, r, w);
+    case kSplitScan:
+      return on_split_scan(r, w);
+    case kSplitStatus: {
+      uint64_t split_id = 0, root = kNullPtr;
+      if (!(r.get(&split_id) && r.get(&root) && r.at_end())) {
+        return invalid_argument("cell split_status: malformed request");
+      }
+      w.put<uint8_t>(split_linked(split_id, root) ? 1 : 0);
+      return Status();
+    }
+    default:
+      return on_split_step(type, r, w);
   }
 }
 
@@ -152,11 +190,21 @@ Status CellServer::on_op(rpc::Reader& r, rpc::Writer& w, bool internal) {
   }
   StatusOr<OpResult> res = OpResult{};
   switch (q.op) {
-    case OpKind::kContains: res = store_->contains(q.key, q.start); break;
-    case OpKind::kGet: res = store_->get(q.key, q.start); break;
-    case OpKind::kPut: res = store_->put(q.key, q.value, q.start); break;
-    case OpKind::kDelete: res = store_->remove(q.key, q.start); break;
-    case OpKind::kInsertChild: res = store_->insert_child(q.key, q.child, q.level, q.start); break;
+    case OpKind::kContains:
+      res = store_->contains(q.key, q.start);
+      break;
+    case OpKind::kGet:
+      res = store_->get(q.key, q.start);
+      break;
+    case OpKind::kPut:
+      res = store_->put(q.key, q.value, q.start);
+      break;
+    case OpKind::kDelete:
+      res = store_->remove(q.key, q.start);
+      break;
+    case OpKind::kInsertChild:
+      res = store_->insert_child(q.key, q.child, q.level, q.start);
+      break;
   }
   if (!res.is_ok()) return res.status();
   // The value is a view into the store: copy it out before the charge,
@@ -256,7 +304,8 @@ Status CellServer::on_split_step(uint16_t type, rpc::Reader& r, rpc::Writer& w) 
       w.put(store_->meganodes_in_use());
       w.put(store_->meganode_capacity());
       return Status();
-    default: return invalid_argument("cell: unknown request type " + std::to_string(type));
+    default:
+      return invalid_argument("cell: unknown request type " + std::to_string(type));
   }
   return invalid_argument("cell: malformed request of type " + std::to_string(type));
 }

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/short_mutex.h"
 #include "core/index/cell/protocol.h"
 #include "core/index/cell/store.h"
 #include "core/log/durable_log.h"
@@ -57,21 +58,31 @@ struct ServerOptions {
 class CellServer final : public SplitScheduler {
  public:
   // Region ids first_region (nodes) and first_region + 1 (extents).
-  static StatusOr<std::unique_ptr<CellServer>> create(Env env, CellRegionId first_region,
-                                                      const ServerOptions& options);
+  static StatusOr<std::unique_ptr<CellServer>> create(Env env, CellRegionId first_region, const ServerOptions& options);
   ~CellServer() override;
 
   NodeId node_id() const { return env_.transport->node_id(); }
   RegionInfo node_region() const { return {RegionKind::kNodes, node_id(), node_region_.remote()}; }
   RegionInfo extent_region() const { return {RegionKind::kExtents, node_id(), extent_region_.remote()}; }
-  // The cluster's region table; every server gets it before serving.
-  void set_layout(Layout layout) { layout_ = std::move(layout); }
-  const Layout& layout() const { return layout_; }
+  // The cluster's region table; every server gets it before serving, and
+  // again when a takeover moves regions (from another actor: a copy under
+  // a lock).
+  void set_layout(Layout layout);
+  Layout layout() const;
   const ServerOptions& options() const { return options_; }
 
   // Registers the Cell request types with `rpc`: the clients' ones, and
   // kInternal for the tree's own servers.
   Status attach(rpc::RpcServer& rpc);
+  // The same for an endpoint whose server comes later (a survivor's spare
+  // endpoint, given a dead server's regions by a takeover): requests go to
+  // `target()`, UNAVAILABLE while it is null.
+  static Status attach_to(rpc::RpcServer& rpc, std::function<CellServer*()> target);
+  // This server's process died (fault injection, where its actors live on
+  // in the same process): no record is written after fence() returns, so
+  // the survivor replaying its log is the log's only writer. Waits (on
+  // `clock`) for an append under way.
+  void fence(Clock& clock);
   // Serves one client request (types 1-4; kOp without kInsertChild).
   Status handle(uint16_t type, rpc::Reader& request, rpc::Writer& response);
   // Serves one request of the tree's own (any type): what a kInternal
@@ -97,7 +108,18 @@ class CellServer final : public SplitScheduler {
   // left half done (server_log.cc). `finished(split_id, root)` says
   // whether the split's source (on any server) linked that meganode.
   Status resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished);
+  // Only the second half of it: for a region taken over while other
+  // servers serve, whose builds are resolved by requests (takeover.h).
+  Status abort_pending_splits();
+  // kSplitStatus: whether this server linked `root` for split `split_id`
+  // (it finished that split as its source, or its superblock names `root`).
+  bool split_linked(uint64_t split_id, uint64_t root) const;
   const log::RecoveryReport& recovery() const { return recovery_; }
+  // log_fsync = interval: syncs what was written once the interval has
+  // passed since the last sync (an idle server's last records are
+  // otherwise synced only by its next batch). The driver's sync daemon
+  // calls it; thread-safe against appends (the writer's lock).
+  Status tick() { return log_ == nullptr ? Status() : log_->tick(); }
   bool logged() const { return log_ != nullptr; }
   // Requests refused because only the tree's own servers may send them.
   uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
@@ -117,12 +139,15 @@ class CellServer final : public SplitScheduler {
   // Logs a request that changes the store before it is applied (none: OK).
   Status log_if_write(uint16_t type, const rpc::Reader& request, bool internal);
   Status dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w);
+  // One logged split step (kMeganodeLive/kMeganodeAbandon: root; kSplitAbort: meganode) applied here.
+  Status local_step(uint16_t type, uint64_t a, uint64_t split_id);
 
   Env env_;
   ServerOptions options_;
   std::unique_ptr<Store> store_;
   Region node_region_, extent_region_;
   bool registered_ = false;
+  mutable ShortMutex layout_mu_;
   Layout layout_;
   SplitIds split_ids_;
   std::vector<std::byte> entries_;  // range and scan entries, before their header goes out
@@ -132,6 +157,10 @@ class CellServer final : public SplitScheduler {
   bool replaying_ = false;
   bool planted_ = false;
   std::string record_;
+  // fence(): appends counted in before they look at fenced_ (both seq_cst),
+  // so fence() sees every append that did not see it.
+  std::atomic<bool> fenced_{false};
+  std::atomic<uint32_t> appending_{0};
 
   std::unique_ptr<Mutex> queue_mu_;
   std::unique_ptr<CondVar> queue_cv_;

@@ -20,6 +20,7 @@
 // so its begin and finish (or abort) records on the source and create ...
 // live (or abandon) records on the target bracket it; resolve_splits() ends
 // what a crash left between them.
+#include <array>
 #include <cstring>
 
 #include "core/index/cell/server.h"
@@ -97,6 +98,14 @@ Status CellServer::log_if_write(uint16_t type, const rpc::Reader& request, bool 
     write = op == OpKind::kPut || op == OpKind::kDelete || (op == OpKind::kInsertChild && internal);
   }
   if (!write) return Status();
+  appending_.fetch_add(1, std::memory_order_seq_cst);
+  struct Done {
+    std::atomic<uint32_t>& n;
+    ~Done() { n.fetch_sub(1, std::memory_order_seq_cst); }
+  } done{appending_};
+  if (fenced_.load(std::memory_order_seq_cst)) {
+    return unavailable("cell: request type " + std::to_string(type) + " not applied: this server is dead (fenced)");
+  }
   record_.resize(sizeof type + body.size());
   std::memcpy(record_.data(), &type, sizeof type);
   if (!body.empty()) std::memcpy(record_.data() + sizeof type, body.data(), body.size());
@@ -106,26 +115,44 @@ Status CellServer::log_if_write(uint16_t type, const rpc::Reader& request, bool 
   return Status();
 }
 
+void CellServer::fence(Clock& clock) {
+  fenced_.store(true, std::memory_order_seq_cst);
+  while (appending_.load(std::memory_order_seq_cst) > 0) clock.sleep_for(kMillisecond);
+}
+
+bool CellServer::split_linked(uint64_t split_id, uint64_t root) const {
+  return store_->split_finished(split_id, root) || (store_->owns_superblock() && store_->root() == root);
+}
+
+Status CellServer::local_step(uint16_t type, uint64_t a, uint64_t split_id) {
+  std::array<std::byte, 2 * sizeof(uint64_t)> buf{};
+  rpc::Writer w(std::span<std::byte>(buf.data(), buf.size()));
+  if (type == kSplitAbort) {
+    w.put(static_cast<uint32_t>(a));
+  } else {
+    w.put(a);
+  }
+  w.put(split_id);
+  rpc::Reader r(std::span<const std::byte>(buf.data(), w.size()));
+  rpc::Writer out(std::span<std::byte>(entries_.data(), entries_.size()));
+  return handle_internal(type, r, out);
+}
+
 Status CellServer::resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished) {
-  std::vector<std::byte> buf(64);
-  std::vector<std::byte> reply(options_.max_message_bytes);
-  auto step = [&](uint16_t type, auto&&... fields) {
-    rpc::Writer w(std::span<std::byte>(buf.data(), buf.size()));
-    (w.put(fields), ...);
-    rpc::Reader r(std::span<const std::byte>(buf.data(), w.size()));
-    rpc::Writer out(std::span<std::byte>(reply.data(), reply.size()));
-    return handle_internal(type, r, out);
-  };
   // A target first: a meganode the source already linked is declared live
   // (abandoning it would lose its keys), any other is freed.
   for (const Store::PendingBuild& b : store_->pending_builds()) {
-    const bool linked = finished(b.split_id, b.root);
-    LOCUS_RETURN_IF_ERROR(step(linked ? kMeganodeLive : kMeganodeAbandon, b.root, b.split_id));
+    LOCUS_RETURN_IF_ERROR(
+        local_step(finished(b.split_id, b.root) ? kMeganodeLive : kMeganodeAbandon, b.root, b.split_id));
   }
+  return abort_pending_splits();
+}
+
+Status CellServer::abort_pending_splits() {
   // A source's split that began and neither finished nor aborted: its
   // driver died with the server, so nothing will finish it. Unlock X_right.
   for (const Store::PendingSplit& p : store_->pending_splits()) {
-    LOCUS_RETURN_IF_ERROR(step(kSplitAbort, p.meganode, p.split_id));
+    LOCUS_RETURN_IF_ERROR(local_step(kSplitAbort, p.meganode, p.split_id));
   }
   return Status();
 }

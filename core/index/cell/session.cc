@@ -54,7 +54,8 @@ void CellSession::report(metrics::OpStats& stats) const {
                        {"cell.path_cache_hits", c.path_cache_hits},
                        {"cell.extent_retries", c.extent_retries},
                        {"cell.restarts", c.restarts},
-                       {"cell.busy_retries", c.busy_retries}});
+                       {"cell.busy_retries", c.busy_retries},
+                       {"cell.layout_refreshes", c.layout_refreshes}});
 }
 
 }  // namespace locus::cell

@@ -31,8 +31,8 @@ std::string SplitWorkerShared::first_error() const {
   return first_error_;
 }
 
-void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& options,
-                      SplitWorkerShared& shared) {
+void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& options, SplitWorkerShared& shared,
+                      const std::function<Status(Caller&)>& first) {
   Endpoint endpoint(env);
   rpc::RpcClientOptions rpc_options;
   rpc_options.max_message_bytes = server.options().max_message_bytes;
@@ -42,12 +42,18 @@ void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& op
     return;
   }
   RpcCaller caller(**rpc, server.options().tree_key);
+  if (first) {
+    if (Status st = first(caller); !st.is_ok()) shared.fail(st);
+  }
   // While a split waits for a busy parent, the parent's own split may be
   // the next one in this worker's queue: run queued splits meanwhile
   // (nested, bounded by the tree's height) instead of just sleeping.
   std::function<void(uint32_t, int)> process = [&](uint32_t meganode, int depth) {
+    // A copy per split: a takeover may move regions meanwhile (the next
+    // split sees it; this one's calls to a dead server fail and it aborts).
+    const Layout layout = server.layout();
     SplitDriver driver(
-        caller, server.layout(), server.node_id(), server.split_ids(), options, *env.random, *env.clock,
+        caller, layout, server.node_id(), server.split_ids(), options, *env.random, *env.clock,
         [&, depth](Nanos d) {
           uint32_t next = 0;
           if (depth < kMaxNesting && server.try_take_split(&next)) {

@@ -12,9 +12,11 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "core/common/short_mutex.h"
+#include "core/index/cell/caller.h"
 #include "core/index/cell/server.h"
 #include "core/index/cell/split_driver.h"
 #include "core/transport/env.h"
@@ -39,8 +41,10 @@ struct SplitWorkerShared {
   std::string first_error_;
 };
 
-// The worker's body; returns after env.stop_requested().
-void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& options,
-                      SplitWorkerShared& shared);
+// The worker's body; returns after env.stop_requested(). `first`, if
+// given, runs once over the worker's caller before any split (a server
+// that took over a region ends its half-built splits, takeover.h).
+void run_split_worker(Env& env, CellServer& server, const SplitDriverOptions& options, SplitWorkerShared& shared,
+                      const std::function<Status(Caller&)>& first = {});
 
 }  // namespace locus::cell
