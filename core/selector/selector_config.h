@@ -63,6 +63,8 @@ struct JsqConfig {
   double initial_meganode_height = 5.0;  // m before any measurement
   bool adapt_meganode_height = true;     // m from the measured RDMA reads per meganode
   uint32_t height_samples = 100;         // window of the measured m
+  bool per_server_height = false;        // m measured per server
+  bool probe_unmeasured = true;          // take a path with no samples (else server-side until explored)
   RttBaseline rtt_baseline = RttBaseline::kLowestRdma;
 };
 
