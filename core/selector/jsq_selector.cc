@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 namespace locus::selector {
 
@@ -12,8 +10,7 @@ JsqSelector::JsqSelector(const JsqConfig& config, Random& rng)
     : config_(config), rng_(rng), heights_(std::max<uint32_t>(config.height_samples, 1)) {}
 
 JsqSelector::ServerState& JsqSelector::state(NodeId server) {
-  return servers_.get(server, std::max<uint32_t>(config_.history_samples, 1),
-                      std::max<uint32_t>(config_.height_samples, 1));
+  return servers_.get(server, std::max<uint32_t>(config_.history_samples, 1));
 }
 
 const JsqSelector::ServerState* JsqSelector::find(NodeId server) const { return servers_.find(server); }
@@ -23,11 +20,6 @@ double JsqSelector::meganode_height() const {
   return heights_.mean();
 }
 
-double JsqSelector::meganode_height(const ServerState& s) const {
-  if (!config_.per_server_height || !config_.adapt_meganode_height || s.heights.empty()) return meganode_height();
-  return s.heights.mean();
-}
-
 JsqSelector::Estimate JsqSelector::estimate_of(const ServerState& s) const {
   Estimate e;
   e.server_samples = s.server.window.size();
@@ -35,9 +27,12 @@ JsqSelector::Estimate JsqSelector::estimate_of(const ServerState& s) const {
   e.server_latency_ns = s.server.window.mean();
   e.rdma_latency_ns = s.rdma.window.mean();
   e.rtt_ns = e.rdma_samples > 0 ? s.min_rdma_ns : 0;
-  // Until both queues have been measured the inequality cannot be
-  // evaluated: server-side first, then (probe_unmeasured) the path with no
-  // samples, or else only exploration measures l_r.
+  // Until both paths have been measured no rule can compare them. The
+  // server goes first (the faster path on an idle server), then, with
+  // probe_unmeasured, the path with no samples is taken to measure it:
+  // waiting for exploration (p per choice) to measure l_r leaves a client
+  // server-side for ~1/p steps whatever its server's queue, and a history
+  // dropped after outliers empties again (see jsq_selector.h).
   if (e.server_samples == 0) return e;
   if (e.rdma_samples == 0) {
     if (config_.probe_unmeasured) e.preferred = Path::kClient;
@@ -46,19 +41,19 @@ JsqSelector::Estimate JsqSelector::estimate_of(const ServerState& s) const {
   e.complete = true;
   if (config_.rule == JsqRule::kExpectedLatency) {
     // Ties go to the server, as in (1).
-    e.preferred = e.server_latency_ns <= meganode_height(s) * e.rdma_latency_ns ? Path::kServer : Path::kClient;
+    e.preferred = e.server_latency_ns <= meganode_height() * e.rdma_latency_ns ? Path::kServer : Path::kClient;
     return e;
   }
   if (config_.rule == JsqRule::kMarginalLatency) {
     const double server_cost = e.server_latency_ns * e.server_latency_ns / s.min_server_ns;
-    const double client_cost = meganode_height(s) * e.rdma_latency_ns * e.rdma_latency_ns / s.min_rdma_ns;
+    const double client_cost = meganode_height() * e.rdma_latency_ns * e.rdma_latency_ns / s.min_rdma_ns;
     e.preferred = server_cost <= client_cost ? Path::kServer : Path::kClient;
     return e;
   }
   const double server_base =
       config_.rtt_baseline == RttBaseline::kLowestRdma ? s.min_rdma_ns : s.min_server_ns;
   const double server_queue_ns = e.server_latency_ns - server_base;
-  const double rdma_queue_ns = meganode_height(s) * (e.rdma_latency_ns - s.min_rdma_ns);
+  const double rdma_queue_ns = meganode_height() * (e.rdma_latency_ns - s.min_rdma_ns);
   // Inequality (1). With per-path minimums both sides are pure queueing
   // delays and are both zero on an idle server: ties go to the server.
   const bool server_wins = config_.rtt_baseline == RttBaseline::kLowestRdma
@@ -84,16 +79,7 @@ Path JsqSelector::choose(NodeId server, Nanos now) {
   }
   s.active = true;
   s.last_active = now;
-  const Estimate est = estimate_of(s);
-  Path p = est.preferred;
-  if (std::getenv("LOCUS_JSQ_TRACE") != nullptr && (++trace_count_ % 50) == 0) {
-    std::fprintf(stderr, "jsqtrace %p t=%lld srv=%u ls=%.0f lsmin=%.0f lr=%.0f lrmin=%.0f m=%.2f mg=%.2f -> %s\n",
-                 static_cast<void*>(this), static_cast<long long>(now), static_cast<unsigned>(server),
-                 est.server_latency_ns, s.min_server_ns, est.rdma_latency_ns, s.min_rdma_ns, meganode_height(s),
-                 meganode_height(), p == Path::kServer ? "S" : "C");
-  }
-  last_chosen_ = server;
-  chosen_ = true;
+  Path p = estimate_of(s).preferred;
   if (config_.explore_probability > 0 && rng_.bernoulli(config_.explore_probability)) {
     p = other(p);
     ++stats_.explorations;
@@ -143,7 +129,6 @@ void JsqSelector::observe(NodeId server, Path path, Nanos latency_ns, Nanos now)
 
 void JsqSelector::observe_client_step_cost(uint32_t dependent_reads) {
   heights_.push(static_cast<double>(dependent_reads));
-  if (chosen_) state(last_chosen_).heights.push(static_cast<double>(dependent_reads));
 }
 
 }  // namespace locus::selector

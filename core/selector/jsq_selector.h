@@ -83,10 +83,9 @@ class JsqSelector final : public Selector {
     }
   };
   struct ServerState {
-    ServerState(uint32_t n, uint32_t height_n) : server(n), rdma(n), heights(height_n) {}
+    explicit ServerState(uint32_t n) : server(n), rdma(n) {}
     Stream server;
     Stream rdma;
-    SampleWindow heights;  // READs of this server's client-side steps
     // Lowest latencies seen since the connection's history began; they
     // survive outlier-driven drops (a floor does not move with the queue).
     double min_rdma_ns = std::numeric_limits<double>::infinity();
@@ -99,15 +98,11 @@ class JsqSelector final : public Selector {
   const ServerState* find(NodeId server) const;
   void add_sample(Stream& stream, double sample);
   Estimate estimate_of(const ServerState& s) const;
-  double meganode_height(const ServerState& s) const;
 
   JsqConfig config_;
   Random& rng_;
   PerServer<ServerState> servers_;
   SampleWindow heights_;
-  NodeId last_chosen_ = 0;  // the server of the step in progress
-  bool chosen_ = false;
-  uint64_t trace_count_ = 0;
 };
 
 }  // namespace locus::selector
