@@ -27,9 +27,17 @@ JsqSelector::Estimate JsqSelector::estimate_of(const ServerState& s) const {
   e.server_latency_ns = s.server.window.mean();
   e.rdma_latency_ns = s.rdma.window.mean();
   e.rtt_ns = e.rdma_samples > 0 ? s.min_rdma_ns : 0;
-  // Until both queues have been measured the inequality cannot be
-  // evaluated; the default is server-side, and exploration measures l_r.
-  if (e.server_samples == 0 || e.rdma_samples == 0) return e;
+  // Until both paths have been measured no rule can compare them. The
+  // server goes first (the faster path on an idle server), then, with
+  // probe_unmeasured, the path with no samples is taken to measure it:
+  // waiting for exploration (p per choice) to measure l_r leaves a client
+  // server-side for ~1/p steps whatever its server's queue, and a history
+  // dropped after outliers empties again (see jsq_selector.h).
+  if (e.server_samples == 0) return e;
+  if (e.rdma_samples == 0) {
+    if (config_.probe_unmeasured) e.preferred = Path::kClient;
+    return e;
+  }
   e.complete = true;
   if (config_.rule == JsqRule::kExpectedLatency) {
     // Ties go to the server, as in (1).

@@ -20,12 +20,21 @@
 // load. At low load the marginal rule is expected latency (l_s < m l_r,
 // JsqRule::kExpectedLatency, also available); under load it moves work
 // off the congested path before the latencies meet, towards the split
-// that is best for all clients. Measured on the Cell sweeps
-// (docs/results.md): on one meganode within 1% of the best fixed split or
-// above it at every client count (the paper's rule: 66% at 1-2 clients);
-// on four servers 74-93% at 1 and 4-8 cores, where every rule tried
-// falls short (server CPUs at one core, the NICs' message rates, unevenly
-// loaded, at 5-8). jsq.rule = "paper" keeps (1).
+// that is best for all clients. jsq.rule = "paper" keeps (1).
+// Until a server's two paths are both measured no rule applies: the first
+// step goes server-side, the next (probe_unmeasured, default) client-side
+// to measure l_r. The paper leaves this open; before 2026-11-27 a client
+// stayed server-side until exploration (p = 1%, so ~100 steps) measured
+// l_r, and again after each history drop. On four servers at one core
+// that kept most clients sending every step to saturated server CPUs
+// while the READ path sat idle (0.73 of the best fixed split; with the
+// probe 1.04). Measured on the Cell sweeps (docs/results.md, 2026-11-27):
+// JSQ reaches 98% of the best fixed split at every point of the
+// one-meganode sweep and at 1-4 cores of four servers; at 5-8 cores it
+// reaches 0.88-0.89, where the servers' NIC send queues bound throughput
+// and the READs' measured latency (the NIC's engines are shared with the
+// saturated send queue) keeps every latency rule at ~92% server-side
+// against the best split's 80%.
 // Refinements, all configurable:
 //  * means over the last n samples per server and path;
 //  * a sample with |s - mean| >= K * stddev is discarded as an outlier;

@@ -143,6 +143,7 @@ Status set_selector_property(SelectorConfig& c, std::string_view name, std::stri
   if (name == "jsq.initial_meganode_height") return parse_number(name, value, &c.jsq.initial_meganode_height);
   if (name == "jsq.adapt_meganode_height") return parse_bool(name, value, &c.jsq.adapt_meganode_height);
   if (name == "jsq.height_samples") return parse_number(name, value, &c.jsq.height_samples);
+  if (name == "jsq.probe_unmeasured") return parse_bool(name, value, &c.jsq.probe_unmeasured);
   if (name == "jsq.rule") {
     if (value == "expected_latency") {
       c.jsq.rule = JsqRule::kExpectedLatency;

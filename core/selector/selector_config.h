@@ -64,6 +64,10 @@ struct JsqConfig {
   bool adapt_meganode_height = true;     // m from the measured RDMA reads per meganode
   uint32_t height_samples = 100;         // window of the measured m
   RttBaseline rtt_baseline = RttBaseline::kLowestRdma;
+  // Take a path with no samples (the RDMA path once the server's is
+  // measured) instead of staying server-side until exploration measures it
+  // (false: the behaviour before issue 15's 2026-11-27 change).
+  bool probe_unmeasured = true;
 };
 
 // The DEX-style baseline: recent means over a time window instead of
@@ -97,8 +101,9 @@ struct SelectorConfig {
 // Sets one property by its scenario name: kind, client_fraction,
 // jsq.history_samples, jsq.outlier_k, jsq.min_samples_for_outliers,
 // jsq.explore_probability, jsq.idle_reset_ms, jsq.initial_meganode_height,
-// jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline, jsq.rule
-// (lowest_rdma | per_path_minimum), window.window_ms, window.max_samples,
+// jsq.adapt_meganode_height, jsq.height_samples, jsq.rtt_baseline
+// (lowest_rdma | per_path_minimum), jsq.rule (paper | expected_latency |
+// marginal_latency), jsq.probe_unmeasured (true | false), window.window_ms, window.max_samples,
 // window.explore_probability, window.initial_meganode_height,
 // window.height_samples, backoff.n, backoff.threshold, backoff.interval_ms.
 // The message names the property.

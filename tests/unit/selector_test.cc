@@ -83,14 +83,41 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(jsq)
 
-BOOST_AUTO_TEST_CASE(defaults_to_server_until_both_paths_are_measured) {
+BOOST_AUTO_TEST_CASE(without_probing_stays_server_side_until_both_paths_are_measured) {
   Random rng(2);
-  JsqSelector s(quiet_jsq(), rng);
+  JsqConfig cfg = quiet_jsq();
+  cfg.probe_unmeasured = false;
+  JsqSelector s(cfg, rng);
   Nanos now = 0;
   BOOST_TEST(server_share(s, 100, &now) == 1.0);
   s.observe(kServer, Path::kServer, 500 * kUs, now);  // very slow server, but no RDMA estimate yet
   BOOST_TEST(!s.estimate(kServer).complete);
   BOOST_TEST(server_share(s, 100, &now) == 1.0);
+}
+
+// Issue 15 (2026-11-27): a client whose RDMA history is empty (at start,
+// or after outliers dropped it) measures the RDMA path on its next step
+// instead of waiting ~1/p steps for exploration, during which it kept
+// sending steps to a saturated server (four servers at one core: JSQ at
+// 0.73 of the best fixed split's throughput, 1.04 with probing).
+BOOST_AUTO_TEST_CASE(probes_the_rdma_path_once_the_server_is_measured) {
+  Random rng(2);
+  JsqSelector s(quiet_jsq(), rng);
+  Nanos now = 0;
+  BOOST_TEST(s.choose(kServer, now) == Path::kServer);  // nothing measured: server first
+  s.observe(kServer, Path::kServer, 500 * kUs, now);
+  BOOST_TEST(!s.estimate(kServer).complete);
+  BOOST_TEST(s.estimate(kServer).preferred == Path::kClient);
+  BOOST_TEST(s.choose(kServer, now) == Path::kClient);
+  // One client-side step measured the READs: the rule decides from here
+  // (500 us server-side against m = 5 READs of 4 us).
+  s.observe(kServer, Path::kClient, 4 * kUs, now);
+  BOOST_TEST(s.estimate(kServer).complete);
+  BOOST_TEST(server_share(s, 100, &now) == 0.0);
+  // An idle server measured both ways keeps the server-side steps.
+  JsqSelector idle(quiet_jsq(), rng);
+  feed(idle, 100, 8, 5, &now);
+  BOOST_TEST(server_share(idle, 100, &now) == 1.0);
 }
 
 BOOST_AUTO_TEST_CASE(idle_server_gets_server_side_overloaded_server_client_side) {
@@ -369,6 +396,9 @@ BOOST_AUTO_TEST_CASE(properties_and_factory) {
   BOOST_TEST(set_selector_property(c, "jsq.rule", "paper").is_ok());
   BOOST_TEST((c.jsq.rule == JsqRule::kPaperQueueing));
   BOOST_TEST(!set_selector_property(c, "jsq.rule", "fastest").is_ok());
+  BOOST_TEST(set_selector_property(c, "jsq.probe_unmeasured", "false").is_ok());
+  BOOST_TEST(!c.jsq.probe_unmeasured);
+  BOOST_TEST(!set_selector_property(c, "jsq.probe_unmeasured", "sometimes").is_ok());
   BOOST_TEST(set_selector_property(c, "window.window_ms", "5").is_ok());
   BOOST_TEST(c.kind == SelectorKind::kFixedRatio);
   BOOST_TEST(c.client_fraction == 0.25);
