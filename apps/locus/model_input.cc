@@ -99,7 +99,13 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.platform.nic_verb_share_with_reads = p.nic.verbs_share_with_rdma;
   in.workload.clients = static_cast<int>(s.run.clients);
   in.workload.think_time_us = m.client_op_us;
-  in.workload.network_rtt_us = one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes);
+  // A READ's response crosses the server's link and the client host's: those
+  // are stations (a hot server's, or a host's shared by its clients, queue),
+  // so their serialisation leaves the round trip.
+  in.platform.link_us_per_read = (kHeaderBytes + m.read_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+  in.platform.client_hosts = static_cast<int>(p.client_hosts);
+  in.workload.network_rtt_us =
+      one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read;
   if (m.server_shares) {
     LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(p.servers));
     in.shares = {std::move(shares.work), std::move(shares.read)};

@@ -34,6 +34,8 @@ Status LocalityInput::validate() const {
   const LocalityWorkload& w = workload;
   if (p.servers < 1) return invalid_argument("platform.servers must be >= 1");
   if (p.cores_per_server < 1) return invalid_argument("platform.cores_per_server must be >= 1");
+  if (!(p.link_us_per_read >= 0)) return invalid_argument("platform.link_us_per_read must be >= 0");
+  if (p.client_hosts < 0) return invalid_argument("platform.client_hosts must be >= 0");
   if (!(p.server_op_service_time_us > 0)) {
     return invalid_argument("platform.server_op_service_time_us must be > 0");
   }
@@ -81,6 +83,18 @@ Status LocalityInput::validate() const {
   }
   return Status::ok();
 }
+
+// The server's outgoing link serves READ responses behind its READ engine:
+// when it is the faster of the two, the engine's fixed service spaces the
+// responses wider than the link needs and nothing queues there, so it
+// stays a delay (its time is in the fixed latency); product form would
+// queue there. When it is as slow or slower (a line-rate NIC curve), it is
+// a station.
+double server_link_station_us(const LocalityInput& in, double phi) {
+  return in.platform.link_us_per_read >= phi * read_service_us(in) ? in.platform.link_us_per_read : 0.0;
+}
+
+int stations_per_server_class(const LocalityInput& in) { return in.platform.link_us_per_read > 0 ? 4 : 3; }
 
 std::vector<ServerClass> server_classes(const LocalityInput& in) {
   const int n = in.platform.servers;
@@ -130,8 +144,10 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
   const LocalityWorkload& w = in.workload;
   const double r = in.client_round_trips();
   const std::vector<ServerClass> classes = server_classes(in);
+  const int per_class = stations_per_server_class(in);
+  const bool links = per_class == 4;
   ClosedNetwork net;
-  net.stations.resize(kServerCpu + kStationsPerServerClass * classes.size());
+  net.stations.resize(kServerCpu + per_class * classes.size() + (links ? 1 : 0));
   net.stations[kNetworkDelay] = {
       "network", StationKind::kDelay, 1, 1, p * (1 + w.reads_per_server_op) + (1 - p) * r, w.network_rtt_us};
   net.stations[kClientCpuDelay] = {"client cpu", StationKind::kDelay, 1, 1, 1 - p, w.client_cpu_us_per_client_op};
@@ -139,14 +155,26 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
   for (size_t j = 0; j < classes.size(); ++j) {
     const ServerClass& c = classes[j];
     const double phi = nic_slowdown(in, p, c.work, c.read);
-    const int k = kServerCpu + kStationsPerServerClass * static_cast<int>(j);
+    const int k = kServerCpu + per_class * static_cast<int>(j);
     net.stations[k] = {"server cpu", StationKind::kQueue, pl.cores_per_server,
                        c.count,      p * c.work,          pl.server_op_service_time_us};
     net.stations[k + 1] = {"nic read", StationKind::kQueue,          1,
                            c.count,    reads_per_op(in, p) * c.read, phi * read_service_us(in)};
     net.stations[k + 2] = {
         "nic verbs", StationKind::kQueue, 1, c.count, p * w.messages_per_server_op * c.work, phi * verb_service_us(in)};
-    for (int i = k; i < k + kStationsPerServerClass; ++i) net.stations[i].service_scv = pl.service_scv;
+    if (links) {
+      net.stations[k + 3] = {"link out", StationKind::kQueue,          1,
+                             c.count,    reads_per_op(in, p) * c.read, server_link_station_us(in, phi)};
+    }
+    for (int i = k; i < k + per_class; ++i) net.stations[i].service_scv = pl.service_scv;
+  }
+  if (links) {
+    const double reads = reads_per_op(in, p);
+    Station& l = net.stations.back();
+    l = pl.client_hosts > 0 ? Station{"client link",   StationKind::kQueue,     1,
+                                      pl.client_hosts, reads / pl.client_hosts, pl.link_us_per_read}
+                            : Station{"client link", StationKind::kDelay, 1, 1, reads, pl.link_us_per_read};
+    l.service_scv = pl.service_scv;
   }
   return net;
 }
@@ -171,20 +199,28 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
   std::vector<PathLatency> paths;
   std::vector<double> weights;
   double busiest = -1;
+  const int per_class = stations_per_server_class(in);
+  const bool links = per_class == 4;
+  const int client_link = links ? sweep.station_count() - 1 : -1;
+  const double link_us = pl.link_us_per_read;
+  // A READ's wait on the links: its server's outgoing one (per class
+  // below) and its client host's incoming one.
+  const double client_link_wait = links ? sweep.mean_wait_per_visit_us(clients, client_link) : 0;
   for (size_t j = 0; j < classes.size(); ++j) {
     const ServerClass& c = classes[j];
-    const int k = kServerCpu + kStationsPerServerClass * static_cast<int>(j);
+    const int k = kServerCpu + per_class * static_cast<int>(j);
+    const double link_wait = links ? sweep.mean_wait_per_visit_us(clients, k + 3) + client_link_wait : 0;
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const double read_us = phi * read_service_us(in);
     const double verb_us = phi * verb_service_us(in);
     const double server_fixed = (1 + w.reads_per_server_op) * w.network_rtt_us + pl.server_op_service_time_us +
-                                msgs * verb_us + w.reads_per_server_op * read_us;
+                                msgs * verb_us + w.reads_per_server_op * (read_us + 2 * link_us);
     const double client_fixed =
-        in.client_round_trips() * w.network_rtt_us + m * read_us + w.client_cpu_us_per_client_op;
+        in.client_round_trips() * w.network_rtt_us + m * (read_us + 2 * link_us) + w.client_cpu_us_per_client_op;
     const double server_us = server_fixed + sweep.mean_wait_per_visit_us(clients, k) +
                              msgs * sweep.mean_wait_per_visit_us(clients, k + 2) +
-                             w.reads_per_server_op * sweep.mean_wait_per_visit_us(clients, k + 1);
-    const double client_us = client_fixed + m * sweep.mean_wait_per_visit_us(clients, k + 1);
+                             w.reads_per_server_op * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
+    const double client_us = client_fixed + m * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
     out.server_side_latency_us += c.count * c.work * server_us;
     out.client_side_latency_us += c.count * c.read * client_us;
 
@@ -192,12 +228,14 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
     const double read = x_per_us * reads_per_op(in, p) * read_service_us(in) * c.read;
     const double verb = x_per_us * p * msgs * verb_service_us(in) * c.work;
     // Busiest station, counting the NIC engines at their slowed-down rate.
-    const double most = std::max({cpu, phi * read, phi * verb});
+    const double link = x_per_us * reads_per_op(in, p) * c.read * server_link_station_us(in, phi);
+    const double most = std::max({cpu, phi * read, phi * verb, link});
     if (most > busiest) {
       busiest = most;
       out.bottleneck = most < 0.5           ? "clients"
                        : most == cpu        ? "server cpu"
                        : most == phi * read ? "nic read"
+                       : most == link       ? "server link"
                                             : "nic verbs";
     }
     out.cpu_utilisation = std::max(out.cpu_utilisation, cpu);
@@ -210,10 +248,16 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
         const WaitMoments wm = sweep.wait_moments(clients, station);
         return WaitComponent{visits, wm.mean_us, wm.probability, wm.second_moment_us2, correlation};
       };
-      const std::array<WaitComponent, 3> server_waits = {component(k, 1.0, 0.0),
-                                                         component(k + 2, msgs, kSameNicCorrelation),
-                                                         component(k + 1, w.reads_per_server_op, kSameNicCorrelation)};
-      const std::array<WaitComponent, 1> client_waits = {component(k + 1, m, kSameNicCorrelation)};
+      const double ms = w.reads_per_server_op;
+      std::vector<WaitComponent> server_waits = {component(k, 1.0, 0.0), component(k + 2, msgs, kSameNicCorrelation),
+                                                 component(k + 1, ms, kSameNicCorrelation)};
+      std::vector<WaitComponent> client_waits = {component(k + 1, m, kSameNicCorrelation)};
+      if (links) {
+        for (int station : {k + 3, client_link}) {
+          server_waits.push_back(component(station, ms, kSameNicCorrelation));
+          client_waits.push_back(component(station, m, kSameNicCorrelation));
+        }
+      }
       paths.emplace_back(server_fixed, server_waits);
       weights.push_back(p * c.count * c.work);
       paths.emplace_back(client_fixed, client_waits);
@@ -253,6 +297,15 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
     most_us = busiest_us(1.0 / in.platform.servers, 1.0 / in.platform.servers);
   } else {
     for (const ServerClass& c : server_classes(in)) most_us = std::max(most_us, busiest_us(c.work, c.read));
+  }
+  // The links: the server's outgoing at its READ share, a client host's
+  // incoming at its share of the clients.
+  const double link_us = in.platform.link_us_per_read * reads_per_op(in, p);
+  if (link_us > 0) {
+    double read_share = 1.0 / in.platform.servers;
+    if (!in.shares.read.empty()) read_share = *std::max_element(in.shares.read.begin(), in.shares.read.end());
+    if (server_link_station_us(in, 1.0) > 0) most_us = std::max(most_us, read_share * link_us);
+    if (in.platform.client_hosts > 0) most_us = std::max(most_us, link_us / in.platform.client_hosts);
   }
   return kUsPerS / most_us;
 }

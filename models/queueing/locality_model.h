@@ -64,6 +64,13 @@ struct LocalityPlatform {
   double nic_verb_rate_msgs_per_s = 1.5e6;  // peak verb messages per NIC (Cell: 750 K two-way)
   double nic_read_share_with_verbs = 0.80;  // f_read: READ share of peak alongside ...
   double nic_verb_share_with_reads = 0.95;  // ... f_verb: verb share of peak
+  // Links as stations: the time a READ's response takes on a link (the
+  // server's outgoing, the client host's incoming), 0 to leave links out
+  // (their latency then sits in network_rtt_us). The client hosts' links
+  // are shared by the clients on each host (client_hosts of them, clients
+  // spread evenly); 0 hosts: every client its own.
+  double link_us_per_read = 0;
+  int client_hosts = 0;
   // Variability of the CPU and NIC service times for the p99 estimate
   // (squared coefficient of variation): 0 for fixed costs, as calibrated.
   double service_scv = 0.0;
@@ -123,7 +130,9 @@ struct LocalityPrediction {
 };
 
 // Station order in locality_network(): three delays, then per server
-// class (servers of equal shares) its CPU, READ engine and verb engine.
+// class (servers of equal shares) its CPU, READ engine and verb engine,
+// and its outgoing link when links are stations (then last, the client
+// hosts' links).
 enum LocalityStation : int {
   kNetworkDelay = 0,
   kClientCpuDelay,
@@ -133,7 +142,7 @@ enum LocalityStation : int {
   kNicVerbs,
   kLocalityStationCount,  // with one server class
 };
-constexpr int kStationsPerServerClass = 3;
+int stations_per_server_class(const LocalityInput& input);
 constexpr int kMaxExactServerClasses = 12;
 
 // Servers with equal shares, folded: `count` servers, each taking `work`

@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(uneven_network_matches_ctmc) {
   in.shares.work = {0.7, 0.3};
   in.shares.read = {0.45, 0.55};
   const ClosedNetwork net = locality_network(in, 0.5);
-  BOOST_TEST(net.stations.size() == static_cast<size_t>(kServerCpu + 2 * kStationsPerServerClass));
+  BOOST_TEST(net.stations.size() == static_cast<size_t>(kServerCpu + 2 * stations_per_server_class(in)));
   auto ctmc = solve_closed_network_ctmc(net, 6);
   auto mva = solve_mva_exact(net, 6);
   BOOST_REQUIRE(ctmc.is_ok() && mva.is_ok());

@@ -17,35 +17,19 @@
 // are, while the LRU holds them all), then the extent. Server side: one
 // RPC to the leaf meganode's server, which visits its h levels.
 //
-// Spread (server_shares): the load phase replayed at the meganode level,
-// with the driver's keys in the driver's order: a meganode splits at its
-// middle key when its nodes (its keys at the mean fill) reach
-// split_fill_fraction of its capacity, and the new half is placed as
-// SplitDriver::choose_target places it (the server with the fewest
-// meganodes while one holds fewer than spread_until_meganodes, ties drawn
-// at random, then the splitting meganode's own server). A record's extent
-// stays where it was inserted. A lookup's RPC and node READs go to its leaf
-// meganode's server, its extent READ to the extent's.
-//
-// Not modelled (measured and stated in docs/models.md): torn reads and
-// restarts (none in read-only runs), the warm-up of the caches; the
-// placement's random ties are drawn from the scenario's seed but not from
-// the simulator's stream, so the shares are one draw of the same process.
+// Not modelled (measured and stated in docs/models.md): keys spread over
+// servers unevenly (meganodes are balanced by count, not by keys), torn
+// reads and restarts (none in read-only runs), the warm-up of the caches.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numbers>
-#include <string>
-#include <vector>
 
 #include "core/design/model_profile.h"
-#include "core/design/record_loader.h"
 #include "core/index/cell/client.h"
 #include "core/index/cell/config.h"
 #include "core/index/cell/layout.h"
-#include "core/index/cell/split_driver.h"
 #include "core/memory/extent.h"
 #include "core/workload/keys.h"
 
@@ -81,83 +65,6 @@ std::optional<double> fixed_server_share(const scenario::Scenario& s) {
     default:
       return std::nullopt;
   }
-}
-
-// The meganode-level replay of the load (see the file comment): each
-// server's share of the keys under its meganodes and of the extents.
-struct Spread {
-  std::vector<double> keys, extents;
-  uint32_t meganodes = 0, remote_placements = 0;
-};
-
-StatusOr<Spread> replay_spread(const scenario::Scenario& s, const CellConfig& c, uint32_t servers,
-                               double keys_per_meganode_split) {
-  struct Meganode {
-    std::vector<std::string> keys;
-    uint32_t server = 0;
-  };
-  std::vector<Meganode> meganodes(1);  // the first tree: one leaf meganode on server 0
-  std::map<std::string, size_t> by_low_key{{std::string(), 0}};
-  std::vector<uint32_t> in_use(servers, 0);
-  in_use[0] = 1;
-  std::vector<double> extents(servers, 0);
-  Random ties(s.run.seed);
-  const uint32_t spread_until = PlacementOptions{}.spread_until_meganodes;
-  Spread out;
-  auto choose = [&](uint32_t own) -> StatusOr<uint32_t> {
-    uint32_t fewest = UINT32_MAX;
-    for (uint32_t n : in_use) {
-      if (n < c.meganodes_per_server) fewest = std::min(fewest, n);
-    }
-    if (fewest == UINT32_MAX) return resource_exhausted("cell model: every server's meganodes are in use");
-    if (fewest >= spread_until && in_use[own] < c.meganodes_per_server) return own;
-    std::vector<uint32_t> least;
-    for (uint32_t i = 0; i < servers; ++i) {
-      if (in_use[i] == fewest) least.push_back(i);
-    }
-    const uint32_t to = least[ties.uniform(least.size())];
-    if (to != own) ++out.remote_placements;
-    return to;
-  };
-  Random values(s.run.seed);
-  bool rooted = false;  // the first split adds a root meganode above
-  LOCUS_RETURN_IF_ERROR(design::load_records(s.workload, values, [&](std::string_view key, std::string_view) {
-    const size_t m = std::prev(by_low_key.upper_bound(std::string(key)))->second;
-    meganodes[m].keys.emplace_back(key);
-    extents[meganodes[m].server] += 1;
-    if (static_cast<double>(meganodes[m].keys.size()) < keys_per_meganode_split) return Status();
-    std::vector<std::string>& k = meganodes[m].keys;
-    std::nth_element(k.begin(), k.begin() + k.size() / 2, k.end());
-    const std::string middle = k[k.size() / 2];
-    LOCUS_ASSIGN_OR_RETURN(uint32_t to, choose(meganodes[m].server));
-    ++in_use[to];
-    Meganode right{{}, to};
-    std::erase_if(k, [&](const std::string& x) {
-      if (x < middle) return false;
-      right.keys.push_back(x);
-      return true;
-    });
-    by_low_key.emplace(middle, meganodes.size());
-    meganodes.push_back(std::move(right));
-    if (!rooted) {
-      rooted = true;
-      LOCUS_ASSIGN_OR_RETURN(uint32_t root, choose(meganodes[m].server));
-      ++in_use[root];
-    }
-    return Status();
-  }));
-  out.keys.assign(servers, 0);
-  double total = 0;
-  for (const Meganode& m : meganodes) out.keys[m.server] += static_cast<double>(m.keys.size()), total += m.keys.size();
-  for (uint32_t i = 0; i < servers; ++i) out.keys[i] /= total, out.extents.push_back(extents[i] / total);
-  out.meganodes = static_cast<uint32_t>(meganodes.size());
-  return out;
-}
-
-std::string shares_text(const std::vector<double>& v) {
-  std::string t;
-  for (double x : v) t += fmt::format("{}{:.3f}", t.empty() ? "" : " ", x);
-  return t;
 }
 
 }  // namespace
@@ -247,25 +154,6 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   m.messages_per_server_op = steps;
   m.client_op_us = design::client_op_cost_us(s);
   m.scenario_server_share = fixed_server_share(s);
-  // Shares: RPCs and node READs follow the leaf meganode, extent READs the
-  // extent.
-  // A meganode asks to split at split_fill_fraction of its nodes; at the
-  // mean fill a key takes tree_nodes / leaves / leaf_entries nodes.
-  const double keys_per_split = meganode_nodes * c->split_fill_fraction * leaf_entries * leaves / tree_nodes;
-  const double reads = m.reads_per_client_op;
-  m.server_shares = [s, c = *c, keys_per_split, node_reads, reads](uint32_t servers) -> StatusOr<design::ServerShares> {
-    LOCUS_ASSIGN_OR_RETURN(Spread sp, replay_spread(s, c, servers, keys_per_split));
-    design::ServerShares out;
-    out.work = sp.keys;
-    for (uint32_t i = 0; i < servers; ++i) out.read.push_back((node_reads * sp.keys[i] + sp.extents[i]) / reads);
-    out.derivation = fmt::format(
-        "spread: the load replayed by meganode ({:.0f} keys a split): {} meganodes over {} servers ({} placed "
-        "remotely); keys under each server's meganodes {}; extents {}; READ shares {}",
-        keys_per_split, sp.meganodes, servers, sp.remote_placements, shares_text(sp.keys), shares_text(sp.extents),
-        shares_text(out.read));
-    return out;
-  };
-  LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(s.platform.servers));
   m.derivation = {
       fmt::format(
           "tree: {} records, {:.2f} per leaf and {:.2f} per inner node of {} B (ln 2 of {} and {}): {:.0f} leaves, "
@@ -277,7 +165,8 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
           "{} local levels each; {} meganode level(s) above, {} node levels",
           leaf_meganodes, leaves / leaf_meganodes * (tree_nodes / leaves), c->split_fill_fraction, meganode_nodes, h,
           upper_meganode_levels, upper_levels),
-      shares.derivation,
+      fmt::format("spread: {:.1f} meganodes over {} servers, balanced by count; load taken as even over servers",
+                  leaf_meganodes + (upper_meganode_levels > 0 ? 1 : 0), s.platform.servers),
       fmt::format("client side: cache_min_distance {} caches {} of the leaf meganode's {} levels (node cache holds "
                   "{:.0f} of {:.0f} cacheable nodes: hit {:.2f}); path cache misses {:.3f}: {:.2f} node READs of {} B "
                   "+ 1 extent READ of {:.0f} B",
