@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/designs/designs.h"
@@ -23,6 +26,22 @@ double one_way_us(const scenario::PlatformSpec& p, double bytes) {
 }
 
 uint32_t bytes_of(double bytes) { return static_cast<uint32_t>(std::llround(std::clamp(bytes, 0.0, 4294967295.0))); }
+
+// The design's shares at other server counts, for the planner, each count
+// computed once (a design may rebuild its structure for them). A count the
+// design cannot place falls back to an even spread.
+models::ServerSharesFor cached_shares(std::function<StatusOr<design::ServerShares>(uint32_t)> of) {
+  auto memo = std::make_shared<std::map<int, models::ServerShares>>();
+  auto lock = std::make_shared<std::mutex>();
+  return [of = std::move(of), memo, lock](int servers) {
+    std::lock_guard<std::mutex> hold(*lock);
+    auto it = memo->find(servers);
+    if (it != memo->end()) return it->second;
+    models::ServerShares out;
+    if (auto s = of(static_cast<uint32_t>(servers)); s.is_ok()) out = {std::move(s->work), std::move(s->read)};
+    return memo->emplace(servers, std::move(out)).first->second;
+  };
+}
 
 }  // namespace
 
@@ -75,11 +94,23 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.platform.nic_verb_rate_msgs_per_s = std::min(p.nic.send.ops_per_s(bytes_of(m.rpc_response_bytes)),
                                                   p.nic.recv.ops_per_s(bytes_of(m.rpc_request_bytes)));
   in.workload.messages_per_server_op = m.messages_per_server_op;
+  in.workload.reads_per_server_op = m.reads_per_server_op;
   in.platform.nic_read_share_with_verbs = p.nic.rdma_share_with_verbs;
   in.platform.nic_verb_share_with_reads = p.nic.verbs_share_with_rdma;
   in.workload.clients = static_cast<int>(s.run.clients);
   in.workload.think_time_us = m.client_op_us;
-  in.workload.network_rtt_us = one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes);
+  // A READ's response crosses the server's link and the client host's: those
+  // are stations (a hot server's, or a host's shared by its clients, queue),
+  // so their serialisation leaves the round trip.
+  in.platform.link_us_per_read = (kHeaderBytes + m.read_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+  in.platform.client_hosts = static_cast<int>(p.client_hosts);
+  in.workload.network_rtt_us =
+      one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read;
+  if (m.server_shares) {
+    LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(p.servers));
+    in.shares = {std::move(shares.work), std::move(shares.read)};
+    in.shares_for = cached_shares(m.server_shares);
+  }
   LOCUS_RETURN_IF_ERROR(in.validate());
   return in;
 }

@@ -12,6 +12,7 @@
 // line by line, how each figure was obtained; `locus model` prints it.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,15 @@
 #include "core/scenario/scenario.h"
 
 namespace locus::design {
+
+// Each server's share of the server-side work and of the READs (entries
+// per server, each list summing to 1), from where the design places its
+// data; `derivation` says how.
+struct ServerShares {
+  std::vector<double> work;
+  std::vector<double> read;
+  std::string derivation;
+};
 
 struct ModelProfile {
   // Client-side path: one operation done with one-sided READs.
@@ -35,12 +45,19 @@ struct ModelProfile {
   double rpc_request_bytes = 0;
   double rpc_response_bytes = 0;
   double messages_per_server_op = 1;  // verb messages at the server NIC per RPC
+  // One-sided READs of read_bytes a server-side operation makes after its
+  // RPC (a hybrid design's leaf READ), one round trip each.
+  double reads_per_server_op = 0;
   // Work of a client between operations (drawing a key), whichever path.
   double client_op_us = 0;
   // The share of operations the scenario's own configuration sends to the
   // server (a static design or a fixed-ratio selector); empty when an
   // adaptive selector decides at run time.
   std::optional<double> scenario_server_share;
+  // The shares at a server count (the scenario's, or another the planner
+  // tries), computed from the same keys and structure the driver builds;
+  // unset when the design spreads its load evenly.
+  std::function<StatusOr<ServerShares>(uint32_t servers)> server_shares;
   std::vector<std::string> derivation;
 };
 

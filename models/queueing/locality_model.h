@@ -9,8 +9,17 @@
 // spends one network round trip; a client-side operation makes m READs in
 // r round trips (r = m when each READ waits for the previous one, fewer
 // when a round issues several together), each READ a visit to the READ
-// engine, and may spend client CPU time. Requests spread uniformly over the servers. Clients form a
-// closed population with optional think time, solved by exact MVA.
+// engine, and may spend client CPU time. Clients form a closed population
+// with optional think time, solved by exact MVA.
+//
+// Per-server shares. By default requests spread evenly over the servers.
+// A design whose placement loads servers unevenly (Cell's meganodes, the
+// NAM index's root on one memory server) gives each server's share of the
+// server-side work and of the READs; the network then has one station set
+// (CPU, READ engine, verb engine) per server, servers with equal shares
+// folded into one set of copies. Exact MVA needs 2^(distinct servers)
+// sweeps for multi-server CPUs, so past kMaxExactServerClasses distinct
+// servers predictions use the approximate MVA (closed_network.h).
 //
 // NIC partial independence (calibration.md: ~80% of peak READ rate while
 // verbs run at ~95% of theirs). The two engines are separate stations, so
@@ -38,7 +47,9 @@
 // comes out about twice too high.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "core/common/status.h"
 #include "models/queueing/closed_network.h"
@@ -53,27 +64,48 @@ struct LocalityPlatform {
   double nic_verb_rate_msgs_per_s = 1.5e6;  // peak verb messages per NIC (Cell: 750 K two-way)
   double nic_read_share_with_verbs = 0.80;  // f_read: READ share of peak alongside ...
   double nic_verb_share_with_reads = 0.95;  // ... f_verb: verb share of peak
+  // Links as stations: the time a READ's response takes on a link (the
+  // server's outgoing, the client host's incoming), 0 to leave links out
+  // (their latency then sits in network_rtt_us). The client hosts' links
+  // are shared by the clients on each host (client_hosts of them, clients
+  // spread evenly); 0 hosts: every client its own.
+  double link_us_per_read = 0;
+  int client_hosts = 0;
   // Variability of the CPU and NIC service times for the p99 estimate
   // (squared coefficient of variation): 0 for fixed costs, as calibrated.
   double service_scv = 0.0;
 };
 
+// Each server's share of the server-side work and of the READs (each
+// `servers` entries summing to 1); empty means an even spread.
+struct ServerShares {
+  std::vector<double> work;
+  std::vector<double> read;
+};
+// A design's placement at a given server count (the planner varies it).
+using ServerSharesFor = std::function<ServerShares(int servers)>;
+
 struct LocalityWorkload {
-  int clients = 1;                      // closed population, one op outstanding each
-  double think_time_us = 0;             // between a reply and the next request
-  double network_rtt_us = 3.0;          // per READ and per RPC, excluding NIC service
-  double reads_per_client_op = 5;       // m: READs of one client-side operation
+  int clients = 1;                 // closed population, one op outstanding each
+  double think_time_us = 0;        // between a reply and the next request
+  double network_rtt_us = 3.0;     // per READ and per RPC, excluding NIC service
+  double reads_per_client_op = 5;  // m: READs of one client-side operation
   // r: network round trips of one client-side operation, when its READs go
   // out in multi-issue rounds (a tree level's READs together); 0 means one
   // per READ. The client pays r network delays, the READ engine serves all m.
   double round_trips_per_client_op = 0;
-  double messages_per_server_op = 2;    // verb messages at the server NIC per RPC
+  double messages_per_server_op = 2;  // verb messages at the server NIC per RPC
+  // One-sided READs a server-side operation makes after its RPC, one round
+  // trip each (the NAM hybrid's leaf READ after the inner levels' RPC).
+  double reads_per_server_op = 0;
   double client_cpu_us_per_client_op = 0;  // client processing of one client-side op
 };
 
 struct LocalityInput {
   LocalityPlatform platform;
   LocalityWorkload workload;
+  ServerShares shares;         // for platform.servers; empty: even
+  ServerSharesFor shares_for;  // optional: shares at another server count
 
   Status validate() const;
   // r, resolving 0 to one round trip per READ.
@@ -81,41 +113,65 @@ struct LocalityInput {
 };
 
 struct LocalityPrediction {
-  double server_side_share = 0;           // p
+  double server_side_share = 0;  // p
   double throughput_ops_per_s = 0;
-  double mean_latency_us = 0;             // think time excluded
-  double p99_latency_us = 0;              // see latency_tail.h for the method
-  double server_side_latency_us = 0;      // mean of an RPC (whether or not used)
-  double client_side_latency_us = 0;      // mean of a READ traversal (whether or not used)
-  double cpu_utilisation = 0;             // per core
-  double nic_read_utilisation = 0;        // fraction of the peak READ rate, per NIC
-  double nic_verb_utilisation = 0;        // fraction of the peak verb rate, per NIC
-  double nic_slowdown = 1;                // phi, 1 unless the joint NIC limit binds
+  double mean_latency_us = 0;         // think time excluded
+  double p99_latency_us = 0;          // see latency_tail.h for the method
+  double server_side_latency_us = 0;  // mean of an RPC and its READs (whether or not used)
+  double client_side_latency_us = 0;  // mean of a READ traversal (whether or not used)
+  // At the busiest server (every server when the spread is even).
+  double cpu_utilisation = 0;       // per core
+  double nic_read_utilisation = 0;  // fraction of the peak READ rate, per NIC
+  double nic_verb_utilisation = 0;  // fraction of the peak verb rate, per NIC
+  double nic_slowdown = 1;          // phi, 1 unless the joint NIC limit binds (the largest)
   // The busiest station ("server cpu", "nic read", "nic verbs", engines
   // counted at their slowed rate), or "clients" when none is half busy.
   std::string bottleneck;
 };
 
-// Station order in locality_network().
+// Station order in locality_network(): three delays, then per server
+// class (servers of equal shares) its CPU, READ engine and verb engine,
+// and its outgoing link when links are stations (then last, the client
+// hosts' links).
 enum LocalityStation : int {
   kNetworkDelay = 0,
   kClientCpuDelay,
   kThinkDelay,
-  kServerCpu,
+  kServerCpu,  // of the first server class; class j at kServerCpu + 3 j
   kNicRead,
   kNicVerbs,
-  kLocalityStationCount,
+  kLocalityStationCount,  // with one server class
 };
+int stations_per_server_class(const LocalityInput& input);
+constexpr int kMaxExactServerClasses = 12;
+
+// Servers with equal shares, folded: `count` servers, each taking `work`
+// of the server-side work and `read` of the READs.
+struct ServerClass {
+  int count = 1;
+  double work = 1;
+  double read = 1;
+};
+std::vector<ServerClass> server_classes(const LocalityInput& input);
+// The input at another server count, its shares recomputed by shares_for
+// (an even spread when it has none).
+LocalityInput with_servers(const LocalityInput& input, int servers);
 
 // The closed network for split p; exposed so tests can hand it to the CTMC.
 ClosedNetwork locality_network(const LocalityInput& input, double server_side_share);
-// phi for split p (1 when the joint NIC limit does not bind).
-double nic_slowdown(const LocalityInput& input, double server_side_share);
+// phi for split p (1 when the joint NIC limit does not bind), at a server
+// taking `work` of the server-side work and `read` of the READs (an even
+// server when both are equal).
+double nic_slowdown(const LocalityInput& input, double server_side_share, double work = 1, double read = 1);
 
 // Reads a prediction for `clients` off a sweep of locality_network(input, p);
 // works for exact and approximate sweeps. p99 is skipped (left 0) unless asked.
-LocalityPrediction prediction_from_sweep(const LocalityInput& input, double server_side_share,
-                                         const MvaSweep& sweep, int clients, bool with_p99);
+LocalityPrediction prediction_from_sweep(const LocalityInput& input, double server_side_share, const MvaSweep& sweep,
+                                         int clients, bool with_p99);
+
+// Exact MVA of locality_network(input, p) to `clients`, or the approximate
+// MVA past kMaxExactServerClasses distinct servers.
+StatusOr<MvaSweep> solve_locality(const LocalityInput& input, double server_side_share, int clients);
 
 // Exact prediction for a fixed split 0 <= p <= 1.
 StatusOr<LocalityPrediction> predict_split(const LocalityInput& input, double server_side_share);
@@ -127,11 +183,11 @@ double balanced_split(const LocalityInput& input);
 
 // Every policy the selectors can reach, for the input's population.
 struct LocalityReport {
-  LocalityPrediction server_only;      // p = 1
-  LocalityPrediction client_only;      // p = 0
-  LocalityPrediction optimal;          // p* maximising throughput (= minimising mean latency)
-  LocalityPrediction jsq_equilibrium;  // where Cell's rule (1) is indifferent
-  double balanced_split = 0;           // p* as the population grows without bound
+  LocalityPrediction server_only;              // p = 1
+  LocalityPrediction client_only;              // p = 0
+  LocalityPrediction optimal;                  // p* maximising throughput (= minimising mean latency)
+  LocalityPrediction jsq_equilibrium;          // where Cell's rule (1) is indifferent
+  double balanced_split = 0;                   // p* as the population grows without bound
   double saturation_throughput_ops_per_s = 0;  // at balanced_split
 };
 StatusOr<LocalityReport> predict_policies(const LocalityInput& input);

@@ -63,7 +63,7 @@ StatusOr<double> optimal_split(const LocalityInput& in) {
   LOCUS_RETURN_IF_ERROR(in.validate());
   Status failure;
   auto throughput = [&](double p) {
-    StatusOr<MvaSweep> sweep = solve_mva_exact(locality_network(in, p), in.workload.clients);
+    StatusOr<MvaSweep> sweep = solve_locality(in, p, in.workload.clients);
     if (!sweep.is_ok()) {
       failure = sweep.status();
       return -std::numeric_limits<double>::infinity();

@@ -34,8 +34,7 @@ struct Candidate {
 };
 
 LocalityInput configured(const LocalityInput& base, int servers, int cores, int clients) {
-  LocalityInput in = base;
-  in.platform.servers = servers;
+  LocalityInput in = with_servers(base, servers);
   in.platform.cores_per_server = cores;
   in.workload.clients = clients;
   return in;
@@ -48,24 +47,24 @@ int64_t range_points_up_to(const IntRange& r, int n) {
 
 Status validate_range(const IntRange& r, const char* name, int lowest) {
   if (r.min < lowest || r.max < r.min || r.step < 1) {
-    return invalid_argument(std::string("plan space: ") + name + " needs " +
-                            std::to_string(lowest) + " <= min <= max and step >= 1");
+    return invalid_argument(std::string("plan space: ") + name + " needs " + std::to_string(lowest) +
+                            " <= min <= max and step >= 1");
   }
   return Status::ok();
 }
 
 class Planner {
  public:
-  Planner(const LocalityInput& base, const PlanSpace& space, const PlanTargets& targets,
-          const PlanCosts& costs, const PlanOptions& options)
+  Planner(const LocalityInput& base, const PlanSpace& space, const PlanTargets& targets, const PlanCosts& costs,
+          const PlanOptions& options)
       : base_(base), space_(space), targets_(targets), costs_(costs), options_(options) {}
 
   PlanResult run();
 
  private:
   bool screen(int servers, int cores, Candidate* out);
-  bool exact_first_feasible(const LocalityInput& in, double p, int expected_clients,
-                            int* clients_out, LocalityPrediction* pred_out);
+  bool exact_first_feasible(const LocalityInput& in, double p, int expected_clients, int* clients_out,
+                            LocalityPrediction* pred_out);
   bool verify(const Candidate& c, PlannedConfig* out);
   bool verify_rule(const Candidate& c, PlannedConfig* out);
   PlannedConfig row(int servers, int cores, int clients, const LocalityPrediction& pred) const {
@@ -126,18 +125,16 @@ bool Planner::screen(int servers, int cores, Candidate* out) {
       // With few clients per core the approximate p99 can run up to ~20%
       // high (mva_test measures it), more than the margin: there, and only
       // when that error could explain the miss, ask the exact model.
-      StatusOr<MvaSweep> exact = solve_mva_exact(locality_network(in, p), n);
-      keep = exact.is_ok() &&
-             prediction_from_sweep(in, p, *exact, n, true).p99_latency_us <= targets_.p99_latency_us;
+      StatusOr<MvaSweep> exact = solve_locality(in, p, n);
+      keep = exact.is_ok() && prediction_from_sweep(in, p, *exact, n, true).p99_latency_us <= targets_.p99_latency_us;
     }
     if (keep) out->splits.push_back({p, n});
   }
   if (!any_within_bound) ++result_.pairs_skipped_by_bound;
   if (out->splits.empty()) return false;
-  std::stable_sort(out->splits.begin(), out->splits.end(),
-                   [](const ScreenedSplit& a, const ScreenedSplit& b) {
-                     return a.optimistic_clients < b.optimistic_clients;
-                   });
+  std::stable_sort(out->splits.begin(), out->splits.end(), [](const ScreenedSplit& a, const ScreenedSplit& b) {
+    return a.optimistic_clients < b.optimistic_clients;
+  });
   return true;
 }
 
@@ -145,21 +142,20 @@ bool Planner::screen(int servers, int cores, Candidate* out) {
 // targets by the exact model, with its prediction; false if none does. The
 // sweep first runs a little past the expected count (exact MVA costs grow
 // with the population), and on to the latency bound only if needed.
-bool Planner::exact_first_feasible(const LocalityInput& in, double p, int expected_clients,
-                                   int* clients_out, LocalityPrediction* pred_out) {
+bool Planner::exact_first_feasible(const LocalityInput& in, double p, int expected_clients, int* clients_out,
+                                   LocalityPrediction* pred_out) {
   const IntRange& clients = space_.clients;
   // Past this population mean latency alone exceeds the p99 target.
-  const double bound_clients = saturation_throughput_ops_per_s(in, p) / kUsPerS *
-                               (in.workload.think_time_us + targets_.p99_latency_us);
+  const double bound_clients =
+      saturation_throughput_ops_per_s(in, p) / kUsPerS * (in.workload.think_time_us + targets_.p99_latency_us);
   const int top = static_cast<int>(std::min<double>(clients.max, std::floor(bound_clients)));
   if (top < clients.min) return false;
   const double target_per_us = targets_.throughput_ops_per_s / kUsPerS;
   const int first_try = std::min<int64_t>(top, expected_clients + expected_clients / 2 + 2 * clients.step);
   for (int upto : {first_try, top}) {
     ++result_.exact_sweeps;
-    const ClosedNetwork net = locality_network(in, p);
     StatusOr<MvaSweep> sweep =
-        options_.exact_verification ? solve_mva_exact(net, upto) : solve_mva_seidmann(net, upto);
+        options_.exact_verification ? solve_locality(in, p, upto) : solve_mva_seidmann(locality_network(in, p), upto);
     if (!sweep.is_ok()) return false;
     for (int n = clients.min; n <= upto; n += clients.step) {
       if (sweep->throughput_per_us(n) < target_per_us) continue;
@@ -258,22 +254,19 @@ bool Planner::verify_rule(const Candidate& cand, PlannedConfig* out) {
 
 PlanResult Planner::run() {
   const auto start = std::chrono::steady_clock::now();
-  result_.configurations_in_space =
-      space_.servers.count() * space_.cores_per_server.count() * space_.clients.count();
+  result_.configurations_in_space = space_.servers.count() * space_.cores_per_server.count() * space_.clients.count();
 
   // Screening visits pairs in increasing (servers, cores): any pair that can
   // dominate another comes first, which verification below relies on.
   std::vector<Candidate> candidates;
   for (int s = space_.servers.min; s <= space_.servers.max; s += space_.servers.step) {
-    for (int c = space_.cores_per_server.min; c <= space_.cores_per_server.max;
-         c += space_.cores_per_server.step) {
+    for (int c = space_.cores_per_server.min; c <= space_.cores_per_server.max; c += space_.cores_per_server.step) {
       Candidate cand;
       if (screen(s, c, &cand)) candidates.push_back(cand);
     }
   }
 
-  result_.screening_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result_.screening_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   // Little's law bounds every configuration's client count from below:
   // n = X (R + Z) >= target (R0 + Z), R0 the faster path's unloaded latency.
@@ -282,12 +275,11 @@ PlanResult Planner::run() {
   const LocalityWorkload& w = base_.workload;
   const double unloaded_rpc_us = w.network_rtt_us + base_.platform.server_op_service_time_us +
                                  w.messages_per_server_op * kUsPerS / base_.platform.nic_verb_rate_msgs_per_s;
-  const double unloaded_traversal_us =
-      base_.client_round_trips() * w.network_rtt_us +
-      w.reads_per_client_op * kUsPerS / base_.platform.nic_read_rate_ops_per_s +
-      w.client_cpu_us_per_client_op;
-  const double client_floor = targets_.throughput_ops_per_s / kUsPerS *
-                              (w.think_time_us + std::min(unloaded_rpc_us, unloaded_traversal_us));
+  const double unloaded_traversal_us = base_.client_round_trips() * w.network_rtt_us +
+                                       w.reads_per_client_op * kUsPerS / base_.platform.nic_read_rate_ops_per_s +
+                                       w.client_cpu_us_per_client_op;
+  const double client_floor =
+      targets_.throughput_ops_per_s / kUsPerS * (w.think_time_us + std::min(unloaded_rpc_us, unloaded_traversal_us));
   const int clients_floor = static_cast<int>(std::min<double>(INT_MAX, std::ceil(client_floor - 1e-9)));
 
   std::vector<PlannedConfig> verified;
@@ -296,42 +288,36 @@ PlanResult Planner::run() {
     optimistic.servers = cand.servers;
     optimistic.cores_per_server = cand.cores;
     optimistic.clients = std::max(cand.optimistic_clients(), clients_floor);
-    const bool ruled_out = std::any_of(verified.begin(), verified.end(), [&](const PlannedConfig& v) {
-      return dominates(v, optimistic);
-    });
+    const bool ruled_out =
+        std::any_of(verified.begin(), verified.end(), [&](const PlannedConfig& v) { return dominates(v, optimistic); });
     if (ruled_out) continue;
     PlannedConfig config;
     if (options_.split_rule ? verify_rule(cand, &config) : verify(cand, &config)) verified.push_back(config);
   }
 
   for (const PlannedConfig& v : verified) {
-    const bool dominated = std::any_of(verified.begin(), verified.end(),
-                                       [&](const PlannedConfig& w) { return dominates(w, v); });
+    const bool dominated =
+        std::any_of(verified.begin(), verified.end(), [&](const PlannedConfig& w) { return dominates(w, v); });
     if (!dominated) result_.frontier.push_back(v);
   }
-  std::sort(result_.frontier.begin(), result_.frontier.end(),
-            [](const PlannedConfig& a, const PlannedConfig& b) {
-              return std::tie(a.cost, a.servers, a.cores_per_server, a.clients) <
-                     std::tie(b.cost, b.servers, b.cores_per_server, b.clients);
-            });
-  result_.elapsed_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::sort(result_.frontier.begin(), result_.frontier.end(), [](const PlannedConfig& a, const PlannedConfig& b) {
+    return std::tie(a.cost, a.servers, a.cores_per_server, a.clients) <
+           std::tie(b.cost, b.servers, b.cores_per_server, b.clients);
+  });
+  result_.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result_;
 }
 
 }  // namespace
 
 bool dominates(const PlannedConfig& a, const PlannedConfig& b) {
-  const bool no_more = a.servers <= b.servers && a.cores_per_server <= b.cores_per_server &&
-                       a.clients <= b.clients;
-  const bool fewer = a.servers < b.servers || a.cores_per_server < b.cores_per_server ||
-                     a.clients < b.clients;
+  const bool no_more = a.servers <= b.servers && a.cores_per_server <= b.cores_per_server && a.clients <= b.clients;
+  const bool fewer = a.servers < b.servers || a.cores_per_server < b.cores_per_server || a.clients < b.clients;
   return no_more && fewer;
 }
 
-StatusOr<PlanResult> plan_capacity(const LocalityInput& base, const PlanSpace& space,
-                                   const PlanTargets& targets, const PlanCosts& costs,
-                                   const PlanOptions& options) {
+StatusOr<PlanResult> plan_capacity(const LocalityInput& base, const PlanSpace& space, const PlanTargets& targets,
+                                   const PlanCosts& costs, const PlanOptions& options) {
   LOCUS_RETURN_IF_ERROR(base.validate());
   LOCUS_RETURN_IF_ERROR(validate_range(space.servers, "servers", 1));
   LOCUS_RETURN_IF_ERROR(validate_range(space.cores_per_server, "cores_per_server", 1));

@@ -9,6 +9,7 @@
 namespace locus::nam {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);  // model.cc
 
 std::string distribution_name(Distribution d) {
   switch (d) {
@@ -64,7 +65,7 @@ Status register_design(design::Registry& registry) {
         false,
         read_keys,
         {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork}},
-       make_driver});
+       make_driver, model_profile});
 }
 
 }  // namespace locus::nam

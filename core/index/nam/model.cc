@@ -1,0 +1,142 @@
+// The NAM index's analytic model (design::ModelProfile): point queries on
+// the trees the driver builds (model_tree.h), beside the paper's section
+// 2.3 bandwidth model (Table 2), whose figures the derivation prints.
+//
+// Paths. The scenario's distribution is the server-side path when it uses
+// the memory servers' CPUs: coarse-grained, one nam.range RPC to the key's
+// partition; hybrid, one nam.leaf RPC to the partition's inner levels and
+// one READ of the leaf it names. The client-side path is the fine-grained
+// traversal of the one global tree: a READ of every level, root first, in
+// sequence (the root pointer is cached, the root node is not). So a coarse
+// or hybrid scenario runs server-only and its client-only row answers "and
+// fine-grained?", a fine-grained scenario runs client-only.
+//
+// Per-server shares: the coarse and hybrid RPCs go to the key's partition
+// (its share of the loaded keys); the fine traversal's READs to the server
+// holding each node on the way (the root and the few upper nodes sit on
+// the first servers of the round-robin: the hot spot), the hybrid leaf
+// READs to the server holding the leaf. The hybrid scenario's shares are
+// its leaves' (its client-only row, the fine traversal, shares them too).
+//
+// Not covered (refused by name): writes and scans (the MVA covers point
+// queries); more than kMaxModelRecords records.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/design/model_profile.h"
+#include "core/index/nam/config.h"
+#include "core/index/nam/model_tree.h"
+#include "core/index/nam/protocol.h"
+
+namespace locus::nam {
+namespace {
+
+constexpr double kKeyBytes = 8;  // Table 1's K: keys, values and pointers
+
+std::string shares_text(const std::vector<double>& v) {
+  std::string t;
+  for (double x : v) t += fmt::format("{}{:.3f}", t.empty() ? "" : " ", x);
+  return t;
+}
+
+// Table 2 for point queries under a uniform workload: the aggregate READ
+// bandwidth of S servers over H pages a query.
+std::vector<std::string> table2(const scenario::Scenario& s, const NamConfig& c, const ModelTrees& t,
+                                double server_cpu_us) {
+  const double servers = s.platform.servers, page = c.page_bytes, records = static_cast<double>(t.records);
+  const double bw = s.platform.nic.read.ops_per_s(c.page_bytes) * page;  // B/s a memory server's NIC READs
+  const double fanout = page / (3 * kKeyBytes);                          // Table 1's M = P / 3K
+  const double leaves = records / fanout;
+  const double h_fg = std::ceil(std::log(leaves) / std::log(fanout));
+  const double h_cg = std::ceil(std::log(leaves / servers) / std::log(fanout));
+  const double built_cg = *std::max_element(t.partition_height.begin(), t.partition_height.end());
+  auto qps = [&](double h) { return servers * bw / (h * page); };
+  return {
+      fmt::format("Table 2 (paper, section 2.3): S = {:.0f}, BW = {:.2f} GB/s (the NIC's {} B READ rate), P = {} B, "
+                  "D = {:.0f}, M = P/3K = {:.1f}, L = D/M = {:.0f}, H_FG = {:.0f}, H_CG = {:.0f}",
+                  servers, bw / 1e9, c.page_bytes, c.page_bytes, records, fanout, leaves, h_fg, h_cg),
+      fmt::format("Table 2 point queries, uniform: fine {:.0f} B/query, {:.3g} queries/s; coarse {:.0f} B/query, "
+                  "{:.3g} queries/s (S x BW / H x P)",
+                  h_fg * page, qps(h_fg), h_cg * page, qps(h_cg)),
+      fmt::format("the built trees: fine {} levels ({} leaves, {} nodes), coarse partitions of {} levels at most "
+                  "({} leaves): Table 2's bound {:.3g} (fine), {:.3g} (coarse) queries/s",
+                  t.fine_height, t.fine_leaves, t.fine_nodes, built_cg, t.partition_leaves, qps(t.fine_height),
+                  qps(built_cg)),
+      fmt::format("memory servers' CPU (not in Table 2): {:.0f} cores / {:.3f} us = {:.3g} RPCs/s",
+                  servers * s.platform.cores_per_server, server_cpu_us,
+                  servers * s.platform.cores_per_server / server_cpu_us * 1e6)};
+}
+
+}  // namespace
+
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
+  const auto* c = s.index.get<NamConfig>();
+  if (c == nullptr) return invalid_argument("index.type: not a nam scenario");
+  const workload::WorkloadSpec& w = s.workload;
+  if (w.readproportion < 1.0) {
+    return invalid_argument(
+        fmt::format("workload.readproportion: the nam model covers point queries only (readproportion = 1), not {}",
+                    w.readproportion));
+  }
+  if (w.effective_insertcount() == 0) return invalid_argument("workload.recordcount: the nam model needs records");
+  LOCUS_ASSIGN_OR_RETURN(ModelTrees t, build_model_trees(s, *c, s.platform.servers));
+  const bool hybrid = c->distribution == Distribution::kHybrid;
+
+  design::ModelProfile m;
+  m.reads_per_client_op = t.fine_height;
+  m.round_trips_per_client_op = t.fine_height;  // each READ's address is in the node before
+  m.read_bytes = c->page_bytes;
+  // rpc: coarse (from key, from payload, to key, limit) -> (more, count,
+  // one pair); hybrid (key, payload) -> (leaf pointer).
+  m.rpc_request_bytes = hybrid ? 2 * kKeyBytes : 3 * kKeyBytes + 4;
+  m.rpc_response_bytes = hybrid ? kKeyBytes : kRangeResponseHead + 2 * kKeyBytes;
+  const std::string handler = hybrid ? kLeafWork : kRangeWork;
+  m.server_cpu_us_per_server_op =
+      design::handler_cost_us(s.platform.cpu, handler, m.rpc_request_bytes + m.rpc_response_bytes);
+  m.messages_per_server_op = 1;
+  m.reads_per_server_op = hybrid ? 1 : 0;
+  m.client_op_us = design::client_op_cost_us(s);
+  m.scenario_server_share = c->distribution == Distribution::kFine ? 0.0 : 1.0;
+  const NamConfig config = *c;
+  m.server_shares = [s, config, t](uint32_t servers) -> StatusOr<design::ServerShares> {
+    ModelTrees trees = t;  // the scenario's own count: built above
+    if (servers != s.platform.servers) {
+      LOCUS_ASSIGN_OR_RETURN(trees, build_model_trees(s, config, servers));
+    }
+    const bool leaves = config.distribution == Distribution::kHybrid;
+    design::ServerShares out{trees.partition_share, leaves ? trees.hybrid_leaf_share : trees.fine_read_share, {}};
+    out.derivation =
+        fmt::format("shares over {} servers: RPCs (partitions' keys) {}; READs ({}) {}", servers, shares_text(out.work),
+                    leaves ? "hybrid leaves" : "fine tree's nodes", shares_text(out.read));
+    return out;
+  };
+  std::string levels;
+  for (size_t i = t.level_nodes.size(); i-- > 0;)
+    levels += fmt::format("{}{:.0f}", levels.empty() ? "" : " ", t.level_nodes[i]);
+  std::string heights;
+  for (uint32_t h : t.partition_height) heights += fmt::format("{}{}", heights.empty() ? "" : " ", h);
+  m.derivation = table2(s, *c, t, m.server_cpu_us_per_server_op);
+  m.derivation.push_back(fmt::format(
+      "fine tree (client-side path): {} records inserted as the driver does, {} B pages ({} pairs a leaf, {} "
+      "entries an inner node): nodes per level from the root {}; a lookup READs {} pages in sequence; READ shares "
+      "per server {}",
+      t.records, c->page_bytes, leaf_capacity(c->page_bytes), inner_capacity(c->page_bytes), levels, t.fine_height,
+      shares_text(t.fine_read_share)));
+  m.derivation.push_back(fmt::format("{} partitions ({} partitioning): keys per server {}, tree heights {}",
+                                     s.platform.servers, c->partitioning == Partitioning::kRange ? "range" : "hash",
+                                     shares_text(t.partition_share), heights));
+  m.derivation.push_back(fmt::format("server-side path ({}): {} RPC of {:.0f} B + {:.0f} B at {} {:.3f} us{}",
+                                     distribution_name(c->distribution), 1, m.rpc_request_bytes, m.rpc_response_bytes,
+                                     handler, m.server_cpu_us_per_server_op,
+                                     hybrid ? fmt::format(", then 1 READ of the {} B leaf; leaf READ shares {}",
+                                                          c->page_bytes, shares_text(t.hybrid_leaf_share))
+                                            : std::string()));
+  m.derivation.push_back(fmt::format("split: index.distribution = {} runs {}", distribution_name(c->distribution),
+                                     *m.scenario_server_share == 0 ? "client-only" : "server-only"));
+  return m;
+}
+
+}  // namespace locus::nam

@@ -1,0 +1,96 @@
+// The NAM index's analytic model (core/index/nam/model.cc through the
+// locality model) against the SimGrid simulation of the shipped scenarios,
+// coarse-, fine-grained and hybrid, each cut to a short window: throughput
+// within 5% and mean latency within 10% (coarse and fine; hybrid misses,
+// docs/models.md), each server's share within 0.02, printed side by side (run with
+// --log_level=message) with each memory server's share of the bounding
+// resource, model (from the rebuilt tree) and simulation (its resource
+// table), and the model's derivation, Table 2 included.
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "apps/locus/model_input.h"
+#include "core/designs/designs.h"
+#include "core/runner/scenario_run.h"
+#include "core/scenario/scenario.h"
+#include "models/queueing/locality_model.h"
+#include "tests/support/sim_scenario.h"
+
+namespace locus {
+namespace {
+
+std::string shares(const std::vector<double>& v) {
+  std::string t;
+  for (double x : v) t += (t.empty() ? "" : " ") + std::to_string(x).substr(0, 5);
+  return t;
+}
+
+// `within`: the 5% / 10% bounds apply (hybrid: a known miss, see
+// docs/models.md; its per-server shares are still checked).
+void compare(const std::string& file, bool within) {
+  const std::vector<std::string> sets = {"run.duration_s=0.01", "run.warmup_s=0.003"};
+  auto sc = designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/" + file, sets);
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto profile = cli::model_profile_of(*sc);
+  BOOST_REQUIRE_MESSAGE(profile.is_ok(), profile.status().to_string());
+  auto in = cli::locality_input_from(*sc, *profile);
+  BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());
+  BOOST_REQUIRE(profile->scenario_server_share.has_value());
+  const double p = *profile->scenario_server_share;
+  auto model = models::predict_split(*in, p);
+  BOOST_REQUIRE_MESSAGE(model.is_ok(), model.status().to_string());
+
+  auto report = testing::simulate(*sc);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  const testing::OpsAndLatency sim = testing::throughput_and_mean(*report);
+  BOOST_REQUIRE(sim.ops_per_s > 0);
+  // Each server's share of the resource its path loads most.
+  const std::string resource = p == 0 || profile->reads_per_server_op > 0 ? ".nic.rdma" : ".cpu";
+  std::vector<double> sim_shares;
+  double sum = 0;
+  for (uint64_t i = 0; i < sc->platform.servers; ++i) {
+    sim_shares.push_back(testing::utilization_of(*report, "server" + std::to_string(i) + resource));
+    sum += sim_shares.back();
+  }
+  for (double& x : sim_shares) x = sum > 0 ? x / sum : 0;
+
+  BOOST_TEST_MESSAGE(file << ": throughput model " << model->throughput_ops_per_s << " sim " << sim.ops_per_s << " ("
+                          << 100 * (model->throughput_ops_per_s / sim.ops_per_s - 1) << "%); mean latency model "
+                          << model->mean_latency_us << " us sim " << sim.mean_us << " us ("
+                          << 100 * (model->mean_latency_us / sim.mean_us - 1) << "%); " << resource << " shares model "
+                          << shares(resource == ".cpu" ? in->shares.work : in->shares.read) << " sim "
+                          << shares(sim_shares) << "; bottleneck " << model->bottleneck);
+  for (const std::string& line : profile->derivation) BOOST_TEST_MESSAGE("  " << line);
+  const std::vector<double>& model_shares = resource == ".cpu" ? in->shares.work : in->shares.read;
+  BOOST_REQUIRE(model_shares.size() == sim_shares.size());
+  for (size_t i = 0; i < sim_shares.size(); ++i) {
+    BOOST_TEST(std::abs(model_shares[i] - sim_shares[i]) <= 0.02, file << " server " << i << "'s share");
+  }
+  if (!within) return;
+  BOOST_TEST(std::abs(model->throughput_ops_per_s - sim.ops_per_s) <= 0.05 * sim.ops_per_s, file << " throughput");
+  BOOST_TEST(std::abs(model->mean_latency_us - sim.mean_us) <= 0.10 * sim.mean_us, file << " mean latency");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nam_model_against_simulation)
+
+BOOST_AUTO_TEST_CASE(coarse) { compare("coarse.toml", true); }
+BOOST_AUTO_TEST_CASE(fine) { compare("fine.toml", true); }
+BOOST_AUTO_TEST_CASE(hybrid) { compare("hybrid.toml", false); }
+
+// Writes are outside the model: refused by name, not predicted.
+BOOST_AUTO_TEST_CASE(writes_are_refused_by_name) {
+  auto sc =
+      designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/coarse.toml", {"workload.standard=a"});
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto profile = cli::model_profile_of(*sc);
+  BOOST_TEST(!profile.is_ok());
+  BOOST_TEST(profile.status().message().find("workload.readproportion") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
