@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,11 @@ struct CpuSpec {
   // nothing ("client.op": client_op_us, also 0 by default). Measured by `locus
   // calibrate`, or taken from a paper where its testbed's figure is known.
   std::map<std::string, CostCurve, std::less<>> handler_cost_us;  // looked up by string_view on hot paths
-  double default_handler_us = 2.0;
+  // No default: no figure is true of every handler (it was 2.0 us, from no
+  // source). Unset, a server handler the scenario does not cost fails the
+  // simulated run naming it (backends/simgrid, SimCpu::charge_work); the
+  // models charge such a handler nothing.
+  std::optional<double> default_handler_us;
   // "measured": charge the handler's native time times measured_factor
   // instead (not deterministic: native times vary run to run).
   bool measured = false;
