@@ -2,8 +2,9 @@
 // where it comes from (issue 15, "no invented numbers"). A simulated figure
 // is only as good as its inputs, so each cost, rate, latency or bandwidth a
 // scenario gives must carry its source next to it, where a reader of the
-// file sees it: in the comment on the key's line, or in a comment line of
-// the key's paragraph (the lines above it up to a blank line).
+// file sees it: in the comment on the key's line, or in the comment block
+// directly above it (over other key lines, not past a blank line or a
+// table header).
 //
 // A cost key: any number (or array of numbers) under platform.nic,
 // platform.cpu, platform.disk, platform.power and the link tables
@@ -71,14 +72,28 @@ std::string comment_of(const std::string& line) {
 
 bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
+bool comment_only(const std::string& line) {
+  const size_t i = line.find_first_not_of(" \t");
+  return i != std::string::npos && line[i] == '#';
+}
+
+bool table_header(const std::string& line) {
+  const size_t i = line.find_first_not_of(" \t");
+  return i != std::string::npos && line[i] == '[';
+}
+
 // The text a key's source may be in: its line's comment and the comment
-// lines of its paragraph above it.
+// block directly above it, over any key lines between (a block over
+// several keys covers each), not past a blank line or a table header.
 std::string source_text(const File& f, uint32_t line) {
-  uint32_t first = line;
-  while (first > 1 && !blank(f.lines[first - 2])) --first;
+  uint32_t i = line - 1;  // 1-based line above the key
+  while (i >= 1 && !blank(f.lines[i - 1]) && !table_header(f.lines[i - 1]) && !comment_only(f.lines[i - 1])) --i;
+  uint32_t first = i + 1;
+  while (i >= 1 && comment_only(f.lines[i - 1])) first = i--;
   std::string text;
-  for (uint32_t i = first; i <= line; ++i) text += comment_of(f.lines[i - 1]) + "\n";
-  return text;
+  for (uint32_t j = first; j < line; ++j)
+    if (comment_only(f.lines[j - 1])) text += comment_of(f.lines[j - 1]) + "\n";
+  return text + comment_of(f.lines[line - 1]);
 }
 
 bool has_source(const std::string& text) {
