@@ -20,8 +20,9 @@
 //  * "run setting:": a choice that is no hardware figure (a model case's
 //    deliberately unbounded resource, a planning input).
 // Every simulated scenario must also give the figures every run uses
-// (link and PCIe bandwidth and latency, the NIC's read/send/recv curves),
-// so none is left at a code default unseen.
+// (link and PCIe bandwidth and latency, the NIC's read/send/recv curves,
+// its write and atomic curves where the design uses them, a two-level
+// topology's rack uplink), so none is left at a code default unseen.
 //
 //   scenario_sources DIR_OR_FILE...   (exit 0: all sourced; 1: lists each gap)
 #include <toml++/toml.h>
@@ -188,6 +189,15 @@ void check_required(const File& f, const toml::table& doc) {
   for (const char* curve : {"read", "send", "recv"})
     if (!doc.at_path(std::string("platform.nic.") + curve))
       fail(f, line, std::string("platform.nic.") + curve + " is not given (the code's default would be used unseen)");
+  // The designs whose clients WRITE (Catfish's rings, Nessie, NAM) or CAS
+  // (Nessie, NAM): the code's write and atomic curves have no source.
+  const std::string type = doc.at_path("index.type").value_or(std::string{});
+  auto need_curve = [&](const char* curve) {
+    if (!doc.at_path(std::string("platform.nic.") + curve))
+      fail(f, line, std::string("platform.nic.") + curve + " is not given and index.type '" + type + "' uses it");
+  };
+  if (type == "catfish" || type == "nessie" || type == "nam") need_curve("write");
+  if (type == "nessie" || type == "nam") need_curve("atomic");
   if (doc.at_path("platform.topology").value_or(std::string{}) == "two-level")
     for (const char* field : {"bandwidth_gbps", "latency_us"}) need({"rack_uplink"}, field);
 }

@@ -15,7 +15,8 @@ out=$("$tool" "$here/unsourced.toml") && die "unsourced.toml passed"
 for want in "unsourced.toml:4: 'platform.link.bandwidth_gbps'" "unsourced.toml:4: 'platform.link.latency_us'" \
     "unsourced.toml:5: 'platform.pcie.latency_us'" "unsourced.toml:8: 'platform.nic.read'" \
     "unsourced.toml:12: 'platform.cpu.handler_cost_us.x.get'" "unsourced.toml:16: 'index.server_request_us'" \
-    "unsourced.toml:21: 'platform.disk.sync_us'" "platform.nic.recv is not given"; do
+    "unsourced.toml:21: 'platform.disk.sync_us'" "platform.nic.recv is not given" \
+    "platform.nic.write is not given and index.type 'nessie' uses it" "platform.nic.atomic is not given"; do
   grep -qF "$want" <<<"$out" || die "not named: $want (got: $out)"
 done
 grep -q "servers" <<<"$out" && die "a count was taken for a cost: $out"
