@@ -231,12 +231,13 @@ Status calibrate(const CalibrateOptions& o) {
   for (uint32_t size : o.sizes) command += fmt::format(" {}", size);
   if (o.factor > 0) command += fmt::format(" --factor {}", o.factor);
   if (!o.testbed.empty()) command += " --testbed " + o.testbed;
-  std::string toml = comment_lines(fmt::format(
+  // The header first: a source comment counts beside the keys under it,
+  // not above the table's header (apps/scenario_sources).
+  std::string toml = "[platform.cpu.handler_cost_us]\n" + comment_lines(fmt::format(
       "Measured with `{}` on {} ({}), index {}: the mean native time per call (calls over 10x the median, "
       "preempted by the OS, left out) on the loopback backend at the bytes each call moved (request and response; "
       "where they vary within a run, two points of a least-squares line through the calls), {}.",
       command, machine_name(), today(), index_type, how_factor));
-  toml += "[platform.cpu.handler_cost_us]\n";
   fmt::print("{:<24} {:>10} {:>10} {:>10} {:>10}\n", "work", "bytes", "calls", "mean us", "median us");
   for (auto& [name, points] : curves) {
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.bytes < b.bytes; });

@@ -187,7 +187,9 @@ class SimCpu final : public Cpu {
     // client-side step the scenario does not cost, e.g. Pilaf's CRC
     // checks, is no server handler).
     if (name == scenario::kClientOpWork) return charge(us_to_ns(spec_.client_op_us));
-    if (node_.is_server) charge(us_to_ns(spec_.default_handler_us));
+    if (!node_.is_server) return;
+    if (spec_.default_handler_us) return charge(us_to_ns(*spec_.default_handler_us));
+    world_.note_uncosted_handler(name);
   }
 
  private:
@@ -374,6 +376,13 @@ class SimRuntime final : public Runtime {
     sg4::Engine::get_instance()->run();
     last_run_s_ = run_end_s_ > start ? run_end_s_ - start : engine_clock_s() - start;
     stop_.store(true, std::memory_order_release);
+    if (!world_.uncosted_handlers().empty()) {
+      std::string names;
+      for (const std::string& n : world_.uncosted_handlers()) names += (names.empty() ? "\"" : ", \"") + n + "\"";
+      return invalid_argument("platform.cpu: server handler(s) " + names +
+                              " have no cost: give each in [platform.cpu.handler_cost_us] (`locus calibrate` "
+                              "measures them) or set platform.cpu.default_handler_us");
+    }
     return Status();
   }
 

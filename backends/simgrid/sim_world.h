@@ -381,6 +381,12 @@ class World {
   // The target NIC's service time for `wr`.
   Nanos service_ns(const WorkRequest& wr, const SimNode& target) const;
   void reset_usage();
+  // Server handlers that ran with no cost (none in handler_cost_us and no
+  // default_handler_us): the run fails naming them (SimRuntime::run).
+  void note_uncosted_handler(std::string_view name) {
+    if (uncosted_handlers_.find(name) == uncosted_handlers_.end()) uncosted_handlers_.emplace(name);
+  }
+  const std::set<std::string, std::less<>>& uncosted_handlers() const { return uncosted_handlers_; }
   // Runtime actors on nodes: the CPU of an actor alone on its node, on a
   // host with a core for each such actor, is charged as debt (ActorState).
   void actor_started(SimNode& node);
@@ -423,6 +429,7 @@ class World {
   void note_post_between_clients(const SimNode& from, const SimNode& target);
 
  private:
+  std::set<std::string, std::less<>> uncosted_handlers_;
   void build_platform();
   // Event-driven datapath (sim_events.cc).
   bool packet_path_ok(SimNode& from, std::span<const WorkRequest> batch);

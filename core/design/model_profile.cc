@@ -9,7 +9,8 @@ namespace locus::design {
 
 double handler_cost_us(const scenario::CpuSpec& cpu, const std::string& handler, double bytes) {
   auto it = cpu.handler_cost_us.find(handler);
-  if (it == cpu.handler_cost_us.end()) return cpu.default_handler_us;
+  // Not costed and no default: the simulator refuses the run (platform.h).
+  if (it == cpu.handler_cost_us.end()) return cpu.default_handler_us.value_or(0.0);
   return it->second.us_at(static_cast<uint64_t>(std::llround(std::max(0.0, bytes))));
 }
 

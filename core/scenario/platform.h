@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,19 @@ struct RateCurve {
 
 enum class NicModel { kFcfs, kProcessorSharing };
 
+// Defaults: the Pilaf testbed's ConnectX-2 (shared/calibration.md, as
+// scenarios/pilaf/get-rdma.toml gives and explains them), except `write`
+// and `atomic`, which the calibration gives for no NIC: those two are the
+// Pilaf READ curve and a 2 M/s stand-in, from no source, used by no
+// shipped scenario (every design that WRITEs or CASes gives its own, and
+// apps/scenario_sources checks it does).
 struct NicSpec {
   NicModel model = NicModel::kFcfs;
   RateCurve read{{{16, 2.449e6}, {1024, 1.496e6}, {4096, 0.472e6}}};
   RateCurve write{{{16, 2.449e6}, {1024, 1.496e6}, {4096, 0.472e6}}};
   RateCurve atomic{{{8, 2.0e6}}};
-  RateCurve send{{{16, 0.7e6}, {1024, 0.7e6}, {4096, 0.464e6}}};   // verb messages sent
-  RateCurve recv{{{16, 1.5e6}, {1024, 1.5e6}, {4096, 0.464e6}}};   // verb messages received
+  RateCurve send{{{16, 0.7e6}, {1024, 0.668e6}, {4096, 0.464e6}}};  // verb messages sent
+  RateCurve recv{{{16, 1.5e6}, {1024, 1.5e6}, {4096, 0.464e6}}};    // verb messages received
   // How far RDMA and verb messaging run independently: the fraction of
   // peak each keeps while the other runs at its peak (1.0 = independent).
   double rdma_share_with_verbs = 0.80;
@@ -76,9 +83,9 @@ struct NicSpec {
   Nanos retry_exceeded_after() const;
 };
 
-struct LinkSpec {
+struct LinkSpec {  // PlatformSpec gives each link's defaults and their sources
   double bandwidth_gbps = 20.0;
-  double latency_us = 0.5;
+  double latency_us = 0.689;
 };
 
 enum class Topology { kStar, kTwoLevel };
@@ -104,7 +111,11 @@ struct CpuSpec {
   // nothing ("client.op": client_op_us, also 0 by default). Measured by `locus
   // calibrate`, or taken from a paper where its testbed's figure is known.
   std::map<std::string, CostCurve, std::less<>> handler_cost_us;  // looked up by string_view on hot paths
-  double default_handler_us = 2.0;
+  // No default: no figure is true of every handler (it was 2.0 us, from no
+  // source). Unset, a server handler the scenario does not cost fails the
+  // simulated run naming it (backends/simgrid, SimCpu::charge_work); the
+  // models charge such a handler nothing.
+  std::optional<double> default_handler_us;
   // "measured": charge the handler's native time times measured_factor
   // instead (not deterministic: native times vary run to run).
   bool measured = false;
@@ -155,9 +166,15 @@ struct PlatformSpec {
   // plus the link latencies, with no flow in SimGrid's CM02 bandwidth
   // sharing; longer ones are CM02 flows. 0: every message is a flow.
   uint32_t packet_bytes = 4096;
-  LinkSpec host_link{20.0, 0.5};
+  // The Pilaf testbed's 20 Gbps InfiniBand and ConnectX-2's PCIe 2.0 x8,
+  // with its measured round trips (calibration.md) fitted with all fixed
+  // latency in the links (docs/results.md, "Pilaf's latency fitted"; they
+  // were 0.5 us and 0.25 us from no source until 2026-11-27).
+  LinkSpec host_link{20.0, 0.689};
+  // No source: no testbed has racks. A two-level scenario gives its own
+  // (apps/scenario_sources checks it does).
   LinkSpec rack_uplink{80.0, 0.5};  // two-level only
-  LinkSpec pcie{32.0, 0.25};
+  LinkSpec pcie{32.0, 0.0};
   NicSpec nic;
   CpuSpec cpu;
   PowerSpec power;

@@ -112,7 +112,11 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
 Status read_cpu(const Decoder& d, const toml::table& t, CpuSpec* cpu) {
   const std::string s = "platform.cpu";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"handler_cost_us", "default_handler_us", "measured", "measured_factor", "client_op_us"}));
-  LOCUS_RETURN_IF_ERROR(d.number(t, s, "default_handler_us", &cpu->default_handler_us, 0, 1e6));
+  if (t.contains("default_handler_us")) {
+    double us = 0;
+    LOCUS_RETURN_IF_ERROR(d.number(t, s, "default_handler_us", &us, 0, 1e6));
+    cpu->default_handler_us = us;
+  }
   LOCUS_RETURN_IF_ERROR(d.flag(t, s, "measured", &cpu->measured));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "measured_factor", &cpu->measured_factor, 0, 1e6));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_op_us", &cpu->client_op_us, 0, 1e6));

@@ -11,6 +11,9 @@ trap 'rm -rf "$out"' EXIT
   --set workload.updateproportion=0.5 --set run.clients=4 --sizes 16 4096 --duration 0.3 --out "$out/costs.toml" \
   >"$out/log" 2>&1 || { cat "$out/log"; exit 1; }
 grep -q '^\[platform.cpu.handler_cost_us\]' "$out/costs.toml" || { echo "no table"; cat "$out/costs.toml"; exit 1; }
+# The source comment under the header, beside the keys (scenario_sources).
+sed -n '/^\[platform.cpu.handler_cost_us\]/{n;p;q}' "$out/costs.toml" | grep -q '^# Measured with `locus calibrate' ||
+  { echo "no source comment under the table's header"; cat "$out/costs.toml"; exit 1; }
 put=$(grep '^"pilaf.put" = \[\[' "$out/costs.toml") || { echo "no put curve"; cat "$out/costs.toml"; exit 1; }
 # Two points, the larger size the costlier.
 read -r small large < <(sed -E 's/.*\[\[[0-9]+, ([0-9.]+)\], \[[0-9]+, ([0-9.]+)\]\].*/\1 \2/' <<<"$put")

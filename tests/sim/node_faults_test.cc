@@ -17,6 +17,8 @@ constexpr const char* kTwoPilafServers = R"(
 [platform]
 servers = 2
 cores_per_server = 1
+[platform.cpu]
+default_handler_us = 2.0  # any cost: the faults are what is checked (was the code's default)
 [index]
 type = "pilaf"
 [workload]
