@@ -215,14 +215,14 @@ Status run_plan(const PlanCli& o) {
     fmt::print("no configuration in the space meets the targets; widen --servers, --cores or --clients\n");
     return Status();
   }
-  const std::string head = several ? fmt::format("{:<8} {:<12} ", "design", "selector") : "";
+  const std::string head = several ? fmt::format("{:<16} {:<12} ", "design", "selector") : "";
   fmt::print("{}{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}{}  {}\n", head, "servers", "cores", "clients",
              "cost", "p", "ops/s", "mean us", "p99 us", any_power ? fmt::format(" {:>8}", "watts") : "",
              "bottleneck");
   for (const PlanRow& row : frontier) {
     const models::PlannedConfig& c = row.config;
     const std::string lead =
-        several ? fmt::format("{:<8} {:<12} ", row.choice->design,
+        several ? fmt::format("{:<16} {:<12} ", row.choice->design,
                               row.choice->selector.empty() ? "(own)" : row.choice->selector)
                 : "";
     fmt::print("{}{:>8} {:>6} {:>8} {:>9.2f} {:>7.3f} {:>13.0f} {:>9.2f} {:>9.2f}{}  {}\n", lead, c.servers,

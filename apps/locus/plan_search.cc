@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -123,7 +124,11 @@ StatusOr<std::vector<PlanChoice>> plan_choices(const std::string& scenario_path,
       text << t;
       const std::string source = scenario_path + " (" + name + (sel.empty() ? "" : ", " + sel) + ")";
       LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::parse_scenario(text.str(), source, sets));
-      PlanChoice c{.design = name, .selector = sel, .scenario = std::move(s)};
+      // NAME:STEM when a file gave the design, so two files of one design
+      // (the NAM index's distributions, say) stay apart in the table.
+      const std::string label =
+          eq == std::string::npos ? name : name + ":" + std::filesystem::path(item.substr(eq + 1)).stem().string();
+      PlanChoice c{.design = label, .selector = sel, .scenario = std::move(s)};
       LOCUS_RETURN_IF_ERROR(choose_policy(c));
       out.push_back(std::move(c));
     }

@@ -28,7 +28,7 @@
 namespace locus::cli {
 
 struct PlanChoice {
-  std::string design;    // index.type
+  std::string design;    // index.type, with :STEM of the file that gave it (NAME=FILE)
   std::string selector;  // as given to --selectors ("" when the scenario's own)
   scenario::Scenario scenario;
   models::LocalityInput input;

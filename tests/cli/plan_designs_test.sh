@@ -15,7 +15,7 @@ echo "$out"
 [ $status = 0 ] || { echo "FAIL: the plan exited $status"; fail=1; }
 # Progress for each (design, selector) pair, the merged frontier after it.
 for pair in "cell with server_only" "cell with client_only" "cell with fixed_ratio" "cell with jsq" \
-  "pilaf with static"; do
+  "pilaf:get-rdma with static"; do
   grep -q "\] $pair:" <<<"$out" || { echo "FAIL: no progress line for $pair"; fail=1; }
 done
 grep -q "configurations evaluated in .* per second" <<<"$out" || { echo "FAIL: no rate line"; fail=1; }
@@ -30,7 +30,7 @@ while read -r design selector servers cores clients cost p ops mean p99 rest; do
     server_only) [ "$p" = 1.000 ] || { echo "FAIL: server_only row at p=$p"; fail=1; } ;;
     client_only) [ "$p" = 0.000 ] || { echo "FAIL: client_only row at p=$p"; fail=1; } ;;
   esac
-  if [ "$design" = pilaf ]; then [ "$p" = 0.000 ] || { echo "FAIL: pilaf get-rdma row at p=$p"; fail=1; }; fi
+  if [ "$design" = pilaf:get-rdma ]; then [ "$p" = 0.000 ] || { echo "FAIL: pilaf get-rdma row at p=$p"; fail=1; }; fi
 done <<<"$rows"
 # A design without the scenario of its own, a selector with no split
 # model, a file of another design, an unknown design.
