@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "models/queueing/locality_model.h"
+#include "tests/support/locality_anchor.h"
 
 using namespace locus::models;
 
@@ -15,17 +16,7 @@ namespace {
 
 // The anchors' platform: calibration.md's Cell figures.
 LocalityInput anchor_input(int clients) {
-  LocalityInput in;
-  in.platform.servers = 1;
-  in.platform.cores_per_server = 1;
-  in.platform.server_op_service_time_us = 6.3;
-  in.platform.nic_read_rate_ops_per_s = 1.44e6;
-  in.platform.nic_verb_rate_msgs_per_s = 1.5e6;
-  in.workload.clients = clients;
-  in.workload.network_rtt_us = 3.0;
-  in.workload.reads_per_client_op = 5;
-  in.workload.messages_per_server_op = 2;
-  return in;
+  return locus::testing::cell_anchor_input(1, 1, clients);
 }
 
 LocalityPrediction predict(const LocalityInput& in, double p) {

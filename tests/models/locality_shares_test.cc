@@ -9,23 +9,14 @@
 
 #include "models/queueing/closed_network.h"
 #include "models/queueing/locality_model.h"
+#include "tests/support/locality_anchor.h"
 
 using namespace locus::models;
 
 namespace {
 
 LocalityInput four_servers(int clients) {
-  LocalityInput in;
-  in.platform.servers = 4;
-  in.platform.cores_per_server = 2;
-  in.platform.server_op_service_time_us = 6.3;
-  in.platform.nic_read_rate_ops_per_s = 1.44e6;
-  in.platform.nic_verb_rate_msgs_per_s = 1.5e6;
-  in.workload.clients = clients;
-  in.workload.network_rtt_us = 3.0;
-  in.workload.reads_per_client_op = 5;
-  in.workload.messages_per_server_op = 2;
-  return in;
+  return locus::testing::cell_anchor_input(4, 2, clients);
 }
 
 }  // namespace

@@ -25,17 +25,13 @@
 #include "core/index/nam/arena.h"
 #include "core/index/nam/local_access.h"
 #include "core/index/nam/tree.h"
+#include "tests/support/nam_local.h"
 
 namespace locus::nam {
 namespace {
 
-class NoClock final : public Clock {
- public:
-  Nanos now() const override { return 0; }
-  void sleep_for(Nanos) override {}
-};
-
-using Reference = std::multimap<uint64_t, uint64_t>;
+using testing::NoClock;
+using Reference = testing::NamReference;
 
 std::vector<Pair> all_of(const Reference& ref) {
   std::vector<Pair> v;

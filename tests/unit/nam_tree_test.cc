@@ -12,18 +12,14 @@
 #include "core/index/nam/local_access.h"
 #include "core/index/nam/protocol.h"
 #include "core/index/nam/tree.h"
+#include "tests/support/nam_local.h"
 #include "core/workload/keys.h"
 
 namespace locus::nam {
 namespace {
 
-class NoClock final : public Clock {
- public:
-  Nanos now() const override { return 0; }
-  void sleep_for(Nanos) override {}
-};
-
-using Reference = std::multimap<uint64_t, uint64_t>;
+using testing::NoClock;
+using Reference = testing::NamReference;
 
 std::vector<uint64_t> expected_lookup(const Reference& ref, uint64_t key) {
   std::vector<uint64_t> out;
