@@ -28,8 +28,7 @@ StatusOr<uint64_t*> LocalAccess::words(RemotePtr p) const {
 }
 
 StatusOr<RemotePtr> LocalAccess::allocate(uint8_t level) {
-  if (next_server_.size() <= level) next_server_.resize(level + 1, 0);
-  const uint32_t i = next_server_[level]++ % arenas_.size();
+  const uint32_t i = next_server_[level].fetch_add(1, std::memory_order_relaxed) % arenas_.size();
   return arenas_[i]->allocate(level);
 }
 
@@ -45,7 +44,7 @@ Status LocalAccess::read(RemotePtr p, Node& out) {
       std::atomic_thread_fence(std::memory_order_acquire);
       if (std::atomic_ref<uint64_t>(src[0]).load(std::memory_order_relaxed) == v) return Status();
     }
-    ++read_retries_;
+    read_retries_.fetch_add(1, std::memory_order_relaxed);
     if (spins >= kSpinsBeforeSleep) clock_.sleep_for(kSleepNs);
   }
 }

@@ -14,6 +14,8 @@
 // racing a writer are well-defined.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <vector>
 
 #include "core/index/nam/arena.h"
@@ -38,7 +40,7 @@ class LocalAccess final : public NodeAccess {
   }
   StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) override;
 
-  uint64_t read_retries() const { return read_retries_; }
+  uint64_t read_retries() const { return read_retries_.load(std::memory_order_relaxed); }
 
  private:
   // The node's words, or kCorruption for a pointer outside every arena.
@@ -46,9 +48,11 @@ class LocalAccess final : public NodeAccess {
   Status store_words(RemotePtr p, const Node& n, uint32_t from);
 
   std::vector<Arena*> arenas_;
-  std::vector<uint32_t> next_server_;  // per level
+  // Per level; atomics because several tree objects may share one access
+  // (a coarse memory server's request trees, a GC pass beside them).
+  std::array<std::atomic<uint32_t>, 256> next_server_{};
   Clock& clock_;
-  uint64_t read_retries_ = 0;
+  std::atomic<uint64_t> read_retries_{0};
 };
 
 }  // namespace locus::nam
