@@ -36,6 +36,7 @@ CellServer::CellServer(Env env, const ServerOptions& options, std::unique_ptr<St
   store_->set_scheduler(this);
   entries_.resize(options.max_message_bytes);
   queue_mu_ = env_.sync->new_mutex();
+  log_mu_ = env_.sync->new_mutex();
   queue_cv_ = env_.sync->new_condvar();
   pending_.reserve(options.store.geometry.meganodes_per_server);
 }

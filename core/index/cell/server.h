@@ -119,7 +119,13 @@ class CellServer final : public SplitScheduler {
   // passed since the last sync (an idle server's last records are
   // otherwise synced only by its next batch). The driver's sync daemon
   // calls it; thread-safe against appends (the writer's lock).
-  Status tick() { return log_ == nullptr ? Status() : log_->tick(); }
+  // The interval sync (log_fsync = "interval"): serialised with the
+  // handlers' appends by log_mu_, as those append without the log's lock.
+  Status tick() {
+    if (log_ == nullptr) return Status();
+    MutexLock lock(*log_mu_);
+    return log_->tick();
+  }
   bool logged() const { return log_ != nullptr; }
   // Requests refused because only the tree's own servers may send them.
   uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
@@ -163,6 +169,8 @@ class CellServer final : public SplitScheduler {
   std::atomic<uint32_t> appending_{0};
 
   std::unique_ptr<Mutex> queue_mu_;
+  // Held by log_if_write around its append and by tick() around the sync.
+  std::unique_ptr<Mutex> log_mu_;
   std::unique_ptr<CondVar> queue_cv_;
   std::vector<uint32_t> pending_;  // capacity: one per meganode (each is queued at most once)
 };

@@ -106,6 +106,7 @@ Status CellServer::log_if_write(uint16_t type, const rpc::Reader& request, bool 
   if (fenced_.load(std::memory_order_seq_cst)) {
     return unavailable("cell: request type " + std::to_string(type) + " not applied: this server is dead (fenced)");
   }
+  MutexLock lock(*log_mu_);  // tick()'s interval sync runs on a daemon of its own
   record_.resize(sizeof type + body.size());
   std::memcpy(record_.data(), &type, sizeof type);
   if (!body.empty()) std::memcpy(record_.data() + sizeof type, body.data(), body.size());
