@@ -40,7 +40,7 @@ fi
 if [[ " $presets " == *" release "* && "${LOCUS_VERBS_TIER:-1}" != 0 ]]; then
   echo "=== verbs tier: Soft-RoCE (serial, bounded by LOCUS_VM_TIMEOUT)"
   set +e
-  LOCUS_VM_TIMEOUT=${LOCUS_VM_TIMEOUT:-900} ./ci/softroce-vm.sh \
+  LOCUS_VM_TIMEOUT=${LOCUS_VM_TIMEOUT:-1200} ./ci/softroce-vm.sh \
     ctest --test-dir build/release -L verbs -j 1 --output-on-failure
   status=$?
   set -e
