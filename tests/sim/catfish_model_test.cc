@@ -15,6 +15,7 @@
 #include "core/runner/scenario_run.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
+#include "tests/support/model_at_split.h"
 #include "tests/support/sim_scenario.h"
 
 namespace locus {
@@ -35,13 +36,10 @@ void compare(const std::vector<std::string>& sets) {
   auto sc = designs::load_scenario(LOCUS_SOURCE_DIR "/scenarios/catfish/rtree.toml", all);
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
 
-  auto profile = cli::model_profile_of(*sc);
-  BOOST_REQUIRE_MESSAGE(profile.is_ok(), profile.status().to_string());
-  auto in = cli::locality_input_from(*sc, *profile);
-  BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());
-  BOOST_REQUIRE(profile->scenario_server_share.has_value());
-  auto model = models::predict_split(*in, *profile->scenario_server_share);
-  BOOST_REQUIRE_MESSAGE(model.is_ok(), model.status().to_string());
+  auto m = testing::model_at_scenario_split(*sc);
+  BOOST_REQUIRE_MESSAGE(m.is_ok(), m.status().to_string());
+  const design::ModelProfile* profile = &m->profile;
+  const models::LocalityPrediction* model = &m->prediction;
 
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());

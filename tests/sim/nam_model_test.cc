@@ -16,6 +16,7 @@
 #include "core/runner/scenario_run.h"
 #include "core/scenario/scenario.h"
 #include "models/queueing/locality_model.h"
+#include "tests/support/model_at_split.h"
 #include "tests/support/sim_scenario.h"
 
 namespace locus {
@@ -33,14 +34,12 @@ void compare(const std::string& file, bool within) {
   const std::vector<std::string> sets = {"run.duration_s=0.01", "run.warmup_s=0.003"};
   auto sc = designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/" + file, sets);
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  auto profile = cli::model_profile_of(*sc);
-  BOOST_REQUIRE_MESSAGE(profile.is_ok(), profile.status().to_string());
-  auto in = cli::locality_input_from(*sc, *profile);
-  BOOST_REQUIRE_MESSAGE(in.is_ok(), in.status().to_string());
-  BOOST_REQUIRE(profile->scenario_server_share.has_value());
+  auto m = testing::model_at_scenario_split(*sc);
+  BOOST_REQUIRE_MESSAGE(m.is_ok(), m.status().to_string());
+  const design::ModelProfile* profile = &m->profile;
+  const models::LocalityInput* in = &m->input;
+  const models::LocalityPrediction* model = &m->prediction;
   const double p = *profile->scenario_server_share;
-  auto model = models::predict_split(*in, p);
-  BOOST_REQUIRE_MESSAGE(model.is_ok(), model.status().to_string());
 
   auto report = testing::simulate(*sc);
   BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
