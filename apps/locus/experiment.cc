@@ -63,6 +63,60 @@ class Reader : public scenario::Decoder {
   Status metric(const toml::table& t, const std::string& section, std::string* out) const {
     return Decoder::text(t, section, "metric", out, {kReproduceMetrics[0], kReproduceMetrics[1], kReproduceMetrics[2]});
   }
+
+  // `at`: one of the experiment's x values.
+  Status at(const toml::table& t, const std::string& section, const Experiment& x, std::string* out) const {
+    const toml::node* n = t.get("at");
+    if (n == nullptr) return fail(&t, section + ".at", "missing");
+    bool numeric = false;
+    LOCUS_RETURN_IF_ERROR(value(*n, section + ".at", out, &numeric));
+    if (std::find(x.values.begin(), x.values.end(), *out) == x.values.end()) {
+      return fail(n, section + ".at", "'" + *out + "' is not one of experiment.values");
+    }
+    return Status();
+  }
+
+  // A series named by `key` of t (a string), which must exist.
+  Status series(const toml::table& t, const std::string& section, std::string_view key, const Experiment& x,
+                std::string* out, bool required) const {
+    LOCUS_RETURN_IF_ERROR(text(t, section, key, out, required));
+    if (out->empty()) return Status();
+    return known_series(t.get(key), section + "." + std::string(key), x, *out);
+  }
+
+  Status known_series(const toml::node* n, const std::string& key, const Experiment& x, const std::string& name) const {
+    for (const ExperimentSeries& s : x.series) {
+      if (s.name == name) return Status();
+    }
+    return fail(n, key, "no series '" + name + "'");
+  }
+
+  // [[order]]: series, at, exactly one of above/below (non-empty arrays of
+  // other series), any, metric.
+  Status order(const toml::table& t, const Experiment& x, ExperimentOrder* o) const {
+    o->metric = x.metric;
+    LOCUS_RETURN_IF_ERROR(only(t, "order", {"text", "series", "at", "above", "below", "any", "metric"}));
+    LOCUS_RETURN_IF_ERROR(text(t, "order", "text", &o->text, true));
+    LOCUS_RETURN_IF_ERROR(series(t, "order", "series", x, &o->series, true));
+    LOCUS_RETURN_IF_ERROR(at(t, "order", x, &o->at));
+    LOCUS_RETURN_IF_ERROR(flag(t, "order", "any", &o->any));
+    LOCUS_RETURN_IF_ERROR(metric(t, "order", &o->metric));
+    const toml::node* above = t.get("above");
+    const toml::node* below = t.get("below");
+    if ((above == nullptr) == (below == nullptr)) return fail(&t, "order", "expected exactly one of above and below");
+    o->above = above != nullptr;
+    const std::string key = o->above ? "order.above" : "order.below";
+    const toml::array* a = (o->above ? above : below)->as_array();
+    if (a == nullptr || a->empty()) return fail(o->above ? above : below, key, "expected a non-empty array of series");
+    for (const toml::node& e : *a) {
+      auto name = e.value_exact<std::string>();
+      if (!name) return fail(&e, key, "expected series names");
+      LOCUS_RETURN_IF_ERROR(known_series(&e, key, x, *name));
+      if (*name == o->series) return fail(&e, key, "'" + *name + "' is the ordered series itself");
+      o->others.push_back(*name);
+    }
+    return Status();
+  }
 };
 
 }  // namespace
@@ -75,7 +129,7 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
   const std::filesystem::path p(path);
   x.name = p.stem().string();
   x.design = p.parent_path().filename().string();
-  LOCUS_RETURN_IF_ERROR(r.only(root, "", {"experiment", "series", "claim"}));
+  LOCUS_RETURN_IF_ERROR(r.only(root, "", {"experiment", "series", "claim", "order"}));
   const toml::table* e = root["experiment"].as_table();
   if (e == nullptr) return r.fail(&root, "experiment", "missing [experiment] table");
   LOCUS_RETURN_IF_ERROR(r.only(*e, "experiment", {"title", "source", "scenario", "set", "x", "values", "metric"}));
@@ -105,18 +159,16 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
     const toml::table* t = n.as_table();
     if (t == nullptr) return r.fail(&n, "series", "expected a table");
     ExperimentSeries s;
-    LOCUS_RETURN_IF_ERROR(r.only(*t, "series", {"name", "set"}));
+    LOCUS_RETURN_IF_ERROR(r.only(*t, "series", {"name", "set", "scenario"}));
     LOCUS_RETURN_IF_ERROR(r.text(*t, "series", "name", &s.name, true));
     LOCUS_RETURN_IF_ERROR(r.sets(*t, "series", &s.sets));
+    LOCUS_RETURN_IF_ERROR(r.text(*t, "series", "scenario", &s.scenario, false));
+    if (!s.scenario.empty()) s.scenario = (p.parent_path() / s.scenario).lexically_normal().string();
     for (const ExperimentSeries& other : x.series) {
       if (other.name == s.name) return r.fail(t, "series.name", "'" + s.name + "' is used twice");
     }
     x.series.push_back(std::move(s));
   }
-  auto has_series = [&x](const std::string& name) {
-    return std::any_of(x.series.begin(), x.series.end(), [&](const ExperimentSeries& s) { return s.name == name; });
-  };
-
   if (const toml::node* claims = root.get("claim")) {
     const toml::array* a = claims->as_array();
     if (a == nullptr) return r.fail(claims, "claim", "expected [[claim]] tables");
@@ -127,25 +179,27 @@ StatusOr<Experiment> parse_experiment(const std::string& path, std::string_view 
       c.metric = x.metric;
       LOCUS_RETURN_IF_ERROR(r.only(*t, "claim", {"text", "series", "at", "over", "value", "metric"}));
       LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "text", &c.text, true));
-      LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "series", &c.series, true));
-      LOCUS_RETURN_IF_ERROR(r.text(*t, "claim", "over", &c.over, false));
+      LOCUS_RETURN_IF_ERROR(r.series(*t, "claim", "series", x, &c.series, true));
+      LOCUS_RETURN_IF_ERROR(r.series(*t, "claim", "over", x, &c.over, false));
       LOCUS_RETURN_IF_ERROR(r.metric(*t, "claim", &c.metric));
-      if (!has_series(c.series)) return r.fail(t->get("series"), "claim.series", "no series '" + c.series + "'");
-      if (!c.over.empty() && !has_series(c.over))
-        return r.fail(t->get("over"), "claim.over", "no series '" + c.over + "'");
-      const toml::node* at = t->get("at");
-      if (at == nullptr) return r.fail(t, "claim.at", "missing");
-      bool numeric = false;
-      LOCUS_RETURN_IF_ERROR(r.value(*at, "claim.at", &c.at, &numeric));
-      if (std::find(x.values.begin(), x.values.end(), c.at) == x.values.end()) {
-        return r.fail(at, "claim.at", "'" + c.at + "' is not one of experiment.values");
-      }
+      LOCUS_RETURN_IF_ERROR(r.at(*t, "claim", x, &c.at));
       const toml::node* v = t->get("value");
       std::optional<double> d = v == nullptr ? std::nullopt : v->value<double>();
       if (!d || !(*d > 0) || !std::isfinite(*d))
         return r.fail(v != nullptr ? v : t, "claim.value", "expected a positive number");
       c.value = *d;
       x.claims.push_back(std::move(c));
+    }
+  }
+  if (const toml::node* orders = root.get("order")) {
+    const toml::array* a = orders->as_array();
+    if (a == nullptr) return r.fail(orders, "order", "expected [[order]] tables");
+    for (const toml::node& n : *a) {
+      const toml::table* t = n.as_table();
+      if (t == nullptr) return r.fail(&n, "order", "expected a table");
+      ExperimentOrder o;
+      LOCUS_RETURN_IF_ERROR(r.order(*t, x, &o));
+      x.orders.push_back(std::move(o));
     }
   }
   return x;

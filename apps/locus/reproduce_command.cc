@@ -78,6 +78,10 @@ StatusOr<std::vector<Experiment>> find_experiments(const ReproduceOptions& o) {
     for (const std::string& f : files) {
       LOCUS_ASSIGN_OR_RETURN(Experiment x, load_experiment(f));
       if (!fs::is_regular_file(x.scenario, ec)) return not_found(f + ": experiment.scenario: no file " + x.scenario);
+      for (const ExperimentSeries& s : x.series) {
+        if (!s.scenario.empty() && !fs::is_regular_file(s.scenario, ec))
+          return not_found(f + ": series '" + s.name + "': scenario: no file " + s.scenario);
+      }
       out.push_back(std::move(x));
     }
   }
@@ -97,7 +101,7 @@ std::vector<std::string> point_sets(const Experiment& x, const ReproduceOptions&
 // The `locus sim` run of one point, output to its log.
 ChildRun point_run(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
                    const fs::path& raw) {
-  std::vector<std::string> args = {self, "sim", x.scenario, "--quiet"};
+  std::vector<std::string> args = {self, "sim", x.scenario_of(p.series), "--quiet"};
   for (const std::string& s : point_sets(x, o, p)) {
     args.push_back("--set");
     args.push_back(s);
@@ -115,18 +119,45 @@ std::string number(double v) {
   return fmt::format("{:.4g}", v);
 }
 
+// A series' metric at one x value of experiment x, whose points start at
+// pts[first]; NaN for a failed run.
+double metric_at(const Experiment& x, const std::vector<Point>& pts, size_t first, const std::string& series,
+                 const std::string& at, const std::string& metric) {
+  for (size_t i = first; i < pts.size() && pts[i].experiment == pts[first].experiment; ++i) {
+    const Point& p = pts[i];
+    if (x.series[p.series].name == series && x.values[p.value] == at) return p.metric(metric);
+  }
+  return NAN;
+}
+
 // The value a claim compares with the paper's: the point's metric, or its
 // ratio to another series at the same x.
 double claimed(const Experiment& x, const ExperimentClaim& c, const std::vector<Point>& pts, size_t first) {
-  auto at = [&](const std::string& series) {
-    for (size_t i = first; i < pts.size() && pts[i].experiment == pts[first].experiment; ++i) {
-      const Point& p = pts[i];
-      if (x.series[p.series].name == series && x.values[p.value] == c.at) return p.metric(c.metric);
-    }
-    return static_cast<double>(NAN);
-  };
-  const double v = at(c.series);
-  return c.over.empty() ? v : v / at(c.over);
+  const double v = metric_at(x, pts, first, c.series, c.at, c.metric);
+  return c.over.empty() ? v : v / metric_at(x, pts, first, c.over, c.at, c.metric);
+}
+
+// Whether the simulation orders the series as the paper does ("holds"),
+// the other way ("reversed"), or cannot say (a failed run: "-"); and the
+// figures compared, for the report.
+struct OrderResult {
+  std::string verdict;
+  std::string figures;
+};
+OrderResult ordered(const Experiment& x, const ExperimentOrder& o, const std::vector<Point>& pts, size_t first) {
+  const double v = metric_at(x, pts, first, o.series, o.at, o.metric);
+  std::string figures = fmt::format("{} {}", o.series, number(v));
+  bool failed = std::isnan(v), all = true, some = false;
+  for (const std::string& other : o.others) {
+    const double w = metric_at(x, pts, first, other, o.at, o.metric);
+    figures += fmt::format(", {} {}", other, number(w));
+    failed = failed || std::isnan(w);
+    const bool holds = o.above ? v > w : v < w;
+    all = all && holds;
+    some = some || holds;
+  }
+  if (failed) return {"-", figures};
+  return {(o.any ? some : all) ? "holds" : "reversed", figures};
 }
 
 bool write_plot(const Experiment& x, const fs::path& dir, const std::string& csv) {
@@ -161,7 +192,7 @@ Status reproduce(const ReproduceOptions& o) {
   // misspelt key fails now rather than after the others.
   for (const Point& p : points) {
     const Experiment& x = experiments[p.experiment];
-    auto s = designs::load_scenario(x.scenario, point_sets(x, o, p));
+    auto s = designs::load_scenario(x.scenario_of(p.series), point_sets(x, o, p));
     if (!s.is_ok()) {
       return Status(s.status().code(), fmt::format("{}: series '{}' at {} = {}: {}", x.path, x.series[p.series].name,
                                                    x.x, x.values[p.value], s.status().message()));
@@ -169,8 +200,8 @@ Status reproduce(const ReproduceOptions& o) {
   }
   if (o.list) {
     for (const Experiment& x : experiments) {
-      fmt::print("{}/{}: {} ({} series x {} values of {}, paper figures: {})\n", x.design, x.name, x.title,
-                 x.series.size(), x.values.size(), x.x, x.claims.size());
+      fmt::print("{}/{}: {} ({} series x {} values of {}, paper figures: {}, orderings: {})\n", x.design, x.name,
+                 x.title, x.series.size(), x.values.size(), x.x, x.claims.size(), x.orders.size());
     }
     fmt::print("reproduce: {} experiments, {} simulations, all settings valid\n", experiments.size(), points.size());
     return Status();
@@ -214,7 +245,7 @@ Status reproduce(const ReproduceOptions& o) {
       "# Reproduction\n\n`locus reproduce` on {} simulations; each figure is one `locus sim` "
       "run (the commands: each experiment's file in {}).\n",
       points.size(), o.papers);
-  size_t first = 0, claims = 0, claims_within = 0;
+  size_t first = 0, claims = 0, claims_within = 0, orders = 0, orders_holding = 0;
   for (size_t e = 0; e < experiments.size(); ++e) {
     const Experiment& x = experiments[e];
     while (first < points.size() && points[first].experiment != e) ++first;
@@ -232,8 +263,12 @@ Status reproduce(const ReproduceOptions& o) {
     }
     c.close();
     const bool plotted = write_plot(x, dir, csv);
-    report += fmt::format("\n## {}/{}: {}\n\nSource: {}. Scenario `{}`, swept over `{}`; {}.\n\n", x.design, x.name,
-                          x.title, x.source, x.scenario, x.x, x.metric);
+    std::string own;  // series that run a scenario of their own
+    for (const ExperimentSeries& s : x.series) {
+      if (!s.scenario.empty()) own += fmt::format(" (series {}: `{}`)", s.name, s.scenario);
+    }
+    report += fmt::format("\n## {}/{}: {}\n\nSource: {}. Scenario `{}`{}, swept over `{}`; {}.\n\n", x.design,
+                          x.name, x.title, x.source, x.scenario, own, x.x, x.metric);
     report += "| " + x.x + " |";
     for (const ExperimentSeries& s : x.series) report += " " + s.name + " |";
     report += "\n|---|";
@@ -264,10 +299,19 @@ Status reproduce(const ReproduceOptions& o) {
                               within ? " (within 10%)" : "");
       }
     }
+    if (!x.orders.empty()) {
+      report += "\n| the paper says | at | simulated | ordering |\n|---|---|---|---|\n";
+      for (const ExperimentOrder& o : x.orders) {
+        const OrderResult r = ordered(x, o, points, first);
+        ++orders;
+        orders_holding += r.verdict == "holds" ? 1 : 0;
+        report += fmt::format("| {} | {} = {} | {} ({}) | {} |\n", o.text, x.x, o.at, r.figures, o.metric, r.verdict);
+      }
+    }
     if (plotted) report += fmt::format("\n![{}]({}/{}.png)\n", x.name, x.design, x.name);
   }
-  const std::string summary =
-      fmt::format("{} of {} paper figures within 10% of the simulated ones", claims_within, claims);
+  std::string summary = fmt::format("{} of {} paper figures within 10% of the simulated ones", claims_within, claims);
+  if (orders > 0) summary += fmt::format("; {} of {} of the papers' orderings hold", orders_holding, orders);
   report.insert(report.find('\n') + 1, "\n" + summary + ".\n");
   fmt::print("reproduce: {}\n", summary);
   const fs::path report_path = fs::path(o.out) / "report.md";

@@ -31,18 +31,47 @@ text = "a figure"
 series = "rdma"
 at = 4
 value = 1000
+
+[[series]]
+name = "4 KB values"
+scenario = "$root/scenarios/./quickstart.toml"
+set = ["workload.fieldlength=4000"]
+
+[[order]]
+text = "small values faster"
+series = "rdma"
+at = 4
+above = ["4 KB values"]
+
+[[order]]
+text = "small values slower"
+series = "rdma"
+at = 4
+below = ["4 KB values"]
+any = true
 EOT
 "$locus" reproduce --papers "$out/papers" --out "$out/r" --jobs 2 >"$out/log" 2>&1 || { cat "$out/log"; exit 1; }
 [ "$(wc -l <"$out/r/pilaf/tiny.csv")" -eq 3 ] || { echo "CSV:"; cat "$out/r/pilaf/tiny.csv"; exit 1; }
 grep -q "^| 4 | [0-9]" "$out/r/report.md" || { echo "no row for 4 clients:"; cat "$out/r/report.md"; exit 1; }
 grep -q "^| a figure | 1000 | [0-9]* | [0-9.]* |" "$out/r/report.md" || { echo "no claim row:"; cat "$out/r/report.md"; exit 1; }
-grep -q "^[01] of 1 paper figures within 10%" "$out/r/report.md" || { echo "no summary:"; cat "$out/r/report.md"; exit 1; }
+grep -q "^[01] of 1 paper figures within 10% of the simulated ones; 1 of 2 of the papers' orderings hold" "$out/r/report.md" ||
+  { echo "no summary:"; cat "$out/r/report.md"; exit 1; }
+# The orderings: 1000-byte values outrun 4000-byte ones at 4 clients.
+grep -q "^| small values faster | run.clients = 4 | rdma [0-9]*, 4 KB values [0-9]* (ops_per_s) | holds |" "$out/r/report.md" ||
+  { echo "no holding ordering:"; cat "$out/r/report.md"; exit 1; }
+grep -q "^| small values slower | .* | reversed |" "$out/r/report.md" || { echo "no reversed ordering:"; cat "$out/r/report.md"; exit 1; }
 
 # Errors: file, line and key; a claim at a value not swept; no such design.
 sed 's/^title = "tiny"/titel = "tiny"/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
 expect_error "bad.toml:2:9: experiment.titel: unknown key" reproduce --papers "$out/papers" --out "$out/r2" --list
 sed 's/^at = 4/at = 8/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
 expect_error "claim.at: '8' is not one of experiment.values" reproduce --papers "$out/papers" --list
+sed 's/^above = \["4 KB values"\]/above = ["nope"]/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
+expect_error "order.above: no series 'nope'" reproduce --papers "$out/papers" --list
+sed 's/^above = \["4 KB values"\]/above = ["4 KB values"]\nbelow = ["4 KB values"]/' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
+expect_error "expected exactly one of above and below" reproduce --papers "$out/papers" --list
+sed 's|/scenarios/\./quickstart.toml|/nowhere.toml|' "$out/papers/pilaf/tiny.toml" >"$out/papers/pilaf/bad.toml"
+expect_error "series '4 KB values': scenario: no file" reproduce --papers "$out/papers" --list
 rm "$out/papers/pilaf/bad.toml"
 expect_error "no experiments for 'nessie'" reproduce nessie --papers "$out/papers"
 expect_error "run.clientz" reproduce --papers "$out/papers" --set run.clientz=3
