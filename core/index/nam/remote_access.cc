@@ -19,7 +19,7 @@ constexpr uint32_t kMaxTornCopies = 1u << 16;
 // that came back mid-install). Without this bound the reader spun through
 // all kMaxTornCopies at the pause cap, about 80 s with a 20 ms lease (the
 // fault campaign's server-outage mix on nam-fine took ~100 s a run).
-constexpr Nanos kTornLeases = 4;
+constexpr int64_t kTornLeases = 4;  // a count of leases
 // Pauses between copies of a locked or torn node: doubling from 1 us to a
 // cap well under the lease, so a lease's end is noticed promptly.
 constexpr Nanos kPauseBaseNs = 1 * kMicrosecond;
