@@ -37,8 +37,9 @@
 //
 // An ordering has no figure: where a paper says only which policy wins
 // (an appendix's "coarse-grained has the lowest latency at low load"), the
-// report says whether the simulation agrees, since a reversed ordering
-// misleads a planner more than a figure 10% off.
+// report says whether the simulation agrees (holds, reversed, or tie when
+// the two are within 1%), since a reversed ordering misleads a planner
+// more than a figure 10% off.
 //
 // Errors name the file, line and key.
 #pragma once

@@ -138,8 +138,10 @@ double claimed(const Experiment& x, const ExperimentClaim& c, const std::vector<
 }
 
 // Whether the simulation orders the series as the paper does ("holds"),
-// the other way ("reversed"), or cannot say (a failed run: "-"); and the
+// the other way ("reversed"), too close to tell ("tie": within 1%, less
+// than a seed changes), or cannot say (a failed run: "-"); and the
 // figures compared, for the report.
+constexpr double kTieShare = 0.01;
 struct OrderResult {
   std::string verdict;
   std::string figures;
@@ -147,17 +149,20 @@ struct OrderResult {
 OrderResult ordered(const Experiment& x, const ExperimentOrder& o, const std::vector<Point>& pts, size_t first) {
   const double v = metric_at(x, pts, first, o.series, o.at, o.metric);
   std::string figures = fmt::format("{} {}", o.series, number(v));
-  bool failed = std::isnan(v), all = true, some = false;
+  bool failed = std::isnan(v), all = true, some = false, tie = false;
   for (const std::string& other : o.others) {
     const double w = metric_at(x, pts, first, other, o.at, o.metric);
     figures += fmt::format(", {} {}", other, number(w));
     failed = failed || std::isnan(w);
-    const bool holds = o.above ? v > w : v < w;
+    const bool close = std::fabs(v - w) <= kTieShare * std::max(std::fabs(v), std::fabs(w));
+    const bool holds = !close && (o.above ? v > w : v < w);
+    tie = tie || close;
     all = all && holds;
     some = some || holds;
   }
   if (failed) return {"-", figures};
-  return {(o.any ? some : all) ? "holds" : "reversed", figures};
+  if (o.any ? some : all) return {"holds", figures};
+  return {tie ? "tie" : "reversed", figures};
 }
 
 bool write_plot(const Experiment& x, const fs::path& dir, const std::string& csv) {
