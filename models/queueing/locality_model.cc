@@ -128,6 +128,19 @@ double LocalityInput::client_round_trips() const {
   return workload.round_trips_per_client_op > 0 ? workload.round_trips_per_client_op : workload.reads_per_client_op;
 }
 
+double LocalityInput::rpc_round_trip_us() const {
+  return workload.rpc_network_rtt_us >= 0 ? workload.rpc_network_rtt_us : workload.network_rtt_us;
+}
+
+int LocalityInput::cpu_servers() const {
+  return platform.server_threads > 0 ? std::min(platform.server_threads, platform.cores_per_server)
+                                     : platform.cores_per_server;
+}
+
+double LocalityInput::busy_cores(double utilisation) const {
+  return platform.server_threads > 0 ? cpu_servers() : platform.cores_per_server * utilisation;
+}
+
 double nic_slowdown(const LocalityInput& in, double p, double work, double read) {
   const double read_demand = read * reads_per_op(in, p) * read_service_us(in);
   const double verb_demand = work * p * in.workload.messages_per_server_op * verb_service_us(in);
@@ -148,15 +161,27 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
   const bool links = per_class == 4;
   ClosedNetwork net;
   net.stations.resize(kServerCpu + per_class * classes.size() + (links ? 1 : 0));
-  net.stations[kNetworkDelay] = {
-      "network", StationKind::kDelay, 1, 1, p * (1 + w.reads_per_server_op) + (1 - p) * r, w.network_rtt_us};
+  // A server link left a delay (faster than its READ engine) still takes
+  // its time: in the network delay, as the READ's latency counts it.
+  double link_delay_us = 0;
+  for (const ServerClass& c : classes) {
+    link_delay_us += c.count * c.read * reads_per_op(in, p) *
+                     (pl.link_us_per_read - server_link_station_us(in, nic_slowdown(in, p, c.work, c.read)));
+  }
+  net.stations[kNetworkDelay] = {"network",
+                                 StationKind::kDelay,
+                                 1,
+                                 1,
+                                 1,
+                                 p * (in.rpc_round_trip_us() + w.reads_per_server_op * w.network_rtt_us) +
+                                     (1 - p) * r * w.network_rtt_us + link_delay_us};
   net.stations[kClientCpuDelay] = {"client cpu", StationKind::kDelay, 1, 1, 1 - p, w.client_cpu_us_per_client_op};
   net.stations[kThinkDelay] = {"think", StationKind::kDelay, 1, 1, 1.0, w.think_time_us};
   for (size_t j = 0; j < classes.size(); ++j) {
     const ServerClass& c = classes[j];
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const int k = kServerCpu + per_class * static_cast<int>(j);
-    net.stations[k] = {"server cpu", StationKind::kQueue, pl.cores_per_server,
+    net.stations[k] = {"server cpu", StationKind::kQueue, in.cpu_servers(),
                        c.count,      p * c.work,          pl.server_op_service_time_us};
     net.stations[k + 1] = {"nic read", StationKind::kQueue,          1,
                            c.count,    reads_per_op(in, p) * c.read, phi * read_service_us(in)};
@@ -213,8 +238,9 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const double read_us = phi * read_service_us(in);
     const double verb_us = phi * verb_service_us(in);
-    const double server_fixed = (1 + w.reads_per_server_op) * w.network_rtt_us + pl.server_op_service_time_us +
-                                msgs * verb_us + w.reads_per_server_op * (read_us + 2 * link_us);
+    const double server_fixed = in.rpc_round_trip_us() + w.reads_per_server_op * w.network_rtt_us +
+                                pl.server_op_service_time_us + msgs * verb_us +
+                                w.reads_per_server_op * (read_us + 2 * link_us);
     const double client_fixed =
         in.client_round_trips() * w.network_rtt_us + m * (read_us + 2 * link_us) + w.client_cpu_us_per_client_op;
     const double server_us = server_fixed + sweep.mean_wait_per_visit_us(clients, k) +
@@ -285,7 +311,7 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
   // The busiest station's demand bounds throughput; computed directly
   // rather than through locality_network() because the planner asks for it
   // hundreds of times per configuration.
-  const double cpu_us = p * in.platform.server_op_service_time_us / in.platform.cores_per_server;
+  const double cpu_us = p * in.platform.server_op_service_time_us / in.cpu_servers();
   const double read_us = reads_per_op(in, p) * read_service_us(in);
   const double verb_us = p * in.workload.messages_per_server_op * verb_service_us(in);
   auto busiest_us = [&](double work, double read) {
