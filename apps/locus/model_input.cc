@@ -115,8 +115,12 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.workload.network_rtt_us = std::max(
       0.0, one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read);
   if (m.rpc_at_own_bytes) {
+    // The response on the client host's link as a station, its
+    // serialisation out of the round trip.
+    in.platform.link_us_per_rpc = (kHeaderBytes + m.rpc_response_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
     in.workload.rpc_network_rtt_us =
-        one_way_us(p, kHeaderBytes + m.rpc_request_bytes) + one_way_us(p, kHeaderBytes + m.rpc_response_bytes);
+        std::max(0.0, one_way_us(p, kHeaderBytes + m.rpc_request_bytes) +
+                          one_way_us(p, kHeaderBytes + m.rpc_response_bytes) - in.platform.link_us_per_rpc);
   }
   if (m.server_shares) {
     LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(p.servers));

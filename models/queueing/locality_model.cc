@@ -35,6 +35,7 @@ Status LocalityInput::validate() const {
   if (p.servers < 1) return invalid_argument("platform.servers must be >= 1");
   if (p.cores_per_server < 1) return invalid_argument("platform.cores_per_server must be >= 1");
   if (!(p.link_us_per_read >= 0)) return invalid_argument("platform.link_us_per_read must be >= 0");
+  if (!(p.link_us_per_rpc >= 0)) return invalid_argument("platform.link_us_per_rpc must be >= 0");
   if (p.client_hosts < 0) return invalid_argument("platform.client_hosts must be >= 0");
   if (!(p.server_op_service_time_us > 0)) {
     return invalid_argument("platform.server_op_service_time_us must be > 0");
@@ -94,7 +95,18 @@ double server_link_station_us(const LocalityInput& in, double phi) {
   return in.platform.link_us_per_read >= phi * read_service_us(in) ? in.platform.link_us_per_read : 0.0;
 }
 
-int stations_per_server_class(const LocalityInput& in) { return in.platform.link_us_per_read > 0 ? 4 : 3; }
+int stations_per_server_class(const LocalityInput& in) {
+  return in.platform.link_us_per_read > 0 || in.platform.link_us_per_rpc > 0 ? 4 : 3;
+}
+
+namespace {
+// A link station's visits (READ responses and RPC responses) and mean
+// service per visit, given each kind's visits and service.
+std::pair<double, double> link_visits(double reads, double read_us, double rpcs, double rpc_us) {
+  const double visits = reads + rpcs;
+  return {visits, visits > 0 ? (reads * read_us + rpcs * rpc_us) / visits : 0.0};
+}
+}  // namespace
 
 std::vector<ServerClass> server_classes(const LocalityInput& in) {
   const int n = in.platform.servers;
@@ -194,11 +206,11 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
     for (int i = k; i < k + per_class; ++i) net.stations[i].service_scv = pl.service_scv;
   }
   if (links) {
-    const double reads = reads_per_op(in, p);
+    const auto [visits, us] = link_visits(reads_per_op(in, p), pl.link_us_per_read, p, pl.link_us_per_rpc);
     Station& l = net.stations.back();
-    l = pl.client_hosts > 0 ? Station{"client link",   StationKind::kQueue,     1,
-                                      pl.client_hosts, reads / pl.client_hosts, pl.link_us_per_read}
-                            : Station{"client link", StationKind::kDelay, 1, 1, reads, pl.link_us_per_read};
+    l = pl.client_hosts > 0
+            ? Station{"client link", StationKind::kQueue, 1, pl.client_hosts, visits / pl.client_hosts, us}
+            : Station{"client link", StationKind::kDelay, 1, 1, visits, us};
     l.service_scv = pl.service_scv;
   }
   return net;
@@ -238,12 +250,13 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const double read_us = phi * read_service_us(in);
     const double verb_us = phi * verb_service_us(in);
-    const double server_fixed = in.rpc_round_trip_us() + w.reads_per_server_op * w.network_rtt_us +
+    const double rpc_link_wait = pl.link_us_per_rpc > 0 ? client_link_wait : 0;
+    const double server_fixed = in.rpc_round_trip_us() + pl.link_us_per_rpc + w.reads_per_server_op * w.network_rtt_us +
                                 pl.server_op_service_time_us + msgs * verb_us +
                                 w.reads_per_server_op * (read_us + 2 * link_us);
     const double client_fixed =
         in.client_round_trips() * w.network_rtt_us + m * (read_us + 2 * link_us) + w.client_cpu_us_per_client_op;
-    const double server_us = server_fixed + sweep.mean_wait_per_visit_us(clients, k) +
+    const double server_us = server_fixed + rpc_link_wait + sweep.mean_wait_per_visit_us(clients, k) +
                              msgs * sweep.mean_wait_per_visit_us(clients, k + 2) +
                              w.reads_per_server_op * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
     const double client_us = client_fixed + m * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
@@ -280,7 +293,8 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
       std::vector<WaitComponent> client_waits = {component(k + 1, m, kSameNicCorrelation)};
       if (links) {
         for (int station : {k + 3, client_link}) {
-          server_waits.push_back(component(station, ms, kSameNicCorrelation));
+          const double rpc = station == client_link && pl.link_us_per_rpc > 0 ? 1 : 0;
+          server_waits.push_back(component(station, ms + rpc, kSameNicCorrelation));
           client_waits.push_back(component(station, m, kSameNicCorrelation));
         }
       }
@@ -327,11 +341,12 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
   // The links: the server's outgoing at its READ share, a client host's
   // incoming at its share of the clients.
   const double link_us = in.platform.link_us_per_read * reads_per_op(in, p);
-  if (link_us > 0) {
+  const double rpc_link_us = in.platform.link_us_per_rpc * p;
+  if (link_us + rpc_link_us > 0) {
     double read_share = 1.0 / in.platform.servers;
     if (!in.shares.read.empty()) read_share = *std::max_element(in.shares.read.begin(), in.shares.read.end());
     if (server_link_station_us(in, 1.0) > 0) most_us = std::max(most_us, read_share * link_us);
-    if (in.platform.client_hosts > 0) most_us = std::max(most_us, link_us / in.platform.client_hosts);
+    if (in.platform.client_hosts > 0) most_us = std::max(most_us, (link_us + rpc_link_us) / in.platform.client_hosts);
   }
   return kUsPerS / most_us;
 }

@@ -71,6 +71,12 @@ struct LocalityPlatform {
   // spread evenly); 0 hosts: every client its own.
   double link_us_per_read = 0;
   int client_hosts = 0;
+  // An RPC's response's serialisation on a link, for designs whose
+  // responses are large (NessieSD's values): it queues at the client
+  // host's incoming link (cut-through holds the server's outgoing one at
+  // the same time, so one station stands for both); 0: the RPC leaves the
+  // links out (their time in the RPC's round trip).
+  double link_us_per_rpc = 0;
   // Polling server threads that run the server-side handlers (NessieSD's),
   // each holding a core whether or not requests come; 0: the handlers
   // share all cores_per_server, busy only while they run. The CPU station
