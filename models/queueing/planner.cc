@@ -69,6 +69,7 @@ class Planner {
   bool verify_rule(const Candidate& c, PlannedConfig* out);
   PlannedConfig row(int servers, int cores, int clients, const LocalityPrediction& pred) const {
     // Polling server threads keep their cores busy at any load.
+    // (LocalityInput::busy_cores at `cores`, without copying the input.)
     const int threads = base_.platform.server_threads;
     const double busy = threads > 0 ? std::min(threads, cores) : cores * pred.cpu_utilisation;
     const double watts = servers * (costs_.idle_watts_per_server + costs_.busy_watts_per_core * busy);
