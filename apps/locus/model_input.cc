@@ -114,14 +114,16 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   // nothing here: then the round trip is the stations' own.
   in.workload.network_rtt_us = std::max(
       0.0, one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read);
-  if (m.rpc_at_own_bytes) {
-    // The response on the client host's link as a station, its
-    // serialisation out of the round trip.
+  // The RPC's round trip at its own request and response bytes (a READ's
+  // would charge it a response it does not carry); a design with large
+  // responses has them queue at the client host's link, their
+  // serialisation then out of the round trip.
+  if (m.rpc_response_on_links) {
     in.platform.link_us_per_rpc = (kHeaderBytes + m.rpc_response_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
-    in.workload.rpc_network_rtt_us =
-        std::max(0.0, one_way_us(p, kHeaderBytes + m.rpc_request_bytes) +
-                          one_way_us(p, kHeaderBytes + m.rpc_response_bytes) - in.platform.link_us_per_rpc);
   }
+  in.workload.rpc_network_rtt_us =
+      std::max(0.0, one_way_us(p, kHeaderBytes + m.rpc_request_bytes) +
+                        one_way_us(p, kHeaderBytes + m.rpc_response_bytes) - in.platform.link_us_per_rpc);
   if (m.server_shares) {
     LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(p.servers));
     in.shares = {std::move(shares.work), std::move(shares.read)};

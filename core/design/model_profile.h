@@ -58,9 +58,10 @@ struct ModelProfile {
   // busier direction of the links (a READ's response, a WRITE's request);
   // negative: read_bytes (READs only).
   double link_payload_bytes = -1;
-  // Whether the RPC's round trip is costed at its own request and response
-  // bytes (rpc_request_bytes, rpc_response_bytes) rather than a READ's.
-  bool rpc_at_own_bytes = false;
+  // Whether the RPC's response queues at the client host's link (a
+  // design whose responses are large: NessieSD's values); otherwise its
+  // serialisation is only in the RPC's round trip.
+  bool rpc_response_on_links = false;
   // Polling server threads per server that run every server-side handler,
   // each a busy core whatever the load (NessieSD); 0: the handlers share
   // the server's cores, busy only while they run.

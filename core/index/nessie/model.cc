@@ -106,7 +106,7 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   m.rpc_request_bytes = ring::kMessageOverheadBytes + kKeyLengthBytes + key + server_put_share * value;
   m.rpc_response_bytes = ring::kMessageOverheadBytes + (1 - server_put_share) * value;
   m.messages_per_server_op = 1;  // the request WRITE at the owner's NIC; the response lands at the client's
-  m.rpc_at_own_bytes = true;
+  m.rpc_response_on_links = true;
   m.server_threads = threads;
   m.scenario_server_share = server ? 1.0 : hybrid ? put_share : 0.0;
 
