@@ -1,17 +1,17 @@
 // `locus model` and `locus plan`: see model_command.h.
 #include "apps/locus/model_command.h"
 
-#include <algorithm>
-#include <fstream>
-#include <tuple>
-#include <optional>
-#include <charconv>
-#include <string_view>
-#include <string>
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "apps/locus/model_input.h"
 #include "apps/locus/plan_search.h"
@@ -36,7 +36,7 @@ struct PlanCli {
   std::string servers = "1:16";
   std::string cores = "1:16";
   std::string clients = "1:1024";
-  std::vector<std::string> designs;    // plan_search.h
+  std::vector<std::string> designs;  // plan_search.h
   std::vector<std::string> selectors;
   models::PlanCosts costs;
 };
@@ -79,11 +79,12 @@ Status run_model(const ModelOptions& o) {
   if (profile.scenario_server_share) {
     LOCUS_ASSIGN_OR_RETURN(own, models::predict_split(in, *profile.scenario_server_share));
   }
-  fmt::print("locus model: {} ({} servers x {} cores, {} clients; {:.2f} us per RPC, {:.0f} READs/s, "
-             "{:.0f} verb msgs/s per NIC, m = {:.0f}, RTT {:.2f} us)\n",
-             s.source, in.platform.servers, in.platform.cores_per_server, in.workload.clients,
-             in.platform.server_op_service_time_us, in.platform.nic_read_rate_ops_per_s,
-             in.platform.nic_verb_rate_msgs_per_s, in.workload.reads_per_client_op, in.workload.network_rtt_us);
+  fmt::print(
+      "locus model: {} ({} servers x {} cores, {} clients; {:.2f} us per RPC, {:.0f} READs/s, "
+      "{:.0f} verb msgs/s per NIC, m = {:.0f}, RTT {:.2f} us)\n",
+      s.source, in.platform.servers, in.platform.cores_per_server, in.workload.clients,
+      in.platform.server_op_service_time_us, in.platform.nic_read_rate_ops_per_s, in.platform.nic_verb_rate_msgs_per_s,
+      in.workload.reads_per_client_op, in.workload.network_rtt_us);
   for (const std::string& line : profile.derivation) fmt::print("  {}\n", line);
   fmt::print("{:<16} {:>6} {:>13} {:>9} {:>9} {:>7} {:>8} {:>9}  {}\n", "policy", "p", "ops/s", "mean us", "p99 us",
              "cpu %", "read %", "verbs %", "bottleneck");
@@ -94,16 +95,25 @@ Status run_model(const ModelOptions& o) {
   fmt::print("{}", row("jsq equilibrium", r.jsq_equilibrium));
   fmt::print("saturation at the balanced split p = {:.3f}: {:.0f} ops/s\n", r.balanced_split,
              r.saturation_throughput_ops_per_s);
+  if (own && s.platform.power.given) {
+    // As `locus plan --cost-watt` counts it: polling threads busy at any load.
+    const double busy = in.busy_cores(own->cpu_utilisation);
+    fmt::print("power at the scenario split: {} servers x ({:g} W idle + {:g} W x {:.2f} busy cores) = {:.1f} W\n",
+               in.platform.servers, s.platform.power.idle_w, s.platform.power.busy_w_per_core, busy,
+               in.platform.servers * (s.platform.power.idle_w + s.platform.power.busy_w_per_core * busy));
+  }
   if (!o.sim_json.empty()) {
     if (!own) {
-      return invalid_argument("--sim-json: the scenario's selector decides its split at run time, so there is no "
-                              "fixed split to compare the simulation with");
+      return invalid_argument(
+          "--sim-json: the scenario's selector decides its split at run time, so there is no "
+          "fixed split to compare the simulation with");
     }
     double ops = 0, mean_us = 0;
     LOCUS_RETURN_IF_ERROR(read_simulated(o.sim_json, &ops, &mean_us));
-    fmt::print("simulated (scenario split): {:.0f} ops/s, mean {:.2f} us; model/simulation: throughput {:.3f}, "
-               "mean latency {:.3f}\n",
-               ops, mean_us, own->throughput_ops_per_s / ops, own->mean_latency_us / mean_us);
+    fmt::print(
+        "simulated (scenario split): {:.0f} ops/s, mean {:.2f} us; model/simulation: throughput {:.3f}, "
+        "mean latency {:.3f}\n",
+        ops, mean_us, own->throughput_ops_per_s / ops, own->mean_latency_us / mean_us);
   }
   return Status();
 }
@@ -128,9 +138,10 @@ Status parse_range(const std::string& option, const std::string& text, int64_t l
     rest.remove_prefix(colon + 1);
   }
   if (parts < 2 || !rest.empty() || v[0] < 1 || v[1] < v[0] || v[1] > limit || v[2] < 1 || v[2] > limit) {
-    return invalid_argument(fmt::format("{}: expected MIN:MAX or MIN:MAX:STEP with 1 <= MIN <= MAX <= {} and STEP "
-                                        ">= 1, got '{}'",
-                                        option, limit, text));
+    return invalid_argument(
+        fmt::format("{}: expected MIN:MAX or MIN:MAX:STEP with 1 <= MIN <= MAX <= {} and STEP "
+                    ">= 1, got '{}'",
+                    option, limit, text));
   }
   *out = {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2])};
   return Status();
@@ -153,13 +164,14 @@ Status run_plan(const PlanCli& o) {
   LOCUS_RETURN_IF_ERROR(parse_range("--cores", o.cores, 4096, &space.cores_per_server));
   LOCUS_RETURN_IF_ERROR(parse_range("--clients", o.clients, 10'000'000, &space.clients));
   constexpr long double kMaxConfigurations = 1e7;
-  const long double configurations = static_cast<long double>(space.servers.count()) *
-                                     space.cores_per_server.count() * space.clients.count() * choices.size();
+  const long double configurations = static_cast<long double>(space.servers.count()) * space.cores_per_server.count() *
+                                     space.clients.count() * choices.size();
   if (configurations > kMaxConfigurations) {
-    return invalid_argument(fmt::format("--servers x --cores x --clients x designs x selectors: {:.3g} "
-                                        "configurations, more than {:.0g} a plan can evaluate; narrow the ranges or "
-                                        "give them a STEP",
-                                        static_cast<double>(configurations), static_cast<double>(kMaxConfigurations)));
+    return invalid_argument(
+        fmt::format("--servers x --cores x --clients x designs x selectors: {:.3g} "
+                    "configurations, more than {:.0g} a plan can evaluate; narrow the ranges or "
+                    "give them a STEP",
+                    static_cast<double>(configurations), static_cast<double>(kMaxConfigurations)));
   }
   const bool several = choices.size() > 1;
   std::vector<PlanRow> rows;
@@ -202,10 +214,11 @@ Status run_plan(const PlanCli& o) {
     return std::tie(a.config.cost, a.config.servers, a.config.cores_per_server, a.config.clients) <
            std::tie(b.config.cost, b.config.servers, b.config.cores_per_server, b.config.clients);
   });
-  fmt::print("locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms "
-             "({:.0f} per second)\n",
-             o.scenario_path, o.target_ops, o.p99_us, evaluated, elapsed_ms,
-             elapsed_ms > 0 ? evaluated / (elapsed_ms / 1e3) : 0.0);
+  fmt::print(
+      "locus plan: {} for {:.0f} ops/s at p99 <= {:.1f} us: {} configurations evaluated in {:.0f} ms "
+      "({:.0f} per second)\n",
+      o.scenario_path, o.target_ops, o.p99_us, evaluated, elapsed_ms,
+      elapsed_ms > 0 ? evaluated / (elapsed_ms / 1e3) : 0.0);
   if (several) {
     for (const PlanChoice& c : choices) {
       fmt::print("  {} with {}: {}\n", c.design, c.selector.empty() ? "its selector" : c.selector, c.policy);
@@ -216,18 +229,16 @@ Status run_plan(const PlanCli& o) {
     return Status();
   }
   const std::string head = several ? fmt::format("{:<16} {:<12} ", "design", "selector") : "";
-  fmt::print("{}{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}{}  {}\n", head, "servers", "cores", "clients",
-             "cost", "p", "ops/s", "mean us", "p99 us", any_power ? fmt::format(" {:>8}", "watts") : "",
-             "bottleneck");
+  fmt::print("{}{:>8} {:>6} {:>8} {:>9} {:>7} {:>13} {:>9} {:>9}{}  {}\n", head, "servers", "cores", "clients", "cost",
+             "p", "ops/s", "mean us", "p99 us", any_power ? fmt::format(" {:>8}", "watts") : "", "bottleneck");
   for (const PlanRow& row : frontier) {
     const models::PlannedConfig& c = row.config;
-    const std::string lead =
-        several ? fmt::format("{:<16} {:<12} ", row.choice->design,
-                              row.choice->selector.empty() ? "(own)" : row.choice->selector)
-                : "";
+    const std::string lead = several ? fmt::format("{:<16} {:<12} ", row.choice->design,
+                                                   row.choice->selector.empty() ? "(own)" : row.choice->selector)
+                                     : "";
     fmt::print("{}{:>8} {:>6} {:>8} {:>9.2f} {:>7.3f} {:>13.0f} {:>9.2f} {:>9.2f}{}  {}\n", lead, c.servers,
-               c.cores_per_server, c.clients, c.cost, c.prediction.server_side_share,
-               c.prediction.throughput_ops_per_s, c.prediction.mean_latency_us, c.prediction.p99_latency_us,
+               c.cores_per_server, c.clients, c.cost, c.prediction.server_side_share, c.prediction.throughput_ops_per_s,
+               c.prediction.mean_latency_us, c.prediction.p99_latency_us,
                any_power ? fmt::format(" {:>8.1f}", c.watts) : "", c.prediction.bottleneck);
   }
   return Status();

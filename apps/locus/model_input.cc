@@ -13,16 +13,18 @@
 namespace locus::cli {
 namespace {
 
-// One way over host link and PCIe at each end: propagation plus
-// serialisation of `bytes` on each hop.
+// One way over PCIe, host link (and rack uplinks) at each end, as the
+// simulator carries a message: cut-through, every hop's latency and one
+// serialisation of `bytes` on the slowest hop (World::packet_leg; a
+// larger message is one CM02 flow, bounded by its slowest link alike).
 double one_way_us(const scenario::PlatformSpec& p, double bytes) {
-  const double link_us = bytes * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
-  const double pcie_us = bytes * 8.0 / (p.pcie.bandwidth_gbps * 1e3);
-  double us = 2 * (p.host_link.latency_us + p.pcie.latency_us) + 2 * (link_us + pcie_us);
+  double latency_us = 2 * (p.host_link.latency_us + p.pcie.latency_us);
+  double slowest_gbps = std::min(p.host_link.bandwidth_gbps, p.pcie.bandwidth_gbps);
   if (p.topology == scenario::Topology::kTwoLevel) {
-    us += 2 * p.rack_uplink.latency_us + 2 * bytes * 8.0 / (p.rack_uplink.bandwidth_gbps * 1e3);
+    latency_us += 2 * p.rack_uplink.latency_us;
+    slowest_gbps = std::min(slowest_gbps, p.rack_uplink.bandwidth_gbps);
   }
-  return us;
+  return latency_us + bytes * 8.0 / (slowest_gbps * 1e3);
 }
 
 uint32_t bytes_of(double bytes) { return static_cast<uint32_t>(std::llround(std::clamp(bytes, 0.0, 4294967295.0))); }
@@ -81,7 +83,9 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   in.workload.reads_per_client_op = m.reads_per_client_op;
   in.workload.round_trips_per_client_op = m.round_trips_per_client_op;
   in.workload.client_cpu_us_per_client_op = m.client_cpu_us_per_client_op;
-  in.platform.nic_read_rate_ops_per_s = p.nic.read.ops_per_s(bytes_of(m.read_bytes));
+  in.platform.nic_read_rate_ops_per_s =
+      m.nic_rdma_service_us > 0 ? 1e6 / m.nic_rdma_service_us : p.nic.read.ops_per_s(bytes_of(m.read_bytes));
+  in.platform.server_threads = static_cast<int>(m.server_threads);
   // The address-translation cache, as the simulator charges it: each READ
   // costs the misses its server's registered bytes add over the curve's.
   if (p.nic.atc_reach_bytes > 0 && m.remote_read_bytes > 0) {
@@ -102,10 +106,24 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   // A READ's response crosses the server's link and the client host's: those
   // are stations (a hot server's, or a host's shared by its clients, queue),
   // so their serialisation leaves the round trip.
-  in.platform.link_us_per_read = (kHeaderBytes + m.read_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+  const double link_bytes = m.link_payload_bytes >= 0 ? m.link_payload_bytes : m.read_bytes;
+  in.platform.link_us_per_read = (kHeaderBytes + link_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
   in.platform.client_hosts = static_cast<int>(p.client_hosts);
-  in.workload.network_rtt_us =
-      one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read;
+  // Each link station adds its serialisation back; cut-through overlaps
+  // the two, so a line-rate READ of a large value can leave less than
+  // nothing here: then the round trip is the stations' own.
+  in.workload.network_rtt_us = std::max(
+      0.0, one_way_us(p, kHeaderBytes) + one_way_us(p, kHeaderBytes + m.read_bytes) - 2 * in.platform.link_us_per_read);
+  // The RPC's round trip at its own request and response bytes (a READ's
+  // would charge it a response it does not carry); a design with large
+  // responses has them queue at the client host's link, their
+  // serialisation then out of the round trip.
+  if (m.rpc_response_on_links) {
+    in.platform.link_us_per_rpc = (kHeaderBytes + m.rpc_response_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+  }
+  in.workload.rpc_network_rtt_us =
+      std::max(0.0, one_way_us(p, kHeaderBytes + m.rpc_request_bytes) +
+                        one_way_us(p, kHeaderBytes + m.rpc_response_bytes) - in.platform.link_us_per_rpc);
   if (m.server_shares) {
     LOCUS_ASSIGN_OR_RETURN(design::ServerShares shares, m.server_shares(p.servers));
     in.shares = {std::move(shares.work), std::move(shares.read)};

@@ -50,6 +50,22 @@ struct ModelProfile {
   double reads_per_server_op = 0;
   // Work of a client between operations (drawing a key), whichever path.
   double client_op_us = 0;
+  // Designs whose client path mixes one-sided READs, WRITEs and CASes
+  // (Nessie): the mean service of one at the server NIC's RDMA engine,
+  // which serves all three; 0: the read curve at read_bytes.
+  double nic_rdma_service_us = 0;
+  // The payload bytes a client-path operation moves, on average, in the
+  // busier direction of the links (a READ's response, a WRITE's request);
+  // negative: read_bytes (READs only).
+  double link_payload_bytes = -1;
+  // Whether the RPC's response queues at the client host's link (a
+  // design whose responses are large: NessieSD's values); otherwise its
+  // serialisation is only in the RPC's round trip.
+  bool rpc_response_on_links = false;
+  // Polling server threads per server that run every server-side handler,
+  // each a busy core whatever the load (NessieSD); 0: the handlers share
+  // the server's cores, busy only while they run.
+  uint32_t server_threads = 0;
   // The share of operations the scenario's own configuration sends to the
   // server (a static design or a fixed-ratio selector); empty when an
   // adaptive selector decides at run time.

@@ -35,6 +35,7 @@ Status LocalityInput::validate() const {
   if (p.servers < 1) return invalid_argument("platform.servers must be >= 1");
   if (p.cores_per_server < 1) return invalid_argument("platform.cores_per_server must be >= 1");
   if (!(p.link_us_per_read >= 0)) return invalid_argument("platform.link_us_per_read must be >= 0");
+  if (!(p.link_us_per_rpc >= 0)) return invalid_argument("platform.link_us_per_rpc must be >= 0");
   if (p.client_hosts < 0) return invalid_argument("platform.client_hosts must be >= 0");
   if (!(p.server_op_service_time_us > 0)) {
     return invalid_argument("platform.server_op_service_time_us must be > 0");
@@ -94,7 +95,18 @@ double server_link_station_us(const LocalityInput& in, double phi) {
   return in.platform.link_us_per_read >= phi * read_service_us(in) ? in.platform.link_us_per_read : 0.0;
 }
 
-int stations_per_server_class(const LocalityInput& in) { return in.platform.link_us_per_read > 0 ? 4 : 3; }
+int stations_per_server_class(const LocalityInput& in) {
+  return in.platform.link_us_per_read > 0 || in.platform.link_us_per_rpc > 0 ? 4 : 3;
+}
+
+namespace {
+// A link station's visits (READ responses and RPC responses) and mean
+// service per visit, given each kind's visits and service.
+std::pair<double, double> link_visits(double reads, double read_us, double rpcs, double rpc_us) {
+  const double visits = reads + rpcs;
+  return {visits, visits > 0 ? (reads * read_us + rpcs * rpc_us) / visits : 0.0};
+}
+}  // namespace
 
 std::vector<ServerClass> server_classes(const LocalityInput& in) {
   const int n = in.platform.servers;
@@ -128,6 +140,19 @@ double LocalityInput::client_round_trips() const {
   return workload.round_trips_per_client_op > 0 ? workload.round_trips_per_client_op : workload.reads_per_client_op;
 }
 
+double LocalityInput::rpc_round_trip_us() const {
+  return workload.rpc_network_rtt_us >= 0 ? workload.rpc_network_rtt_us : workload.network_rtt_us;
+}
+
+int LocalityInput::cpu_servers() const {
+  return platform.server_threads > 0 ? std::min(platform.server_threads, platform.cores_per_server)
+                                     : platform.cores_per_server;
+}
+
+double LocalityInput::busy_cores(double utilisation) const {
+  return platform.server_threads > 0 ? cpu_servers() : platform.cores_per_server * utilisation;
+}
+
 double nic_slowdown(const LocalityInput& in, double p, double work, double read) {
   const double read_demand = read * reads_per_op(in, p) * read_service_us(in);
   const double verb_demand = work * p * in.workload.messages_per_server_op * verb_service_us(in);
@@ -148,15 +173,27 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
   const bool links = per_class == 4;
   ClosedNetwork net;
   net.stations.resize(kServerCpu + per_class * classes.size() + (links ? 1 : 0));
-  net.stations[kNetworkDelay] = {
-      "network", StationKind::kDelay, 1, 1, p * (1 + w.reads_per_server_op) + (1 - p) * r, w.network_rtt_us};
+  // A server link left a delay (faster than its READ engine) still takes
+  // its time: in the network delay, as the READ's latency counts it.
+  double link_delay_us = 0;
+  for (const ServerClass& c : classes) {
+    link_delay_us += c.count * c.read * reads_per_op(in, p) *
+                     (pl.link_us_per_read - server_link_station_us(in, nic_slowdown(in, p, c.work, c.read)));
+  }
+  net.stations[kNetworkDelay] = {"network",
+                                 StationKind::kDelay,
+                                 1,
+                                 1,
+                                 1,
+                                 p * (in.rpc_round_trip_us() + w.reads_per_server_op * w.network_rtt_us) +
+                                     (1 - p) * r * w.network_rtt_us + link_delay_us};
   net.stations[kClientCpuDelay] = {"client cpu", StationKind::kDelay, 1, 1, 1 - p, w.client_cpu_us_per_client_op};
   net.stations[kThinkDelay] = {"think", StationKind::kDelay, 1, 1, 1.0, w.think_time_us};
   for (size_t j = 0; j < classes.size(); ++j) {
     const ServerClass& c = classes[j];
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const int k = kServerCpu + per_class * static_cast<int>(j);
-    net.stations[k] = {"server cpu", StationKind::kQueue, pl.cores_per_server,
+    net.stations[k] = {"server cpu", StationKind::kQueue, in.cpu_servers(),
                        c.count,      p * c.work,          pl.server_op_service_time_us};
     net.stations[k + 1] = {"nic read", StationKind::kQueue,          1,
                            c.count,    reads_per_op(in, p) * c.read, phi * read_service_us(in)};
@@ -169,11 +206,11 @@ ClosedNetwork locality_network(const LocalityInput& in, double p) {
     for (int i = k; i < k + per_class; ++i) net.stations[i].service_scv = pl.service_scv;
   }
   if (links) {
-    const double reads = reads_per_op(in, p);
+    const auto [visits, us] = link_visits(reads_per_op(in, p), pl.link_us_per_read, p, pl.link_us_per_rpc);
     Station& l = net.stations.back();
-    l = pl.client_hosts > 0 ? Station{"client link",   StationKind::kQueue,     1,
-                                      pl.client_hosts, reads / pl.client_hosts, pl.link_us_per_read}
-                            : Station{"client link", StationKind::kDelay, 1, 1, reads, pl.link_us_per_read};
+    l = pl.client_hosts > 0
+            ? Station{"client link", StationKind::kQueue, 1, pl.client_hosts, visits / pl.client_hosts, us}
+            : Station{"client link", StationKind::kDelay, 1, 1, visits, us};
     l.service_scv = pl.service_scv;
   }
   return net;
@@ -213,11 +250,13 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
     const double phi = nic_slowdown(in, p, c.work, c.read);
     const double read_us = phi * read_service_us(in);
     const double verb_us = phi * verb_service_us(in);
-    const double server_fixed = (1 + w.reads_per_server_op) * w.network_rtt_us + pl.server_op_service_time_us +
-                                msgs * verb_us + w.reads_per_server_op * (read_us + 2 * link_us);
+    const double rpc_link_wait = pl.link_us_per_rpc > 0 ? client_link_wait : 0;
+    const double server_fixed = in.rpc_round_trip_us() + pl.link_us_per_rpc + w.reads_per_server_op * w.network_rtt_us +
+                                pl.server_op_service_time_us + msgs * verb_us +
+                                w.reads_per_server_op * (read_us + 2 * link_us);
     const double client_fixed =
         in.client_round_trips() * w.network_rtt_us + m * (read_us + 2 * link_us) + w.client_cpu_us_per_client_op;
-    const double server_us = server_fixed + sweep.mean_wait_per_visit_us(clients, k) +
+    const double server_us = server_fixed + rpc_link_wait + sweep.mean_wait_per_visit_us(clients, k) +
                              msgs * sweep.mean_wait_per_visit_us(clients, k + 2) +
                              w.reads_per_server_op * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
     const double client_us = client_fixed + m * (sweep.mean_wait_per_visit_us(clients, k + 1) + link_wait);
@@ -254,7 +293,8 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
       std::vector<WaitComponent> client_waits = {component(k + 1, m, kSameNicCorrelation)};
       if (links) {
         for (int station : {k + 3, client_link}) {
-          server_waits.push_back(component(station, ms, kSameNicCorrelation));
+          const double rpc = station == client_link && pl.link_us_per_rpc > 0 ? 1 : 0;
+          server_waits.push_back(component(station, ms + rpc, kSameNicCorrelation));
           client_waits.push_back(component(station, m, kSameNicCorrelation));
         }
       }
@@ -285,7 +325,7 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
   // The busiest station's demand bounds throughput; computed directly
   // rather than through locality_network() because the planner asks for it
   // hundreds of times per configuration.
-  const double cpu_us = p * in.platform.server_op_service_time_us / in.platform.cores_per_server;
+  const double cpu_us = p * in.platform.server_op_service_time_us / in.cpu_servers();
   const double read_us = reads_per_op(in, p) * read_service_us(in);
   const double verb_us = p * in.workload.messages_per_server_op * verb_service_us(in);
   auto busiest_us = [&](double work, double read) {
@@ -301,11 +341,12 @@ double saturation_throughput_ops_per_s(const LocalityInput& in, double p) {
   // The links: the server's outgoing at its READ share, a client host's
   // incoming at its share of the clients.
   const double link_us = in.platform.link_us_per_read * reads_per_op(in, p);
-  if (link_us > 0) {
+  const double rpc_link_us = in.platform.link_us_per_rpc * p;
+  if (link_us + rpc_link_us > 0) {
     double read_share = 1.0 / in.platform.servers;
     if (!in.shares.read.empty()) read_share = *std::max_element(in.shares.read.begin(), in.shares.read.end());
     if (server_link_station_us(in, 1.0) > 0) most_us = std::max(most_us, read_share * link_us);
-    if (in.platform.client_hosts > 0) most_us = std::max(most_us, link_us / in.platform.client_hosts);
+    if (in.platform.client_hosts > 0) most_us = std::max(most_us, (link_us + rpc_link_us) / in.platform.client_hosts);
   }
   return kUsPerS / most_us;
 }

@@ -71,6 +71,17 @@ struct LocalityPlatform {
   // spread evenly); 0 hosts: every client its own.
   double link_us_per_read = 0;
   int client_hosts = 0;
+  // An RPC's response's serialisation on a link, for designs whose
+  // responses are large (NessieSD's values): it queues at the client
+  // host's incoming link (cut-through holds the server's outgoing one at
+  // the same time, so one station stands for both); 0: the RPC leaves the
+  // links out (their time in the RPC's round trip).
+  double link_us_per_rpc = 0;
+  // Polling server threads that run the server-side handlers (NessieSD's),
+  // each holding a core whether or not requests come; 0: the handlers
+  // share all cores_per_server, busy only while they run. The CPU station
+  // has min(server_threads, cores_per_server) servers when set.
+  int server_threads = 0;
   // Variability of the CPU and NIC service times for the p99 estimate
   // (squared coefficient of variation): 0 for fixed costs, as calibrated.
   double service_scv = 0.0;
@@ -99,6 +110,9 @@ struct LocalityWorkload {
   // trip each (the NAM hybrid's leaf READ after the inner levels' RPC).
   double reads_per_server_op = 0;
   double client_cpu_us_per_client_op = 0;  // client processing of one client-side op
+  // The RPC's network round trip when its bytes differ from a READ's (a
+  // request and response of their own sizes); negative: network_rtt_us.
+  double rpc_network_rtt_us = -1;
 };
 
 struct LocalityInput {
@@ -110,6 +124,13 @@ struct LocalityInput {
   Status validate() const;
   // r, resolving 0 to one round trip per READ.
   double client_round_trips() const;
+  // The RPC's round trip, resolving a negative rpc_network_rtt_us.
+  double rpc_round_trip_us() const;
+  // Servers of the CPU station: the polling threads, else every core.
+  int cpu_servers() const;
+  // Cores busy at a server whose CPU station is `utilisation` busy: the
+  // polling threads whatever the load, else the cores at that utilisation.
+  double busy_cores(double utilisation) const;
 };
 
 struct LocalityPrediction {

@@ -68,8 +68,11 @@ class Planner {
   bool verify(const Candidate& c, PlannedConfig* out);
   bool verify_rule(const Candidate& c, PlannedConfig* out);
   PlannedConfig row(int servers, int cores, int clients, const LocalityPrediction& pred) const {
-    const double watts =
-        servers * (costs_.idle_watts_per_server + costs_.busy_watts_per_core * cores * pred.cpu_utilisation);
+    // Polling server threads keep their cores busy at any load.
+    // (LocalityInput::busy_cores at `cores`, without copying the input.)
+    const int threads = base_.platform.server_threads;
+    const double busy = threads > 0 ? std::min(threads, cores) : cores * pred.cpu_utilisation;
+    const double watts = servers * (costs_.idle_watts_per_server + costs_.busy_watts_per_core * busy);
     const double cost = servers * (costs_.per_server + costs_.per_nic) +
                         static_cast<double>(servers) * cores * costs_.per_core + clients * costs_.per_client +
                         watts * costs_.per_watt;

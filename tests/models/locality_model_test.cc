@@ -99,6 +99,23 @@ BOOST_AUTO_TEST_CASE(one_client_sees_no_queueing) {
   BOOST_CHECK_CLOSE(client.mean_latency_us, 5 * (3.0 + 1 / 1.44), 1e-9);
 }
 
+// Links as stations: one client sees every path's fixed time in its cycle,
+// a server link faster than its READ engine (left a delay) included, and
+// an RPC's response on the client host's link (link_us_per_rpc). The MVA
+// had dropped the delayed server link's time (0.2 us a READ here).
+BOOST_AUTO_TEST_CASE(one_client_cycle_keeps_every_link) {
+  LocalityInput in = anchor_input(1);
+  in.platform.link_us_per_read = 0.2;  // below the READ engine's 1 / 1.44 us
+  in.platform.link_us_per_rpc = 0.5;
+  in.platform.client_hosts = 1;
+  const LocalityPrediction client = predict(in, 0.0);
+  BOOST_CHECK_CLOSE(client.mean_latency_us, 5 * (3.0 + 1 / 1.44 + 2 * 0.2), 1e-9);
+  BOOST_CHECK_CLOSE(client.mean_latency_us, client.client_side_latency_us, 1e-9);
+  const LocalityPrediction server = predict(in, 1.0);
+  BOOST_CHECK_CLOSE(server.mean_latency_us, 3.0 + 0.5 + 6.3 + 2 / 1.5, 1e-9);
+  BOOST_CHECK_CLOSE(server.mean_latency_us, server.server_side_latency_us, 1e-9);
+}
+
 BOOST_AUTO_TEST_CASE(nic_partial_independence) {
   // Equal READ and verb demand per operation: 1 us each at p = 0.5.
   LocalityInput in = anchor_input(1);

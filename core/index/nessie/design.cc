@@ -11,6 +11,7 @@
 namespace locus::nessie {
 
 StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scenario& s, const design::Placement& p);
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s);  // model.cc
 
 namespace {
 
@@ -53,7 +54,8 @@ Status register_design(design::Registry& registry) {
         false,
         read_keys,
         {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork, kLocalWriteWork}},
-       make_driver});
+       make_driver,
+       model_profile});
 }
 
 }  // namespace locus::nessie

@@ -1,0 +1,139 @@
+// Nessie's analytic model (design::ModelProfile), paper sections 4 and 5.
+// The figures come from the tables the driver builds: the model places
+// the scenario's records' index entries (ITEs) the way Loader does (the
+// same keys, hash functions, geometry and cuckoo walk, model_tables.cc)
+// and counts, for every record, the one-sided operations a get and a put
+// of it make in NessieClient (client_datapath.cc): which candidates are
+// read before the key's own, the data entries (DTEs) read for filter
+// matches of other keys, the put's forward and reverse passes, its DTE
+// WRITE, CAS, valid-bit and recycle-word WRITEs. The workload is uniform,
+// so each record counts once.
+//
+// Paths. Client-side: one-sided READs, WRITEs and CASes, each its own
+// round trip, served by the server NIC's one RDMA engine (READ, WRITE and
+// atomic curves each at its bytes). Server-side: NessieSD's RPC, a request
+// WRITE into the key's owner's ring, the server thread's handler at the
+// scenario's "nessie.server.get/put" cost, a response WRITE. Client mode
+// runs client-only, server mode server-only (its client-only row answers
+// "and Nessie?" on Nessie's decoupled tables), hybrid sends its puts to
+// the server (the scenario split is the put share).
+//
+// CPU contention ([platform] background_load = K hogs a host, shared
+// fluidly, docs/simulator.md): a server thread holds a core's share among
+// its host's K hogs and polling threads, a client's work among K hogs
+// and itself.
+//
+// Not covered (refused by name): inserts, scans, read-modify-writes,
+// non-uniform requests, run.clients_on_servers (the local shortcuts).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/design/model_profile.h"
+#include "core/index/nessie/config.h"
+#include "core/index/nessie/model_tables.h"
+#include "core/index/nessie/requests.h"
+#include "core/rpc/ring_buffer.h"
+
+namespace locus::nessie {
+namespace {
+
+// A ring message's key-length prefix (requests.h: u32 key bytes, key, value).
+constexpr double kKeyLengthBytes = 4;
+
+// The speed of one busy actor among `others` always-running ones on a
+// host of `cores` cores, shared equally (SimGrid's fluid sharing).
+double share_of_core(double cores, double others) { return std::min(1.0, cores / std::max(1.0, others + 1)); }
+
+}  // namespace
+
+StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
+  const auto* c = s.index.get<NessieConfig>();
+  if (c == nullptr) return invalid_argument("index.type: not a nessie scenario");
+  const workload::WorkloadSpec& w = s.workload;
+  if (w.insertproportion > 0 || w.scanproportion > 0 || w.readmodifywriteproportion > 0) {
+    return invalid_argument(
+        "workload.insertproportion / scanproportion / readmodifywriteproportion: the nessie model covers gets "
+        "(readproportion) and updates (updateproportion) of loaded records only");
+  }
+  if (w.requestdistribution != workload::RequestDistribution::kUniform) {
+    return invalid_argument("workload.requestdistribution: the nessie model counts every record once (uniform)");
+  }
+  if (s.run.clients_on_servers) {
+    return invalid_argument("run.clients_on_servers: the nessie model does not cover the local shortcuts");
+  }
+  const double gets = w.readproportion, puts = w.updateproportion;
+  if (!(gets + puts > 0)) return invalid_argument("workload: no gets or updates to model");
+  const double put_share = puts / (gets + puts);
+  const bool server = c->mode == "server", hybrid = c->mode == "hybrid";
+
+  // The client path's tables: the scenario's own, or Nessie's decoupled
+  // ones for server mode's "and Nessie?" row.
+  NessieConfig client_tables = *c;
+  if (server) client_tables.mode = "client";
+  LOCUS_ASSIGN_OR_RETURN(TableCosts t, table_costs(s, client_tables));
+  const scenario::PlatformSpec& p = s.platform;
+
+  // Contention: background_load hogs on every host.
+  const double hogs = p.background_load;
+  const double value = t.value_bytes, key = t.mean_key_bytes;
+  uint32_t threads = 0;
+  if (server || hybrid) {
+    threads = c->server_threads != 0 ? c->server_threads : t.value_bytes < 1024 ? 3 : 2;
+    threads = std::min<uint32_t>(threads, s.run.clients);
+  }
+  const double server_speed = threads > 0 ? share_of_core(p.cores_per_server, hogs + threads - 1) : 1.0;
+  const double client_speed = share_of_core(p.cores_per_client_host, hogs);
+
+  design::ModelProfile m;
+  // Client path: hybrid runs only its gets there.
+  const double client_put_share = hybrid ? 0.0 : put_share;
+  const OpCounts client = mix(t.get, t.put, client_put_share);
+  m.reads_per_client_op = client.ops;
+  m.round_trips_per_client_op = client.ops;  // each waits for the one before
+  m.read_bytes = client.payload_bytes / client.ops;
+  m.nic_rdma_service_us = client.service_us / client.ops;
+  m.link_payload_bytes = std::max(client.out_bytes, client.in_bytes) / client.ops;
+  m.client_op_us = design::client_op_cost_us(s) / client_speed;
+
+  // Server path: the RPC (requests.cc: payload u32 key length, key, value;
+  // the handler charged at payload plus answer bytes).
+  const double server_put_share = hybrid ? 1.0 : put_share;
+  const double get_us = design::handler_cost_us(p.cpu, kServerGetWork, kKeyLengthBytes + key + value);
+  const double put_us = design::handler_cost_us(p.cpu, kServerPutWork, kKeyLengthBytes + key + value);
+  m.server_cpu_us_per_server_op = ((1 - server_put_share) * get_us + server_put_share * put_us) / server_speed;
+  m.rpc_request_bytes = ring::kMessageOverheadBytes + kKeyLengthBytes + key + server_put_share * value;
+  m.rpc_response_bytes = ring::kMessageOverheadBytes + (1 - server_put_share) * value;
+  m.messages_per_server_op = 1;  // the request WRITE at the owner's NIC; the response lands at the client's
+  m.rpc_response_on_links = true;
+  m.server_threads = threads;
+  m.scenario_server_share = server ? 1.0 : hybrid ? put_share : 0.0;
+
+  m.derivation = t.derivation;
+  m.derivation.push_back(fmt::format(
+      "client path ({}): {:.3f} one-sided ops an op ({:.3f} of them puts), each its own round trip, {:.1f} B "
+      "payload, {:.4f} us at the server NIC's RDMA engine; links: {:.1f} B out, {:.1f} B in an op",
+      server ? "Nessie's decoupled tables, the what-if row" : c->mode, client.ops, client_put_share, m.read_bytes,
+      m.nic_rdma_service_us, client.out_bytes, client.in_bytes));
+  m.derivation.push_back(fmt::format(
+      "server path: {} RPC of {:.0f} B + {:.0f} B ({:.3f} puts): nessie.server.get {:.3f} us, nessie.server.put "
+      "{:.3f} us at {:.0f} B; {} polling threads a node",
+      server   ? "every op an"
+      : hybrid ? "each put an"
+               : "(not used) an",
+      m.rpc_request_bytes, m.rpc_response_bytes, server_put_share, get_us, put_us, kKeyLengthBytes + key + value,
+      threads));
+  m.derivation.push_back(fmt::format(
+      "contention: background_load {} hogs a host: a server thread runs at {:.3f} of a core ({} cores, {} threads), "
+      "a client's work at {:.3f} ({} cores a client host): {:.3f} us a server op, client.op {:.3f} us",
+      p.background_load, server_speed, p.cores_per_server, threads, client_speed, p.cores_per_client_host,
+      m.server_cpu_us_per_server_op, m.client_op_us));
+  m.derivation.push_back(
+      fmt::format("split: index.mode = {} sends {:.3f} of operations to the server; reclaim scans of a client's slice "
+                  "(after index.client_data_entries = {} puts of its own) and retries are not modelled",
+                  c->mode, *m.scenario_server_share, c->client_data_entries));
+  return m;
+}
+
+}  // namespace locus::nessie
