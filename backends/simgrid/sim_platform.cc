@@ -12,6 +12,7 @@
 #include "backends/simgrid/sim_energy.h"
 #include "backends/simgrid/sim_world.h"
 #include "backends/simgrid/sim_zone.h"
+#include "core/common/aligned_buffer.h"
 
 namespace locus::simgrid_backend {
 namespace {
@@ -95,6 +96,7 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
     // Timing precision is what sub-microsecond services need.
     sg4::Engine::set_config("contexts/stack-size:256");
     configure_malloc_for_stacks();
+    AlignedBuffer::set_huge_pages(false);
     if (const uint64_t limit = max_map_count();
         options_.expected_actors > 0 && limit > 0 && 2 * options_.expected_actors + kMappingsBesideStacks > limit) {
       // A guard page splits each stack's mapping in two: without guards a
