@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <bit>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/check/models.h"
+#include "core/common/short_mutex.h"
 #include "core/design/index_driver.h"
 #include "core/design/record_loader.h"
 #include "core/index/pilaf/client.h"
@@ -109,7 +109,7 @@ class PilafDriver final : public design::IndexDriver {
   // The server list every session of a run shares (sessions on OS threads
   // connect at once on the other backends).
   std::shared_ptr<const std::vector<NodeId>> server_list(std::span<const NodeId> servers) {
-    std::lock_guard<std::mutex> lock(server_list_mu_);
+    std::lock_guard<ShortMutex> lock(server_list_mu_);
     if (server_list_ == nullptr ||
         !std::equal(servers.begin(), servers.end(), server_list_->begin(), server_list_->end())) {
       server_list_ = std::make_shared<const std::vector<NodeId>>(servers.begin(), servers.end());
@@ -172,7 +172,7 @@ class PilafDriver final : public design::IndexDriver {
   PilafConfig config_;
   GetMode mode_;
   std::vector<std::unique_ptr<PilafServer>> servers_;
-  std::mutex server_list_mu_;
+  ShortMutex server_list_mu_;  // a copy under it, nothing that waits
   std::shared_ptr<const std::vector<NodeId>> server_list_;
   uint64_t restarts_ = 0;
   uint64_t recovered_records_ = 0;
