@@ -1,6 +1,7 @@
 // World construction: the SimGrid engine, its configuration and the
 // platform (hosts, links, PCIe, routes) built from a PlatformSpec.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <xbt/log.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "backends/simgrid/sim_energy.h"
 #include "backends/simgrid/sim_world.h"
 #include "backends/simgrid/sim_zone.h"
+#include "core/common/aligned_buffer.h"
 
 namespace locus::simgrid_backend {
 namespace {
@@ -26,6 +28,29 @@ uint64_t max_map_count() {
   std::ifstream in("/proc/sys/vm/max_map_count");
   uint64_t limit = 0;
   return (in >> limit) ? limit : 0;
+}
+
+// glibc's allocator, set for a run of tens of thousands of actors.
+// SimGrid takes each actor's 256 KiB stack from malloc (calloc when guard
+// pages are off), and with glibc's defaults a 1024-server run (64,384
+// actors, guard pages off) grew its heap by about 110 KiB per actor while
+// the actors were created and started, 7 GiB of its 13.3 GiB peak
+// (/proc/PID/smaps, 2026-11-27), where an idle actor touches a few KiB of
+// its stack. With a fixed mmap threshold of 4 MiB and no top padding
+// (first measured as GLIBC_TUNABLES glibc.malloc.mmap_threshold and
+// top_pad) the heap grew by what the actors touch: glibc's dynamic
+// threshold rises to the size of each large block set-up frees (up to 32
+// MiB), so set-up's temporaries stay in the heap, and a calloc'd chunk
+// that reuses heap memory is cleared (written) where a fresh one is not.
+// The fixed threshold is above a stack so that stacks stay in the heap:
+// at glibc's initial 128 KiB each would be a mapping of its own, and
+// 64,384 of them pass vm.max_map_count. Process-wide, set once, as
+// SimGrid's configuration is; it changes where memory comes from, never
+// what a run computes.
+void configure_malloc_for_stacks() {
+  constexpr int kMmapThresholdBytes = 4 << 20;  // above a stack, guard page and malloc's header
+  (void)mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
+  (void)mallopt(M_TOP_PAD, 0);
 }
 
 }  // namespace
@@ -70,6 +95,8 @@ World::World(const scenario::PlatformSpec& platform, const SimOptions& options)
     // SimGrid 3.32's LMM solver crash (do_solve) on some Pilaf scenarios.
     // Timing precision is what sub-microsecond services need.
     sg4::Engine::set_config("contexts/stack-size:256");
+    configure_malloc_for_stacks();
+    AlignedBuffer::set_huge_pages(false);
     if (const uint64_t limit = max_map_count();
         options_.expected_actors > 0 && limit > 0 && 2 * options_.expected_actors + kMappingsBesideStacks > limit) {
       // A guard page splits each stack's mapping in two: without guards a

@@ -569,7 +569,8 @@ BOOST_AUTO_TEST_CASE(session_clients_share_one_read_buffer) {
     if (!rpc.is_ok()) return cluster->fail(rpc.status().to_string());
     const int before = counting.registrations;
     // Every shard on the one server: four PilafClients, four layouts.
-    pilaf::PilafSession session(ep, **rpc, std::vector<NodeId>(kShards, cluster->server_node), {});
+    auto servers = std::make_shared<const std::vector<NodeId>>(kShards, cluster->server_node);
+    pilaf::PilafSession session(ep, **rpc, servers, {});
     std::vector<bool> used(kShards, false);
     for (uint64_t k = 0; k < kKeys; ++k) {
       used[pilaf::pilaf_shard_of(k, kShards)] = true;

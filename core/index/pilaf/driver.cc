@@ -6,10 +6,12 @@
 // first uses a key of that server.
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/check/models.h"
+#include "core/common/short_mutex.h"
 #include "core/design/index_driver.h"
 #include "core/design/record_loader.h"
 #include "core/index/pilaf/client.h"
@@ -65,7 +67,7 @@ class PilafDriver final : public design::IndexDriver {
   // few entries, client.cc) shared by the session's clients, and at worst
   // a PilafClient (its server's layout) and its slot for every server.
   design::MemoryEstimate client_memory() const override {
-    const uint64_t per_server = sizeof(PilafClient) + sizeof(std::unique_ptr<PilafClient>);
+    const uint64_t per_server = sizeof(PilafClient) + sizeof(std::pair<uint32_t, std::unique_ptr<PilafClient>>);
     return {design::saturating_add(uint64_t{config_.max_kv_bytes} + kReadScratchBytes,
                                    design::saturating_mul(scenario_.platform.servers, per_server)),
             "index.max_kv_bytes, and platform.servers x a layout"};
@@ -101,8 +103,18 @@ class PilafDriver final : public design::IndexDriver {
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) override {
-    return std::unique_ptr<design::ClientSession>(
-        new PilafSession(ep, rpc, std::vector<NodeId>(servers.begin(), servers.end()), {.mode = mode_}));
+    return std::unique_ptr<design::ClientSession>(new PilafSession(ep, rpc, server_list(servers), {.mode = mode_}));
+  }
+
+  // The server list every session of a run shares (sessions on OS threads
+  // connect at once on the other backends).
+  std::shared_ptr<const std::vector<NodeId>> server_list(std::span<const NodeId> servers) {
+    std::lock_guard<ShortMutex> lock(server_list_mu_);
+    if (server_list_ == nullptr ||
+        !std::equal(servers.begin(), servers.end(), server_list_->begin(), server_list_->end())) {
+      server_list_ = std::make_shared<const std::vector<NodeId>>(servers.begin(), servers.end());
+    }
+    return server_list_;
   }
 
   // A put, the largest message, is a key and a value of max_kv_bytes
@@ -160,6 +172,8 @@ class PilafDriver final : public design::IndexDriver {
   PilafConfig config_;
   GetMode mode_;
   std::vector<std::unique_ptr<PilafServer>> servers_;
+  ShortMutex server_list_mu_;  // a copy under it, nothing that waits
+  std::shared_ptr<const std::vector<NodeId>> server_list_;
   uint64_t restarts_ = 0;
   uint64_t recovered_records_ = 0;
 };

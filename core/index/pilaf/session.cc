@@ -1,7 +1,9 @@
 // Pilaf's client session: see pilaf_session.h.
 #include "core/index/pilaf/session.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 namespace locus::pilaf {
 
@@ -11,24 +13,28 @@ uint32_t pilaf_shard_of(uint64_t keynum, size_t servers) {
   return static_cast<uint32_t>(x % servers);
 }
 
-PilafSession::PilafSession(Endpoint& endpoint, rpc::RpcClient& rpc, std::vector<NodeId> servers,
+PilafSession::PilafSession(Endpoint& endpoint, rpc::RpcClient& rpc, std::shared_ptr<const std::vector<NodeId>> servers,
                            const ClientOptions& options)
-    : context_(endpoint, rpc, options), servers_(std::move(servers)), clients_(servers_.size()) {}
+    : context_(endpoint, rpc, options), servers_(std::move(servers)) {}
+
+StatusOr<pilaf::PilafClient*> PilafSession::client_of(uint32_t shard) {
+  auto it = std::lower_bound(clients_.begin(), clients_.end(), shard,
+                             [](const auto& entry, uint32_t s) { return entry.first < s; });
+  if (it != clients_.end() && it->first == shard) return it->second.get();
+  LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<pilaf::PilafClient> client,
+                         pilaf::PilafClient::connect(context_, (*servers_)[shard]));
+  return clients_.emplace(it, shard, std::move(client))->second.get();
+}
 
 Status PilafSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                              std::string_view* as) {
-  const uint32_t shard = pilaf_shard_of(op.keynum, clients_.size());
-  std::unique_ptr<pilaf::PilafClient>& client = clients_[shard];
-  if (client == nullptr) {
-    auto connected = pilaf::PilafClient::connect(context_, servers_[shard]);
-    if (!connected.is_ok()) {
-      *as = workload::op_kind_name(op.kind);
-      return connected.status();
-    }
-    client = std::move(*connected);
+  auto client = client_of(pilaf_shard_of(op.keynum, servers_->size()));
+  if (!client.is_ok()) {
+    *as = workload::op_kind_name(op.kind);
+    return client.status();
   }
   return design::execute_key_value(
-      *client, op, key, value, as,
+      **client, op, key, value, as,
       [](std::string_view, uint32_t, std::vector<std::string>*) { return unimplemented("pilaf has no scans"); },
       recording_, &get_misses_);
 }
