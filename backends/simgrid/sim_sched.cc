@@ -49,23 +49,45 @@ double CfsTunables::period_s(uint32_t nr_running) const {
   return nr_running > nr_latency ? nr_running * min_granularity_s : latency_s;
 }
 
+double SliceWindows::slice_start_s(int64_t k) const {
+  uint32_t place = rank;
+  if (order_seed != 0) {
+    // This period's order of the core's tasks: a seeded shuffle.
+    Random r(mix(order_seed, static_cast<uint64_t>(k), 0));
+    std::vector<uint32_t> order(tasks);
+    std::iota(order.begin(), order.end(), 0u);
+    for (uint32_t i = 0; i + 1 < tasks; ++i) std::swap(order[i], order[i + r.uniform(tasks - i)]);
+    place = order[rank];
+  }
+  return phase_s + static_cast<double>(k) * period_s + place * slice_s;
+}
+
+std::pair<int64_t, double> SliceWindows::window_from(double t) const {
+  auto k = static_cast<int64_t>(std::floor((t - phase_s) / period_s));
+  // Rounding may put t a period off near a boundary.
+  if (phase_s + static_cast<double>(k + 1) * period_s <= t) ++k;
+  if (phase_s + static_cast<double>(k) * period_s > t) --k;
+  const double start = slice_start_s(k);
+  if (t < start + slice_s) return {k, start};
+  return {k + 1, slice_start_s(k + 1)};
+}
+
 double SliceWindows::next_on_s(double t) const {
   if (always_on()) return t;
-  const double start = phase_s + std::floor((t - phase_s) / period_s) * period_s;
-  if (t < start + slice_s) return std::max(t, start);
-  return start + period_s;
+  return std::max(t, window_from(t).second);
 }
 
 double SliceWindows::finish_s(double t, double work_s) const {
   if (always_on()) return t + work_s;
-  const double now = next_on_s(t);
-  const double start = phase_s + std::floor((now - phase_s) / period_s) * period_s;
-  const double left_in_slice = std::max(0.0, start + slice_s - now);
-  if (work_s <= left_in_slice) return now + work_s;
-  // The rest in whole slices of later periods, the last one partly.
-  const double rest = work_s - left_in_slice;
-  const double full = std::ceil(rest / slice_s) - 1;
-  return start + (full + 1) * period_s + (rest - full * slice_s);
+  auto [k, start] = window_from(t);
+  double now = std::max(t, start);
+  for (;;) {
+    const double left_s = start + slice_s - now;
+    if (work_s <= left_s) return now + work_s;
+    work_s -= left_s;
+    start = slice_start_s(++k);
+    now = start;
+  }
 }
 
 SliceScheduler::SliceScheduler(const scenario::PlatformSpec& platform, uint64_t seed)
@@ -110,10 +132,13 @@ SliceWindows SliceScheduler::windows(uint32_t host_index, uint32_t k, uint32_t c
   SliceWindows w;
   w.period_s = t.period_s(on_core);
   w.slice_s = w.period_s / on_core;
-  // Where in its period each core's rotation stands when the run starts
-  // is not known: seeded, per core; a core's tasks run in slot order.
+  w.tasks = on_core;
+  w.rank = slot / cores;
+  // Where each core's rotation stands when the run starts, and its order
+  // in each period, are not known: seeded, per core.
   Random core_rng(mix(seed_, host_index, 1 + core));
-  w.phase_s = core_rng.uniform_double() * w.period_s + (slot / cores) * w.slice_s;
+  w.phase_s = core_rng.uniform_double() * w.period_s;
+  w.order_seed = core_rng.next_u64() | 1;
   return w;
 }
 

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/common/random.h"
@@ -46,18 +47,33 @@ struct CfsTunables {
   double slice_s(uint32_t nr_running) const { return period_s(nr_running) / nr_running; }
 };
 
-// When one always-runnable thread holds its core: a slice of slice_s in
-// every period_s, starting at phase_s. period_s = 0: always (its core is
+// When one always-runnable thread holds its core: one slice of slice_s in
+// every period_s of its core (periods from phase_s), at its place among
+// the core's `tasks`. The order of a core's tasks within a period is
+// drawn anew each period from order_seed (CFS picks the least virtual
+// runtime, and among equal tasks that order shifts with every wake-up
+// and tick, so the cores' slices do not stay aligned); order_seed 0 keeps
+// it fixed (the thread's place is `rank`). tasks <= 1: always (a core of
 // its own).
 struct SliceWindows {
   double phase_s = 0;
   double period_s = 0;
   double slice_s = 0;
-  bool always_on() const { return period_s <= 0 || slice_s >= period_s; }
+  uint32_t tasks = 1;
+  uint32_t rank = 0;
+  uint64_t order_seed = 0;
+  bool always_on() const { return tasks <= 1 || period_s <= 0; }
   // The earliest moment >= t at which the thread runs.
   double next_on_s(double t) const;
   // When `work_s` of CPU started at t is done, run only in its slices.
   double finish_s(double t, double work_s) const;
+  // When its slice of period k starts.
+  double slice_start_s(int64_t k) const;
+
+ private:
+  // The period holding t, and its slice if that has not ended by t, else
+  // the next period's: {period, slice start}.
+  std::pair<int64_t, double> window_from(double t) const;
 };
 
 // A blocking thread's CFS sleep credit: how far its virtual runtime lags
