@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/simgrid/sim_energy.h"
+#include "backends/simgrid/sim_sched.h"
 #include "backends/simgrid/sim_world.h"
 #include "backends/simgrid/sim_disk.h"
 #include "core/log/mem_files.h"
@@ -120,6 +121,9 @@ class SimTransport final : public Transport {
       out[n++] = node_.cq.front();
       node_.cq.pop_front();
     }
+    // A descheduled polling thread sees them at its next slice (sim_sched.h).
+    const ActorState* self = n > 0 ? current_actor() : nullptr;
+    if (self != nullptr && self->slices != nullptr) wait_for_slice(world_, *self->slices);
     return n;
   }
 
@@ -158,8 +162,8 @@ class SimClock final : public Clock {
 // no other actor can contend for the core, it is owed instead (ActorState).
 class SimCpu final : public Cpu {
  public:
-  SimCpu(World& world, const scenario::CpuSpec& spec, SimNode& node)
-      : world_(world), spec_(spec), node_(node) {}
+  SimCpu(World& world, const scenario::CpuSpec& spec, SimNode& node, const SliceScheduler& sched)
+      : world_(world), spec_(spec), node_(node), sched_(sched) {}
   void charge(Nanos d) override {
     if (d <= 0) return;
     const double s = static_cast<double>(d) * 1e-9;
@@ -170,6 +174,11 @@ class SimCpu final : public Cpu {
       return;
     }
     settle_debt();
+    // Time slices on an oversubscribed host (cpu_scheduler = "cfs").
+    if (self != nullptr && self->slices != nullptr) return run_in_slices(world_, *self->slices, s);
+    if (self != nullptr && self->wake != nullptr &&
+        run_woken(world_, sched_, *self->wake, node_.host_index, node_.host_cores, s))
+      return;
     // Where every actor of the host has a core, it ends exactly when due.
     NativeActivity exec(&world_, world_.host_uncontended(node_) ? engine_clock_s() + s : 0.0);
     // A polling thread's work is done on the core it polls with.
@@ -197,6 +206,7 @@ class SimCpu final : public Cpu {
   World& world_;
   const scenario::CpuSpec& spec_;
   SimNode& node_;
+  const SliceScheduler& sched_;
 };
 
 // Waking another actor (an unlock, a notify) is a hazard to running ahead
@@ -272,7 +282,11 @@ struct NodeParts {
 class SimRuntime final : public Runtime {
  public:
   SimRuntime(const scenario::PlatformSpec& platform, const SimOptions& options)
-      : world_(platform, options), seed_rng_(options.seed), clock_(world_, nullptr), sync_(world_) {}
+      : world_(platform, options),
+        sched_(platform, options.seed),
+        seed_rng_(options.seed),
+        clock_(world_, nullptr),
+        sync_(world_) {}
 
   // Set-up failed after actors were spawned (a load that ran out of room):
   // run them once with the stop flag up, so each returns before it serves.
@@ -303,7 +317,7 @@ class SimRuntime final : public Runtime {
       disk = std::make_unique<SimDiskFiles>(&files_, world_.platform().disk, &clock_, &stop_);
     }
     parts_.push_back({std::make_unique<SimTransport>(world_, *node),
-                      std::make_unique<SimCpu>(world_, world_.platform().cpu, *node), std::move(disk)});
+                      std::make_unique<SimCpu>(world_, world_.platform().cpu, *node, sched_), std::move(disk)});
     return node->id;
   }
 
@@ -315,7 +329,9 @@ class SimRuntime final : public Runtime {
     const bool daemon = kind != ActorKind::kWorker;
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
-    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, fn = std::move(fn)]() mutable {
+    const uint32_t poller = kind == ActorKind::kPollingDaemon && sched_.on() ? sched_.add_poller(where->host_index) : 0;
+    sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, poller,
+                                                                 fn = std::move(fn)]() mutable {
       // An observer charges no CPU and so takes no core (ActorKind).
       const bool takes_core = kind != ActorKind::kObserver;
       ActorState state;
@@ -324,6 +340,17 @@ class SimRuntime final : public Runtime {
       // Stopped as the actor returns or, killed, unwinds.
       std::optional<PollingCore> polling;
       if (kind == ActorKind::kPollingDaemon) state.polling = &polling.emplace(where->host);
+      // cpu_scheduler = "cfs" on a host whose hogs and pollers outnumber its cores.
+      SliceWindows slices;
+      WakeCredit wake;
+      if (sched_.runnable_per_core(where->host_index, where->host_cores) > 0) {
+        if (kind == ActorKind::kPollingDaemon) {
+          slices = sched_.windows(where->host_index, poller, where->host_cores);
+          state.slices = &slices;
+        } else if (takes_core) {
+          state.wake = &wake;
+        }
+      }
       sg4::Actor::self()->set_data(&state);
       SimClock own_clock(world_, &state);
       env.clock = &own_clock;
@@ -426,6 +453,7 @@ class SimRuntime final : public Runtime {
   }
 
   World world_;
+  SliceScheduler sched_;  // cpu_scheduler = "cfs" (sim_sched.h)
   Random seed_rng_;
   uint64_t actor_count_ = 0;
   SimClock clock_;

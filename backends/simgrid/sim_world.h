@@ -97,11 +97,17 @@ class World;
 // batch, the actor's end) first sleeps the debt off. This saves the
 // engine an execution activity and two actor switches per charge.
 class PollingCore;
+struct SliceWindows;
+struct WakeCredit;
 struct ActorState {
   SimNode* node = nullptr;
   World* world = nullptr;
   double debt_s = 0;
   PollingCore* polling = nullptr;  // a polling daemon's busy core (sim_energy.h)
+  // Under [platform] cpu_scheduler = "cfs" (sim_sched.h): a polling
+  // daemon's slices on an oversubscribed host, any other actor's credit.
+  const SliceWindows* slices = nullptr;
+  WakeCredit* wake = nullptr;
 };
 
 // The engine's clock, kept by a callback the engine runs each time it

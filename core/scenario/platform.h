@@ -154,6 +154,8 @@ struct DiskSpec {
   double read_mb_per_s = 0;
 };
 
+enum class CpuScheduler { kFluid, kCfs };
+
 struct PlatformSpec {
   uint32_t servers = 1;
   uint32_t cores_per_server = 1;
@@ -183,6 +185,12 @@ struct PlatformSpec {
   // this many hogs per host, each an endless execution competing for the
   // host's cores with the run's own work (other tenants of a shared node).
   uint32_t background_load = 0;
+  // How a host's cores are shared once its always-runnable threads (hogs,
+  // polling server threads) outnumber them: fluid (SimGrid's processor
+  // sharing, every thread a fraction of a core all the time) or cfs
+  // (Linux CFS's time slices and wake-up preemption:
+  // backends/simgrid/sim_sched.h, which cites the kernel source).
+  CpuScheduler cpu_scheduler = CpuScheduler::kFluid;
 };
 
 }  // namespace locus::scenario

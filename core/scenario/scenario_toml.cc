@@ -194,7 +194,8 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   LOCUS_RETURN_IF_ERROR(
       d.only(t, s,
              {"servers", "cores_per_server", "client_hosts", "cores_per_client_host", "topology", "hosts_per_rack",
-              "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "disk", "background_load"}));
+              "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "disk", "background_load",
+              "cpu_scheduler"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
@@ -205,6 +206,9 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "hosts_per_rack", &p->hosts_per_rack, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "packet_bytes", &p->packet_bytes, 0, 1u << 20));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "background_load", &p->background_load, 0, 4096));
+  std::string sched = p->cpu_scheduler == CpuScheduler::kCfs ? "cfs" : "fluid";
+  LOCUS_RETURN_IF_ERROR(d.text(t, s, "cpu_scheduler", &sched, {"fluid", "cfs"}));
+  p->cpu_scheduler = sched == "cfs" ? CpuScheduler::kCfs : CpuScheduler::kFluid;
   for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu", "power", "disk"})
     LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
   if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));
