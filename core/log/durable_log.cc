@@ -89,6 +89,7 @@ StatusOr<std::unique_ptr<DurableLog>> DurableLog::open(const Env& env, std::stri
       r.log, replay_file(files, log->log_path(g), [&](uint64_t, std::string_view payload) { return apply(payload); }));
   if (r.log.tail != TailKind::kClean) LOCUS_RETURN_IF_ERROR(files.truncate(log->log_path(g), r.log.valid_bytes));
   log->generation_ = g;
+  log->checkpoint_bytes_ = r.checkpoint_bytes;
   LOCUS_ASSIGN_OR_RETURN(log->writer_, LogWriter::open(env, log->log_path(g), options));
   LOCUS_RETURN_IF_ERROR(log->writer_->sync_exclusive());  // the truncation, and a fresh log's length
   LOCUS_RETURN_IF_ERROR(files.sync_dir(log->dir_));
@@ -102,6 +103,7 @@ Status DurableLog::checkpoint(const std::function<Status(const CheckpointSink&)>
   const uint64_t next = generation_ + 1;
   const std::string tmp = checkpoint_path(next) + ".tmp";
   if (files.exists(tmp)) LOCUS_RETURN_IF_ERROR(files.remove(tmp));
+  uint64_t bytes = 0;
   {
     // The checkpoint goes through a writer of its own that syncs once, at
     // the end: its records need no group commit.
@@ -113,6 +115,7 @@ Status DurableLog::checkpoint(const std::function<Status(const CheckpointSink&)>
     }));
     LOCUS_RETURN_IF_ERROR(out->append_exclusive(std::string(kTrailerTag) + std::to_string(records)));
     LOCUS_RETURN_IF_ERROR(out->sync_exclusive());
+    bytes = out->size_bytes_exclusive();
   }
   LOCUS_RETURN_IF_ERROR(files.rename(tmp, checkpoint_path(next)));
   // From here recovery may use generation `next`: records must go to its
@@ -129,6 +132,7 @@ Status DurableLog::checkpoint(const std::function<Status(const CheckpointSink&)>
   writer_ = std::move(fresh).value();
   const uint64_t old = generation_;
   generation_ = next;
+  checkpoint_bytes_ = bytes;
   (void)files.remove(log_path(old));
   if (old > 0) (void)files.remove(checkpoint_path(old));
   return files.sync_dir(dir_);

@@ -66,6 +66,10 @@ class DurableLog {
   // Exclusive use, like append_exclusive: takes no lock.
   uint64_t log_bytes() const { return writer_->size_bytes_exclusive(); }
   uint64_t generation() const { return generation_; }
+  // The newest checkpoint's size (0: none), the same after recovery as
+  // right after writing it, so a trigger based on it fires at the same
+  // record in a store and in its recovered copy.
+  uint64_t checkpoint_bytes() const { return checkpoint_bytes_; }
 
   // Writes the caller's state (`write_state` calls the sink once per
   // record) as the next checkpoint and starts an empty log. The caller
@@ -83,6 +87,7 @@ class DurableLog {
   std::string dir_;
   LogOptions options_;
   uint64_t generation_ = 0;
+  uint64_t checkpoint_bytes_ = 0;
   std::unique_ptr<LogWriter> writer_;
   Status broken_;
 };

@@ -12,6 +12,14 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
+// Declared before a method's lock, so it reports the change after the lock is released.
+struct Notify {
+  const MemFiles& fs;
+  std::string_view op;
+  const std::string& path;
+  ~Notify() { fs.changed(op, path); }
+};
+
 }  // namespace
 
 class MemAppendFile final : public AppendFile {
@@ -44,8 +52,15 @@ class MemReadFile final : public ReadFile {
 };
 
 StatusOr<std::unique_ptr<AppendFile>> MemFiles::open_append(const std::string& path) {
-  std::lock_guard<ShortMutex> lock(mu_);
-  if (!files_.count(path)) files_[path] = std::make_shared<File>();
+  bool created = false;
+  {
+    std::lock_guard<ShortMutex> lock(mu_);
+    if (!files_.count(path)) {
+      files_[path] = std::make_shared<File>();
+      created = true;
+    }
+  }
+  if (created) changed("create", path);
   return std::unique_ptr<AppendFile>(new MemAppendFile(*this, path));
 }
 
@@ -57,6 +72,7 @@ StatusOr<std::unique_ptr<ReadFile>> MemFiles::open_read(const std::string& path)
 }
 
 Status MemFiles::truncate(const std::string& path, uint64_t size_bytes) {
+  const Notify notify{*this, "truncate", path};
   std::lock_guard<ShortMutex> lock(mu_);
   auto it = files_.find(path);
   if (it == files_.end()) return not_found("truncate " + path + ": no such file");
@@ -67,6 +83,7 @@ Status MemFiles::truncate(const std::string& path, uint64_t size_bytes) {
 }
 
 Status MemFiles::rename(const std::string& from, const std::string& to) {
+  const Notify notify{*this, "rename", to};
   std::lock_guard<ShortMutex> lock(mu_);
   auto it = files_.find(from);
   if (it == files_.end()) return not_found("rename " + from + ": no such file");
@@ -78,6 +95,7 @@ Status MemFiles::rename(const std::string& from, const std::string& to) {
 }
 
 Status MemFiles::remove(const std::string& path) {
+  const Notify notify{*this, "remove", path};
   std::lock_guard<ShortMutex> lock(mu_);
   if (files_.erase(path) == 0) return not_found("remove " + path + ": no such file");
   return Status();
@@ -100,6 +118,7 @@ StatusOr<std::vector<std::string>> MemFiles::list(const std::string& dir) {
 Status MemFiles::make_dirs(const std::string&) { return Status(); }
 
 Status MemFiles::sync_dir(const std::string& dir) {
+  const Notify notify{*this, "sync_dir", dir};
   std::lock_guard<ShortMutex> lock(mu_);
   for (auto& [path, file] : files_) {
     if (parent_of(path) == dir) file->entry_durable = true;
@@ -108,6 +127,7 @@ Status MemFiles::sync_dir(const std::string& dir) {
 }
 
 Status MemFiles::append(const std::string& path, std::string_view bytes) {
+  const Notify notify{*this, "append", path};
   std::lock_guard<ShortMutex> lock(mu_);
   auto it = files_.find(path);
   if (it == files_.end()) return unavailable("write " + path + ": file was removed");
@@ -122,6 +142,7 @@ Status MemFiles::append(const std::string& path, std::string_view bytes) {
 }
 
 Status MemFiles::sync(const std::string& path) {
+  const Notify notify{*this, "sync", path};
   std::lock_guard<ShortMutex> lock(mu_);
   auto it = files_.find(path);
   if (it == files_.end()) return unavailable("fdatasync " + path + ": file was removed");
@@ -148,6 +169,16 @@ void MemFiles::tear_next_append(uint64_t keep_bytes) {
 void MemFiles::fail_syncs(uint32_t count) {
   std::lock_guard<ShortMutex> lock(mu_);
   failing_syncs_ = count;
+}
+
+std::unique_ptr<MemFiles> MemFiles::crashed_copy() const {
+  auto copy = std::make_unique<MemFiles>();
+  {
+    std::lock_guard<ShortMutex> lock(mu_);
+    for (const auto& [path, file] : files_) copy->files_[path] = std::make_shared<File>(*file);
+  }
+  copy->crash();
+  return copy;
 }
 
 void MemFiles::crash() {

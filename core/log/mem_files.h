@@ -9,12 +9,18 @@
 //     since its directory was last synced is gone (under both names: the
 //     strictest outcome a journaling file system allows);
 //   - corrupt(path, offset): flips a byte, as a bad sector would.
+// A test that must crash at every step of a multi-step protocol (a
+// checkpoint) sets on_change, which runs after each change to a file or a
+// directory, and takes crashed_copy() there: what a crash at that moment
+// would leave.
 // Every file remembers which prefix of it is durable.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/common/short_mutex.h"
 #include "core/transport/files.h"
@@ -36,6 +42,15 @@ class MemFiles final : public Files {
   void tear_next_append(uint64_t keep_bytes);
   void fail_syncs(uint32_t count);
   void crash();
+  // A new file system holding what crash() would leave of this one now.
+  std::unique_ptr<MemFiles> crashed_copy() const;
+  // Runs after every append, sync, create, truncate, rename, remove and
+  // directory sync (op names those, path the file or directory), outside
+  // the lock; set it before the files are used, from one thread.
+  void changed(std::string_view op, const std::string& path) const {
+    if (on_change_) on_change_(op, path);
+  }
+  void on_change(std::function<void(std::string_view op, const std::string& path)> fn) { on_change_ = std::move(fn); }
   Status corrupt(const std::string& path, uint64_t offset);
   // The file's bytes (written, synced or not); empty if absent.
   std::string contents(const std::string& path);
@@ -58,6 +73,7 @@ class MemFiles final : public Files {
   int64_t tear_at_ = -1;
   uint32_t failing_syncs_ = 0;
   uint64_t syncs_ = 0;
+  std::function<void(std::string_view, const std::string&)> on_change_;
 };
 
 }  // namespace locus::log

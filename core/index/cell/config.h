@@ -24,6 +24,11 @@ struct CellConfig final : scenario::IndexConfig {
   uint32_t cache_min_distance = 4;     // clients cache nodes this many levels above the leaves
   uint64_t node_cache_bytes = 128ull << 20;
   log::LogKeys log;  // server_log.cc: each store logs under log_dir/region<r>
+  // A store's checkpoint (server_log.cc) once its log has grown by this
+  // percentage of the last checkpoint's size and by at least this many MB:
+  // Redis's auto-aof-rewrite defaults, as Pilaf's.
+  uint32_t log_rewrite_percentage = 100;
+  uint64_t log_rewrite_min_mb = 64;
   // Stores (a node region and its extents region, one endpoint each) per
   // server machine: what a takeover divides among the survivors.
   uint32_t stores_per_server = 1;

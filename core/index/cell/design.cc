@@ -30,6 +30,8 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("cache_min_distance", &x->cache_min_distance, 1, 64));
   LOCUS_RETURN_IF_ERROR(keys.number("node_cache_bytes", &x->node_cache_bytes, 0, 1ull << 40));
   LOCUS_RETURN_IF_ERROR(x->log.read(keys));
+  LOCUS_RETURN_IF_ERROR(keys.number("log_rewrite_percentage", &x->log_rewrite_percentage, 1, 1e6));
+  LOCUS_RETURN_IF_ERROR(keys.number("log_rewrite_min_mb", &x->log_rewrite_min_mb, 0, 1e9));
   LOCUS_RETURN_IF_ERROR(keys.number("stores_per_server", &x->stores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(keys.flag("takeover", &x->takeover));
   LOCUS_RETURN_IF_ERROR(keys.flag("log_replay", &x->log_replay));

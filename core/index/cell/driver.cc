@@ -340,6 +340,8 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   server.costs.node_visit_ns = us_to_ns(x.server_node_visit_us);
   server.log_dir = x.log.log_dir;
   server.log = x.log.options();
+  server.checkpoint_min_bytes = x.log_rewrite_min_mb << 20;
+  server.checkpoint_percentage = x.log_rewrite_percentage;
   server.max_message_bytes = design::IndexDriver::rpc_message_bytes_for(x.max_kv_bytes);
   ClientOptions client;
   client.cache_min_distance = x.cache_min_distance;

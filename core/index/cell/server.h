@@ -51,6 +51,12 @@ struct ServerOptions {
   std::string log_dir;
   log::LogOptions log;
   Files* log_files = nullptr;  // null: Env::files (tests pass a MemFiles)
+  // Checkpoints bound a store's log (server_log.cc), as Redis rewrites its
+  // append-only file: once the log has grown by checkpoint_min_bytes and by
+  // checkpoint_percentage of the last checkpoint's size, the store writes a
+  // checkpoint and its log starts again. UINT64_MAX bytes: never.
+  uint64_t checkpoint_min_bytes = 64ull << 20;
+  uint32_t checkpoint_percentage = 100;
 
   Status validate() const;
 };
@@ -115,6 +121,11 @@ class CellServer final : public SplitScheduler {
   // (it finished that split as its source, or its superblock names `root`).
   bool split_linked(uint64_t split_id, uint64_t root) const;
   const log::RecoveryReport& recovery() const { return recovery_; }
+  // Writes a checkpoint now (tests, benchmarks). Exclusive use: on the
+  // server's actor, or while nothing else serves the store.
+  Status checkpoint();
+  uint64_t checkpoints() const { return checkpoints_.load(std::memory_order_relaxed); }
+  uint64_t log_generation() const { return log_ == nullptr ? 0 : log_->generation(); }
   // log_fsync = interval: syncs what was written once the interval has
   // passed since the last sync (an idle server's last records are
   // otherwise synced only by its next batch). The driver's sync daemon
@@ -144,6 +155,9 @@ class CellServer final : public SplitScheduler {
   Status apply_record(std::string_view record);
   // Logs a request that changes the store before it is applied (none: OK).
   Status log_if_write(uint16_t type, const rpc::Reader& request, bool internal);
+  // Under log_mu_, before a record is added: a checkpoint if the log grew past the trigger.
+  void maybe_checkpoint();
+  Status checkpoint_locked();
   Status dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w);
   // One logged split step (kMeganodeLive/kMeganodeAbandon: root; kSplitAbort: meganode) applied here.
   Status local_step(uint16_t type, uint64_t a, uint64_t split_id);
@@ -160,6 +174,8 @@ class CellServer final : public SplitScheduler {
 
   std::unique_ptr<log::DurableLog> log_;
   log::RecoveryReport recovery_;
+  uint64_t checkpoint_retry_at_ = 0;  // after a failed checkpoint: log bytes before the next try
+  std::atomic<uint64_t> checkpoints_{0};
   bool replaying_ = false;
   bool planted_ = false;
   std::string record_;

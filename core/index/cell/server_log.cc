@@ -82,6 +82,8 @@ Status CellServer::apply_record(std::string_view record) {
   if (record.size() < sizeof type) return internal_error("cell log: a record shorter than its type");
   std::memcpy(&type, record.data(), sizeof type);
   rpc::Reader r(std::as_bytes(std::span<const char>(record.data() + sizeof type, record.size() - sizeof type)));
+  // A checkpoint's records restore the store; a bad one fails recovery.
+  if (type >= kCheckpointStore) return store_->restore(type, r);
   rpc::Writer w(std::span<std::byte>(entries_.data(), entries_.size()));
   // A request refused when it came (a busy range, a late split step) is
   // refused again: the store is where it was then.
@@ -107,12 +109,44 @@ Status CellServer::log_if_write(uint16_t type, const rpc::Reader& request, bool 
     return unavailable("cell: request type " + std::to_string(type) + " not applied: this server is dead (fenced)");
   }
   MutexLock lock(*log_mu_);  // tick()'s interval sync runs on a daemon of its own
+  maybe_checkpoint();
   record_.resize(sizeof type + body.size());
   std::memcpy(record_.data(), &type, sizeof type);
   if (!body.empty()) std::memcpy(record_.data() + sizeof type, body.data(), body.size());
   if (Status st = log_->append_exclusive(record_); !st.is_ok()) {
     return unavailable("cell: request type " + std::to_string(type) + " not applied: " + st.message());
   }
+  return Status();
+}
+
+void CellServer::maybe_checkpoint() {
+  const uint64_t grown = log_->log_bytes();
+  if (grown == 0 || grown < options_.checkpoint_min_bytes || grown < checkpoint_retry_at_ ||
+      grown * 100 < log_->checkpoint_bytes() * options_.checkpoint_percentage) {
+    return;
+  }
+  // Every record so far is applied (this runs before the next is added),
+  // so the checkpoint equals the last one plus the log since it. One that
+  // fails before naming itself leaves that generation in use: the request
+  // goes on, and the next try waits for as many bytes again. One that
+  // fails after breaks the log, and this request's append reports it.
+  if (!checkpoint_locked().is_ok()) checkpoint_retry_at_ = grown + std::max(options_.checkpoint_min_bytes, grown);
+}
+
+Status CellServer::checkpoint() {
+  if (log_ == nullptr) return invalid_argument("cell: checkpoint of a store that logs nothing (no log_dir)");
+  MutexLock lock(*log_mu_);
+  return checkpoint_locked();
+}
+
+Status CellServer::checkpoint_locked() {
+  LOCUS_RETURN_IF_ERROR(
+      log_->checkpoint([&](const log::CheckpointSink& sink) { return store_->write_checkpoint(sink); }));
+  // Recovery rebuilds the extent allocator from the checkpoint: so does the
+  // live store, or the records after it would place extents elsewhere.
+  LOCUS_RETURN_IF_ERROR(store_->adopt_checkpoint());
+  checkpoint_retry_at_ = 0;
+  checkpoints_.fetch_add(1, std::memory_order_relaxed);
   return Status();
 }
 

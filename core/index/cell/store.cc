@@ -85,6 +85,7 @@ uint64_t Store::alloc_node(uint32_t m) {
   } else {
     LOCUS_CHECK_MSG(mn.next_unused < g_.meganode_nodes, "meganode full: callers check free_nodes first");
     index = mn.next_unused++;
+    mn.high_water = std::max(mn.high_water, mn.next_unused);
   }
   ++mn.used;
   return g_.node_offset(m, index);
@@ -106,6 +107,7 @@ int64_t Store::alloc_meganode() {
     mn.finished_root = kNullPtr;
     mn.next_unused = 1;
     mn.used = 1;  // the root slot
+    mn.high_water = std::max(mn.high_water, 1u);
     mn.free.clear();
     mn.free.reserve(g_.meganode_nodes);
     mn.split_key.reserve(g_.key_capacity_bytes);

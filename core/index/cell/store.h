@@ -33,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,9 +51,9 @@ struct StoreOptions {
   Geometry geometry;
   uint64_t extents_bytes = 64ull << 20;  // power of two
   uint32_t min_extent_block_bytes = 32;
-  uint32_t max_kv_bytes = 8192;          // largest extent (header + key + value)
-  double split_fill_fraction = 0.6;      // ask for a meganode split at this share of its nodes
-  double bulk_fill_fraction = 0.7;       // fill of nodes built by a meganode split
+  uint32_t max_kv_bytes = 8192;      // largest extent (header + key + value)
+  double split_fill_fraction = 0.6;  // ask for a meganode split at this share of its nodes
+  double bulk_fill_fraction = 0.7;   // fill of nodes built by a meganode split
 
   Status validate() const;
 };
@@ -121,9 +122,9 @@ struct SplitPlan {
 struct StoreStats {
   uint64_t keys = 0;
   uint64_t node_splits = 0;
-  uint64_t root_splits = 0;       // local roots split by copying
-  uint64_t meganode_splits = 0;   // finished as the source
-  uint64_t meganodes_built = 0;   // sealed as the target
+  uint64_t root_splits = 0;      // local roots split by copying
+  uint64_t meganode_splits = 0;  // finished as the source
+  uint64_t meganodes_built = 0;  // sealed as the target
   uint64_t meganodes_in_use = 0;
   uint64_t nodes_in_use = 0;
   uint64_t busy_replies = 0;
@@ -173,8 +174,8 @@ class Store {
   // X_right's entries after `cursor` (inclusive unless `exclusive`) as
   // (blob key, blob value) or (blob key, u64 child), up to budget_bytes.
   // Sets *done when X_right is exhausted; *last_key views the last entry.
-  Status split_scan(uint32_t meganode, std::string_view cursor, bool exclusive, rpc::Writer& out,
-                    size_t budget_bytes, bool* done, std::string_view* last_key);
+  Status split_scan(uint32_t meganode, std::string_view cursor, bool exclusive, rpc::Writer& out, size_t budget_bytes,
+                    bool* done, std::string_view* last_key);
   Status split_finish(uint32_t meganode, uint64_t new_root, uint64_t split_id);
   // kAlreadyExists if the split finished.
   Status split_abort(uint32_t meganode, uint64_t split_id);
@@ -201,6 +202,21 @@ class Store {
   std::vector<PendingBuild> pending_builds() const;
   bool split_finished(uint64_t split_id, uint64_t root) const;
   uint64_t last_split_id() const;
+
+  // Checkpoints (store_checkpoint.cc): the store as log records of its own
+  // types (kCheckpoint*: geometry, meganode states, node images, live
+  // extents), which restore() applies to a fresh store in order. After
+  // writing one the store must adopt_checkpoint(): it rebuilds the extent
+  // allocator in the canonical form restore() gives it, so the records
+  // after the checkpoint place every extent where they did the first time.
+  Status write_checkpoint(const std::function<Status(std::string_view record)>& sink);
+  Status adopt_checkpoint();
+  Status restore(uint16_t type, rpc::Reader& body);
+  // The extent allocator's live blocks, in address order.
+  struct Block {
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::vector<Block> live_extents() const;
 
   uint32_t meganodes_in_use() const;
   uint32_t meganode_capacity() const { return g_.meganodes_per_server; }
@@ -239,7 +255,8 @@ class Store {
     uint64_t split_id = 0;        // the split under way, else the last one begun
     uint64_t finished_split = 0;  // the last split finished, and its new meganode
     uint64_t finished_root = kNullPtr;
-    uint64_t built_by = 0;        // the split building it, until it declares it live; 0: live
+    uint64_t built_by = 0;    // the split building it, until it declares it live; 0: live
+    uint32_t high_water = 0;  // nodes ever allocated here (what a checkpoint copies)
   };
   // Ancestors, within the leaf's meganode, of the node a descent ended at.
   struct Cursor {
@@ -285,10 +302,14 @@ class Store {
   void insert_entry(uint32_t m, uint64_t off, std::string_view key, const std::byte* value, Cursor& c);
   // Splits full node `off` around new entry (key, value) at `pos`; returns
   // true if it was the root (split by copying), else sets *right_off.
-  bool split_node(uint32_t m, uint64_t off, uint32_t pos, std::string_view key,
-                  const std::byte* value, std::string* separator, uint64_t* right_off);
+  bool split_node(uint32_t m, uint64_t off, uint32_t pos, std::string_view key, const std::byte* value,
+                  std::string* separator, uint64_t* right_off);
   uint64_t find_parent(uint32_t m, uint32_t level, std::string_view key) const;
   uint64_t descend_local(uint32_t m, std::string_view key, uint32_t level) const;
+
+  // Checkpoints (store_checkpoint.cc).
+  Status rebuild_allocator(const std::vector<Block>& live);
+  Status restore_meganode(rpc::Reader& r);
 
   // Bulk building of split targets (store_split.cc).
   void build_append(uint32_t m, uint32_t level, std::string_view key, const std::byte* value);
@@ -315,6 +336,16 @@ class Store {
   std::string resume_;
 
   mutable StoreStats stats_;
+  std::vector<Block> restored_extents_;  // restore(): the checkpoint's live extents, until its end
+};
+
+// Log record types of a checkpoint (beside the request types, protocol.h).
+enum CheckpointRecord : uint16_t {
+  kCheckpointStore = 0xC000,     // format, geometry, installed roots, statistics
+  kCheckpointMeganode = 0xC001,  // one meganode's bookkeeping
+  kCheckpointNodes = 0xC002,     // u64 offset, node bytes
+  kCheckpointExtents = 0xC003,   // (u64 offset, u64 block bytes, the block)*
+  kCheckpointEnd = 0xC004,       // the extent allocator rebuilt, split requests queued again
 };
 
 }  // namespace locus::cell
