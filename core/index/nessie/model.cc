@@ -24,7 +24,8 @@
 // and itself.
 //
 // Not covered (refused by name): inserts, scans, read-modify-writes,
-// non-uniform requests, run.clients_on_servers (the local shortcuts).
+// non-uniform requests, run.clients_on_servers (the local shortcuts),
+// cpu_scheduler = "cfs" on oversubscribed hosts (time slices).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,6 +83,18 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   if (server || hybrid) {
     threads = c->server_threads != 0 ? c->server_threads : t.value_bytes < 1024 ? 3 : 2;
     threads = std::min<uint32_t>(threads, s.run.clients);
+  }
+  // Under cpu_scheduler = "cfs" an oversubscribed host's threads run in
+  // time slices (docs/simulator.md, "Time slices"): a polling thread sees
+  // requests only in its slice, a woken client preempts hogs. Neither is
+  // a share of a core, so the model answers only for fluid sharing.
+  if (p.cpu_scheduler == scenario::CpuScheduler::kCfs &&
+      (hogs + threads > p.cores_per_server || hogs + 1 > p.cores_per_client_host)) {
+    return invalid_argument(fmt::format(
+        "platform.cpu_scheduler: \"cfs\" time slices on hosts oversubscribed by background_load = {} are not in "
+        "the nessie model, which shares cores fluidly: simulate, or model the fluid case with --set "
+        "platform.cpu_scheduler=\"fluid\"",
+        p.background_load));
   }
   const double server_speed = threads > 0 ? share_of_core(p.cores_per_server, hogs + threads - 1) : 1.0;
   const double client_speed = share_of_core(p.cores_per_client_host, hogs);
