@@ -37,6 +37,13 @@ StatusOr<Region> FaultTransport::register_memory(void* addr, uint64_t length, Ac
   return inner_->register_memory(addr, length, access);
 }
 
+uint32_t split_piece_bytes(uint32_t length, uint32_t piece_bytes, uint32_t max_pieces) {
+  const uint64_t pieces = std::max<uint32_t>(max_pieces, 1);
+  const uint64_t at_least = (uint64_t{length} + pieces - 1) / pieces;
+  const uint64_t units = (at_least + piece_bytes - 1) / piece_bytes;
+  return static_cast<uint32_t>(std::max<uint64_t>(units, 1) * piece_bytes);
+}
+
 FaultTransport::Ticket FaultTransport::plan(const WorkRequest& wr, std::vector<WorkRequest>& below,
                                             std::vector<Below>& ids, uint32_t& spare_requests) {
   Ticket t;
@@ -77,9 +84,8 @@ FaultTransport::Ticket FaultTransport::plan(const WorkRequest& wr, std::vector<W
     t.completion.byte_len = wr.local.length;
     // Pieces of piece_bytes, or fewer larger ones where the queue has no
     // room for that many: the batch must stay within the caller's bounds.
-    const uint32_t count = std::min<uint32_t>((wr.local.length + options_.piece_bytes - 1) / options_.piece_bytes,
-                                              spare_requests + 1);
-    const uint32_t piece = (wr.local.length + count - 1) / count;
+    const uint32_t piece = split_piece_bytes(wr.local.length, options_.piece_bytes, spare_requests + 1);
+    const uint32_t count = (wr.local.length + piece - 1) / piece;
     spare_requests -= count - 1;
     std::vector<uint32_t> order(count);
     for (uint32_t i = 0; i < count; ++i) order[i] = count - 1 - i;

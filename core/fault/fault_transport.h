@@ -47,6 +47,15 @@ struct FaultStats {
   uint64_t total() const;
 };
 
+// The size of each piece of a split READ of `length` bytes: piece_bytes,
+// or, where the send queue has room for only `max_pieces`, the least
+// multiple of piece_bytes that covers the READ in that many. Pieces start
+// at multiples of piece_bytes either way: at the default 64, a cache
+// line, which a NIC's DMA reads whole and FaRM-style line versions
+// (Catfish's nodes) rely on. A piece of 68 bytes tore lines, and a
+// Catfish reader accepted a copy mixing two writes.
+uint32_t split_piece_bytes(uint32_t length, uint32_t piece_bytes, uint32_t max_pieces);
+
 class FaultTransport final : public Transport {
  public:
   // `inner` and `clock` outlive this; `armed` (shared by a run's

@@ -242,6 +242,25 @@ BOOST_AUTO_TEST_CASE(split_reads_deliver_the_whole_buffer_and_refused_posts_leav
   BOOST_TEST(rig.runtime->stats().split_read.load() == 1u);  // the refused post injected nothing
 }
 
+// Where the send queue has room for fewer pieces than piece_bytes needs,
+// the pieces grow in whole multiples of piece_bytes, so no piece boundary
+// cuts a cache line: a 1088-byte Catfish node READ with room for 16 was
+// cut into 68-byte pieces and a torn copy passed its line versions
+// (catfish_rtree_test/line_versions_detect_torn_reads_over_the_nic, under
+// load).
+BOOST_AUTO_TEST_CASE(split_pieces_stay_multiples_of_piece_bytes_when_the_queue_is_short) {
+  for (uint32_t length : {64u, 100u, 1000u, 1088u, 4096u, 65537u}) {
+    for (uint32_t room : {1u, 2u, 3u, 7u, 16u, 1000u}) {
+      const uint32_t piece = fault::split_piece_bytes(length, 64, room);
+      const uint32_t count = (length + piece - 1) / piece;
+      BOOST_TEST(piece % 64 == 0u, length << " bytes, room " << room << ": piece " << piece);
+      BOOST_TEST(count <= room, length << " bytes, room " << room << ": " << count << " pieces");
+      BOOST_TEST(uint64_t{piece} * count >= length);
+      if (uint64_t{64} * room >= length) BOOST_TEST(piece == 64u);  // room enough: the stated size
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
