@@ -27,6 +27,15 @@ double one_way_us(const scenario::PlatformSpec& p, double bytes) {
   return latency_us + bytes * 8.0 / (slowest_gbps * 1e3);
 }
 
+// Bytes on the wire besides the payload, as the simulator charges them
+// (SimOptions::header_bytes, backends/simgrid/sim_runtime.h).
+constexpr double kHeaderBytes = 30;
+
+// A message of `bytes` payload on the host link: its serialisation.
+double host_link_us(const scenario::PlatformSpec& p, double bytes) {
+  return (kHeaderBytes + bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+}
+
 uint32_t bytes_of(double bytes) { return static_cast<uint32_t>(std::llround(std::clamp(bytes, 0.0, 4294967295.0))); }
 
 // The design's shares at other server counts, for the planner, each count
@@ -76,7 +85,6 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   }
   models::LocalityInput in;
   const scenario::PlatformSpec& p = s.platform;
-  constexpr double kHeaderBytes = 30;
   in.platform.servers = static_cast<int>(p.servers);
   in.platform.cores_per_server = static_cast<int>(p.cores_per_server);
   in.platform.server_op_service_time_us = m.server_cpu_us_per_server_op;
@@ -107,7 +115,7 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   // are stations (a hot server's, or a host's shared by its clients, queue),
   // so their serialisation leaves the round trip.
   const double link_bytes = m.link_payload_bytes >= 0 ? m.link_payload_bytes : m.read_bytes;
-  in.platform.link_us_per_read = (kHeaderBytes + link_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+  in.platform.link_us_per_read = host_link_us(p, link_bytes);
   in.platform.client_hosts = static_cast<int>(p.client_hosts);
   // Each link station adds its serialisation back; cut-through overlaps
   // the two, so a line-rate READ of a large value can leave less than
@@ -119,7 +127,7 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   // responses has them queue at the client host's link, their
   // serialisation then out of the round trip.
   if (m.rpc_response_on_links) {
-    in.platform.link_us_per_rpc = (kHeaderBytes + m.rpc_response_bytes) * 8.0 / (p.host_link.bandwidth_gbps * 1e3);
+    in.platform.link_us_per_rpc = host_link_us(p, m.rpc_response_bytes);
   }
   in.workload.rpc_network_rtt_us =
       std::max(0.0, one_way_us(p, kHeaderBytes + m.rpc_request_bytes) +
