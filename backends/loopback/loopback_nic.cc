@@ -64,7 +64,7 @@ void Node::execute_one_sided(const InboundOp& op) {
     if (r != nullptr) {
       std::byte* target = r->base + wr.remote.offset;
       switch (wr.op) {
-        case Opcode::kRead: dma_copy(local, target, len); break;
+        case Opcode::kRead: dma_read(local, target, len); break;
         case Opcode::kWrite:
         case Opcode::kWriteWithImm: dma_copy(target, local, len); break;
         case Opcode::kCas:

@@ -31,9 +31,11 @@
 //    posted, the backend waits (RNR retry) for a bounded time, then
 //    completes the sender's request with kRnrRetryExceeded.
 //  * Torn reads are possible. A READ runs concurrently with the target
-//    CPU's writes, like a real NIC, and may see a mix of old and new bytes
-//    (copied in increasing address order). CAS and FAA are atomic with
-//    respect to each other, not to CPU writes of the same word.
+//    CPU's writes, like a real NIC, and may see a mix of old and new bytes;
+//    each 64-byte-aligned cache line is read atomically with respect to
+//    CPU writes (as a PCIe NIC reads a line; loopback: dma_read in
+//    core/common/dma_copy.h), lines in no promised order. CAS and FAA are
+//    atomic with respect to each other, not to CPU writes of the same word.
 //  * A dead or unreachable peer: requests to it complete with
 //    kRetryExceeded.
 //

@@ -9,9 +9,11 @@
 //  * Every 64-byte cache line ends with a line version (FaRM style); word 0
 //    of line 0 is the node's version, the lock word. A writer makes the lock
 //    word and every line version odd, writes, then makes them all the next
-//    even value. A copy read in increasing address order (as a NIC does) is
-//    consistent iff every line version equals the lock word and is even: a
-//    write that overlapped the copy leaves some line version odd or newer.
+//    even value. A copy is consistent iff every line version equals the
+//    lock word and is even: the NIC reads each cache line atomically with
+//    respect to CPU writes (the paper's premise; core/transport/transport.h)
+//    in any order, and a write that overlapped the copy leaves some line
+//    version odd or newer.
 //  * The payload is column-wise so a node scan is a flat loop over
 //    contiguous doubles: after the header line come lines_per_field lines
 //    of x_min, then of y_min, x_max, y_max and finally the 64-bit pointers
