@@ -26,8 +26,9 @@ class RawClient {
  public:
   RawClient(Env& env, NessieCluster& cluster) : ep_(env), cluster_(cluster) {}
 
-  // Connects to node 0 with a response ring of g.ring_bytes.
-  Status connect() {
+  // Connects to node 0 with a response ring of g.ring_bytes, in a region
+  // that names node `named` (kInvalidNode: this client's own node).
+  Status connect(NodeId named = kInvalidNode) {
     LOCUS_ASSIGN_OR_RETURN(rpc_, rpc::RpcClient::create(ep_));
     const nessie::Geometry& g = cluster_.geometry;
     memory_ = AlignedBuffer(uint64_t{g.ring_bytes} * 2);
@@ -39,7 +40,9 @@ class RawClient {
     rpc::Writer w(rpc_->payload_buffer());
     w.put<uint8_t>(0);
     w.put<uint8_t>(1);
-    rpc::put_region(responses_.remote(), w);
+    RemoteRegion responses = responses_.remote();
+    if (named != kInvalidNode) responses.node = named;
+    rpc::put_region(responses, w);
     w.put<uint64_t>(0);
     LOCUS_ASSIGN_OR_RETURN(auto body, rpc_->call(cluster_.servers[0], nessie::kLayoutRpcType, w.size()));
     rpc::Reader r(body);
@@ -223,6 +226,43 @@ BOOST_AUTO_TEST_CASE(hostile_requests_get_errors_and_the_server_goes_on) {
   BOOST_TEST(cluster.requests[0]->stats().dropped_rings == 1u);
   BOOST_TEST(cluster.requests[0]->stats().stray_notifications >= 1u);
   BOOST_TEST(cluster.requests[0]->stats().resets == 1u);
+}
+
+// A transport may know a client by another id than the one it claims (on
+// verbs, a server renames a client whose claimed id another process's
+// client holds), so the node a client's response region names is not
+// where its responses go: the ring answers the caller. Before, responses
+// went to the named node and the caller's notifications were strays
+// (two `locus run`s of NessieSD against the same servers: one's responses
+// reached the other).
+BOOST_AUTO_TEST_CASE(a_ring_answers_the_client_that_asked_whatever_node_its_region_names) {
+  nessie::NessieConfig config = testing::small_config(16);
+  config.mode = "server";
+  NessieCluster cluster(config, 1, 3, 32);
+  cluster.load("k1", "v1");
+  auto bystander = cluster.runtime->add_node({"bystander", false});
+  auto node = cluster.runtime->add_node({"client", false});
+  BOOST_REQUIRE(bystander.is_ok() && node.is_ok());
+  BOOST_REQUIRE(cluster.runtime
+                    ->spawn(*node, "client", ActorKind::kWorker,
+                            [&](Env& env) {
+                              RawClient c(env, cluster);
+                              if (Status s = c.connect(*bystander); !s.is_ok()) {
+                                return cluster.failures.fail("connect: " + s.to_string());
+                              }
+                              std::string payload;
+                              (void)c.send(nessie::kRequestGet, request("k1"), c.ring());
+                              auto h = c.receive(&payload, 2 * kSecond);
+                              if (!h.is_ok()) return cluster.failures.fail("the get: " + h.status().to_string());
+                              if (h->kind != ring::MessageKind::kEnd || payload != "v1") {
+                                cluster.failures.fail("the get answered kind " + std::to_string(int(h->kind)) +
+                                                      ": " + payload);
+                              }
+                            })
+                    .is_ok());
+  cluster.run();
+  BOOST_TEST(cluster.requests[0]->stats().stray_notifications == 0u);
+  BOOST_TEST(cluster.requests[0]->stats().send_failures == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -70,6 +70,11 @@ Status NessieNode::attach(rpc::RpcServer& rpc) {
           if (offset > responses.length || responses.length - offset < geometry_.ring_bytes) {
             return invalid_argument("nessie.layout: the response ring lies outside its region");
           }
+          // Responses go to the caller as this node knows it, whatever node
+          // its region names: a transport may have renamed a client whose
+          // claimed id clashed with another's (two `locus run`s against the
+          // same servers), and a client's region can name any node.
+          responses.node = ctx.client;
           // In turn over the threads; one whose rings are all granted passes.
           const uint32_t first = next_thread_.fetch_add(1, std::memory_order_relaxed);
           for (size_t k = 0; k < requests_.size() && ring.ring == kNoRing; ++k) {
