@@ -201,27 +201,6 @@ BOOST_AUTO_TEST_CASE(nessie_nodes_with_their_own_clients) {
   nessie_symmetric("server");
 }
 
-// Two `locus run`s of NessieSD against the same nodes at once: both claim
-// the same client ids, so each node renames one run's clients, and the
-// renamed clients must still get their own responses (the request ring
-// is granted to the caller as the node knows it; before, it went to the
-// node the client's response region named: the other run's client).
-BOOST_AUTO_TEST_CASE(nessie_server_driven_two_runs_at_once) {
-  const std::string name = "node_nessie_two_runs";
-  Nodes n = start_nodes(name, verbs::testing::scenario_path("nessie.toml"), nessie_sets("server"), 2,
-                        nessie_endpoints("server"));
-  auto first = verbs::testing::start_run(n.t, name + "_a", {});
-  auto second = verbs::testing::start_run(n.t, name + "_b", {});
-  for (auto* run : {first.get(), second.get()}) {
-    const std::string tag = name + (run == first.get() ? "_a" : "_b");
-    const RunResults r = verbs::testing::finish_run(n.t, *run, tag, 400'000);
-    BOOST_TEST(r.ops.count("READ") == 1u, tag << ": no gets:\n" << run->output());
-    BOOST_TEST(counter(r, "get_misses") == 0, tag << ": loaded records not found:\n" << run->output());
-  }
-  const auto figures = stop_nodes(n);
-  for (size_t k = 0; k < figures.size(); ++k) BOOST_TEST(figure(figures[k], "rpc_rejected") == 0);
-}
-
 // Entry K names an address of no interface here: node K cannot listen.
 BOOST_AUTO_TEST_CASE(entry_that_cannot_be_bound) {
   const std::string dir = verbs::testing::make_temp_dir("node_unbindable");

@@ -40,6 +40,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   stage_failures += o.stage_failures;
   reclaim_scans += o.reclaim_scans;
   server_requests += o.server_requests;
+  ring_resets += o.ring_resets;
   rdma_ops += o.rdma_ops;
   local_ops += o.local_ops;
   return *this;

@@ -100,12 +100,13 @@ struct ClientStats {
   uint64_t stage_failures = 0;   // DTEs left unreclaimed because staging them failed
   uint64_t reclaim_scans = 0;    // scans of the client's slice for expired DTEs
   uint64_t server_requests = 0;  // NessieSD/NessieHY: operations sent to a node's server thread
+  uint64_t ring_resets = 0;      // NessieSD/NessieHY: request rings started over after a call of unknown fate
   uint64_t rdma_ops = 0;         // one-sided and two-sided work requests the client posted
   uint64_t local_ops = 0;        // loads and stores of its own node's tables in place of one
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 26 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 27 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Who does which operation: Nessie (client: every one by one-sided
 // verbs), NessieSD (server: every one by the key's node), NessieHY

@@ -51,19 +51,14 @@ Status NessieClient::reset_channel(uint32_t node) {
   w.put<uint32_t>(c.grant.ring);
   LOCUS_ASSIGN_OR_RETURN(auto body, rpc_->call(servers_[node], kLayoutRpcType, w.size()));
   (void)body;
-  // The acknowledgement: a kEnd of request id 0, first in the emptied ring.
+  // The acknowledgement: a kEnd of request id 0, first in the emptied ring
+  // (late responses before it are passed over: take_reset_ack).
   for (;;) {
     LOCUS_ASSIGN_OR_RETURN(auto got, ep_.await_recv(RecvKind::kImmediates));
     (void)ep_.release(got.buffer);
-    ring::RingReader::View v;
-    Status problem;
-    const auto polled = c.reader.poll(&v, &problem);
-    if (polled == ring::RingReader::Poll::kBad) return problem;
-    if (polled != ring::RingReader::Poll::kMessage) continue;  // another node's, or late
-    const bool ack = v.header.request_id == 0 && v.header.kind == ring::MessageKind::kEnd;
-    c.reader.consume(v);
-    if (!ack) return corruption("nessie: node " + std::to_string(node) + " did not acknowledge a ring reset");
+    if (!take_reset_ack(c.reader, responses, g_.ring_bytes)) continue;  // late, or another node's
     c.broken = false;
+    ++stats_.ring_resets;
     return Status();
   }
 }

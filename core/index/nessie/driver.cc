@@ -134,10 +134,14 @@ class NessieDriver final : public design::IndexDriver {
       rs.requests += r->stats().requests;
       rs.bad_requests += r->stats().bad_requests;
       rs.dropped_rings += r->stats().dropped_rings;
+      rs.stray_notifications += r->stats().stray_notifications;
+      rs.resets += r->stats().resets;
     }
     extra["nessie.server_requests"] = static_cast<double>(rs.requests);
     extra["nessie.server_bad_requests"] = static_cast<double>(rs.bad_requests);
     extra["nessie.server_dropped_rings"] = static_cast<double>(rs.dropped_rings);
+    extra["nessie.server_stray_notifications"] = static_cast<double>(rs.stray_notifications);
+    extra["nessie.server_ring_resets"] = static_cast<double>(rs.resets);
     extra["nessie.server_migrations"] = static_cast<double>(st.migrations);
     extra["nessie.server_full"] = static_cast<double>(st.full);
     extra["nessie.server_dte_waits"] = static_cast<double>(st.dte_waits);

@@ -22,6 +22,17 @@ uint32_t ring_bytes_for(uint32_t key_bytes, uint32_t value_bytes) {
   return 2 * ring::message_bytes(max_payload_bytes(key_bytes, value_bytes));
 }
 
+bool take_reset_ack(ring::RingReader& reader, std::byte* ring, uint32_t ring_bytes) {
+  ring::RingReader::View v;
+  Status problem;
+  if (reader.poll(&v, &problem) != ring::RingReader::Poll::kMessage) return false;
+  if (v.header.request_id != 0 || v.header.kind != ring::MessageKind::kEnd) return false;
+  const uint32_t ack_bytes = v.header.size_bytes;
+  reader.consume(v);
+  std::memset(ring + ack_bytes, 0, ring_bytes - ack_bytes);
+  return true;
+}
+
 RingShare ring_share(uint32_t rings, uint32_t threads, uint32_t t) {
   const auto at = [&](uint32_t k) { return static_cast<uint32_t>(uint64_t{rings} * k / threads); };
   return {at(t), at(t + 1) - at(t)};
@@ -268,6 +279,14 @@ size_t RequestServer::serve_round(NodeStore& store) {
       ++handled;
     } else if (polled == ring::RingReader::Poll::kBad) {
       drop(r, id, problem);
+    } else if (polled == ring::RingReader::Poll::kEmpty) {
+      // Nothing at the read position: a notification that outlived its
+      // message. The ring was started over after the request landed (the
+      // reset's RPC and the request's WRITE travel on different
+      // connections), or the request's wrap marker was lost with its
+      // WRITE and the client, told so, starts the ring over. Dropping the
+      // ring here dropped the freshly started one.
+      ++stats_.stray_notifications;
     } else {
       // Named by a WRITE_WITH_IMM that has landed, yet not a whole message.
       drop(r, id, invalid_argument("nessie server: a request notified before its message was whole"));

@@ -63,6 +63,17 @@ inline constexpr const char* kServerDeleteWork = "nessie.server.delete";
 uint32_t max_payload_bytes(uint32_t key_bytes, uint32_t value_bytes);
 uint32_t ring_bytes_for(uint32_t key_bytes, uint32_t value_bytes);
 
+// A client's wait for a reset's acknowledgement (a kEnd of request id 0 at
+// the start of the response ring it emptied), one notification at a time:
+// true once `reader` has consumed it, after which the rest of the ring
+// (`ring`, `ring_bytes`) is emptied again. Responses the node wrote before
+// the acknowledgement (to the call of unknown fate, or an error for a ring
+// it dropped) may land after the client emptied the ring, at its start
+// too, until the acknowledgement overwrites them: they come from the same
+// server thread on the same connection, so they land, and notify, before
+// it. Whatever the ring holds before the acknowledgement is passed over.
+bool take_reset_ack(ring::RingReader& reader, std::byte* ring, uint32_t ring_bytes);
+
 struct RequestServerStats {
   uint64_t requests = 0;
   uint64_t bad_requests = 0;   // well-formed messages with a bad body: kError, ring kept

@@ -37,6 +37,7 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.stage_failures", s.stage_failures},
                                {"nessie.reclaim_scans", s.reclaim_scans},
                                {"nessie.server_requests", s.server_requests},
+                               {"nessie.ring_resets", s.ring_resets},
                                {"nessie.rdma_ops", s.rdma_ops},
                                {"nessie.local_ops", s.local_ops}});
 }
