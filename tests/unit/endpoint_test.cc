@@ -64,7 +64,12 @@ BOOST_AUTO_TEST_CASE(completions_of_timed_out_requests_are_dropped_not_parked) {
     {
       Endpoint ep(env, kShortWait);
       std::vector<WorkRequest> batch(kBatch);
-      for (size_t b = 0; b < batches; ++b) {
+      // A batch answered within the wait means this thread lost the CPU
+      // for longer than the latency between posting and waiting (a loaded
+      // machine, wall time): it abandons nothing, so it does not count,
+      // but it is no error either (CI saw one).
+      size_t answered = 0;
+      for (size_t b = 0; static_cast<size_t>(timeouts.load()) < batches; ++b) {
         for (WorkRequest& wr : batch) {
           wr = WorkRequest{};
           wr.wr_id = ep.next_wr_id();
@@ -73,6 +78,7 @@ BOOST_AUTO_TEST_CASE(completions_of_timed_out_requests_are_dropped_not_parked) {
           wr.local = {local.data(), 64, reg->lkey};
         }
         Status st = ep.execute(batch);
+        if (st.is_ok() && ++answered <= batches) continue;
         if (st.code() != StatusCode::kTimeout) {
           return failures.fail("batch " + std::to_string(b) + ": expected a timeout, got " + st.to_string());
         }
@@ -125,13 +131,18 @@ BOOST_AUTO_TEST_CASE(a_timed_out_request_resets_its_peer_only) {
     {
       Endpoint ep(wrapped, 2 * kMillisecond);
       WorkRequest wr;
-      wr.wr_id = ep.next_wr_id();
       wr.op = Opcode::kRead;
       wr.remote = remote_at(remote, 0);
       wr.local = {local.data(), 64, reg->lkey};
-      if (Status st = ep.execute(wr); st.code() != StatusCode::kTimeout) {
-        failures.fail("expected a timeout, got " + st.to_string());
+      // Answered within the wait only if this thread lost the CPU for
+      // longer than the latency (a loaded machine): ask again.
+      Status st;
+      for (int attempt = 0; attempt < 8; ++attempt) {
+        wr.wr_id = ep.next_wr_id();
+        st = ep.execute(wr);
+        if (!st.is_ok()) break;
       }
+      if (st.code() != StatusCode::kTimeout) failures.fail("expected a timeout, got " + st.to_string());
       env.clock->sleep_for(2 * kOpLatency);  // its completion arrives, abandoned
       Endpoint patient(wrapped, 10 * kOpLatency);
       wr.wr_id = patient.next_wr_id();
