@@ -153,7 +153,7 @@ Status CellServer::checkpoint_locked() {
   if (Status st = log_->checkpoint([&](const log::CheckpointSink& sink) { return store_->write_checkpoint(sink); });
       !st.is_ok()) {
     return Status(st.code(), "cell store region " + std::to_string(store_->node_region()) + ": checkpoint " +
-                                 log_->checkpoint_path(log_->generation() + 1) + " not written: " + st.message());
+                                 log_->checkpoint_path(log_->generation() + 1) + " failed: " + st.message());
   }
   // Recovery rebuilds the extent allocator from the checkpoint: so does the
   // live store, or the records after it would place extents elsewhere.
