@@ -72,7 +72,13 @@ StatusOr<std::unique_ptr<DurableLog>> DurableLog::open(const Env& env, std::stri
             return Status();
           }
           ++applied;
-          return apply(payload);
+          // A record that frames well and still makes no sense to the
+          // owner (another shape, a malformed image) names the file too.
+          if (Status st = apply(payload); !st.is_ok()) {
+            return Status(st.code(),
+                          fmt::format("checkpoint {}, record {}: {}", log->checkpoint_path(g), applied, st.message()));
+          }
+          return Status();
         }));
     if (cp.tail != TailKind::kClean || !trailer || trailer_count != applied) {
       return corruption(

@@ -259,6 +259,7 @@ class CellDriver final : public design::IndexDriver {
       extra["cell.takeover.stores_recovered"] = t.stores_recovered;
       extra["cell.takeover.stores_unplaced"] = t.stores_unplaced;
       extra["cell.takeover.records_replayed"] = static_cast<double>(t.records_replayed);
+      extra["cell.takeover.orphans_abandoned"] = static_cast<double>(t.orphans_abandoned);
       extra["cell.takeover.longest_ms"] = static_cast<double>(t.longest_recovery_ns) / 1e6;
       if (!t.first_error.empty()) fmt::print(stderr, "cell takeover: {}\n", t.first_error);
     }

@@ -54,6 +54,11 @@ enum RequestType : uint16_t {
   // as root). Asked by a server recovering a region that holds the
   // meganode half built (server_log.cc). Changes nothing.
   kSplitStatus = 22,
+  // u16 source region -> u32 n, (u64 root, u64 split id)*n: the meganodes
+  // this server holds half built for splits driven by that region's store.
+  // Asked by a server that took that store over, whose splits' drivers
+  // died (orphans.h). Changes nothing.
+  kPendingBuilds = 23,
 };
 constexpr size_t kInternalHeaderBytes = sizeof(uint64_t) + sizeof(uint16_t);
 

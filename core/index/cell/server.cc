@@ -177,6 +177,18 @@ Status CellServer::dispatch(uint16_t type, rpc::Reader& r, rpc::Writer& w) {
       w.put<uint8_t>(split_linked(split_id, root) ? 1 : 0);
       return Status();
     }
+    case kPendingBuilds: {
+      CellRegionId source = 0;
+      if (!(r.get(&source) && r.at_end())) return invalid_argument("cell pending_builds: malformed request");
+      std::vector<Store::PendingBuild> builds = store_->pending_builds();
+      std::erase_if(builds, [&](const Store::PendingBuild& b) { return SplitIds::source_of(b.split_id) != source; });
+      w.put(static_cast<uint32_t>(builds.size()));
+      for (const Store::PendingBuild& b : builds) {
+        w.put(b.root);
+        w.put(b.split_id);
+      }
+      return Status();
+    }
     default:
       return on_split_step(type, r, w);
   }

@@ -125,6 +125,11 @@ class CellServer final : public SplitScheduler {
   // server's actor, or while nothing else serves the store.
   Status checkpoint();
   uint64_t checkpoints() const { return checkpoints_.load(std::memory_order_relaxed); }
+  // Checkpoints the store tried on its own and could not write, and why the
+  // last one failed (naming the store's region and the file): the store
+  // serves on from the previous generation, so nothing else shows it.
+  uint64_t checkpoint_failures() const { return checkpoint_failures_.load(std::memory_order_relaxed); }
+  std::string last_checkpoint_error() const;
   uint64_t log_generation() const { return log_ == nullptr ? 0 : log_->generation(); }
   // log_fsync = interval: syncs what was written once the interval has
   // passed since the last sync (an idle server's last records are
@@ -176,6 +181,8 @@ class CellServer final : public SplitScheduler {
   log::RecoveryReport recovery_;
   uint64_t checkpoint_retry_at_ = 0;  // after a failed checkpoint: log bytes before the next try
   std::atomic<uint64_t> checkpoints_{0};
+  std::atomic<uint64_t> checkpoint_failures_{0};
+  std::string last_checkpoint_error_;  // under log_mu_
   bool replaying_ = false;
   bool planted_ = false;
   std::string record_;

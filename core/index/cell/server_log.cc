@@ -130,7 +130,17 @@ void CellServer::maybe_checkpoint() {
   // fails before naming itself leaves that generation in use: the request
   // goes on, and the next try waits for as many bytes again. One that
   // fails after breaks the log, and this request's append reports it.
-  if (!checkpoint_locked().is_ok()) checkpoint_retry_at_ = grown + std::max(options_.checkpoint_min_bytes, grown);
+  if (Status st = checkpoint_locked(); !st.is_ok()) {
+    checkpoint_retry_at_ = grown + std::max(options_.checkpoint_min_bytes, grown);
+    last_checkpoint_error_ = st.message();
+    checkpoint_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+std::string CellServer::last_checkpoint_error() const {
+  if (log_ == nullptr) return {};
+  MutexLock lock(*log_mu_);
+  return last_checkpoint_error_;
 }
 
 Status CellServer::checkpoint() {
@@ -140,8 +150,11 @@ Status CellServer::checkpoint() {
 }
 
 Status CellServer::checkpoint_locked() {
-  LOCUS_RETURN_IF_ERROR(
-      log_->checkpoint([&](const log::CheckpointSink& sink) { return store_->write_checkpoint(sink); }));
+  if (Status st = log_->checkpoint([&](const log::CheckpointSink& sink) { return store_->write_checkpoint(sink); });
+      !st.is_ok()) {
+    return Status(st.code(), "cell store region " + std::to_string(store_->node_region()) + ": checkpoint " +
+                                 log_->checkpoint_path(log_->generation() + 1) + " failed: " + st.message());
+  }
   // Recovery rebuilds the extent allocator from the checkpoint: so does the
   // live store, or the records after it would place extents elsewhere.
   LOCUS_RETURN_IF_ERROR(store_->adopt_checkpoint());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/index/cell/orphans.h"
 #include "core/membership/region_map.h"
 
 namespace locus::cell {
@@ -135,11 +136,12 @@ Status Takeover::recover(Env& env, Spare& spare, CellRegionId region) {
     stats_.longest_recovery_ns = std::max(stats_.longest_recovery_ns, env.clock->now() - spare.died_at_ns);
   }
   run_split_worker(env, *s, split_, shared_,
-                   [&](Caller& caller) { return resolve_builds(caller, s->node_id(), builds, env); });
+                   [&](Caller& caller) { return resolve_builds(caller, s->node_id(), region, builds, env); });
   return Status();
 }
 
-Status Takeover::resolve_builds(Caller& caller, NodeId self, const std::vector<Store::PendingBuild>& builds, Env& env) {
+Status Takeover::resolve_builds(Caller& caller, NodeId self, CellRegionId region,
+                                const std::vector<Store::PendingBuild>& builds, Env& env) {
   // Asks `region`'s server whether it linked `b`; retried while that
   // server is itself being taken over.
   auto linked_at = [&](CellRegionId region, const Store::PendingBuild& b) -> StatusOr<bool> {
@@ -163,17 +165,29 @@ Status Takeover::resolve_builds(Caller& caller, NodeId self, const std::vector<S
       env.clock->sleep_for(kSourceRetry);
     }
   };
+  auto linked = [&](const Store::PendingBuild& b) -> StatusOr<bool> {
+    LOCUS_ASSIGN_OR_RETURN(bool at_root, linked_at(kSuperblockRegion, b));
+    if (at_root) return true;
+    return linked_at(SplitIds::source_of(b.split_id), b);
+  };
   for (const Store::PendingBuild& b : builds) {
-    LOCUS_ASSIGN_OR_RETURN(bool linked, linked_at(kSuperblockRegion, b));
-    if (!linked) {
-      LOCUS_ASSIGN_OR_RETURN(linked, linked_at(SplitIds::source_of(b.split_id), b));
-    }
+    LOCUS_ASSIGN_OR_RETURN(bool is_linked, linked(b));
     rpc::Writer w(caller.payload_buffer());
     w.put(b.root);
     w.put(b.split_id);
-    LOCUS_RETURN_IF_ERROR(caller.call(self, linked ? kMeganodeLive : kMeganodeAbandon, w.size()).status());
+    LOCUS_RETURN_IF_ERROR(caller.call(self, is_linked ? kMeganodeLive : kMeganodeAbandon, w.size()).status());
   }
-  return Status();
+  std::vector<NodeId> others;
+  {
+    std::lock_guard<ShortMutex> lock(mu_);
+    others = layout_.servers();
+  }
+  std::erase(others, self);
+  OrphanStats orphans;
+  const Status st = resolve_builds_elsewhere(caller, others, region, linked, &orphans);
+  std::lock_guard<ShortMutex> lock(mu_);
+  stats_.orphans_abandoned += orphans.abandoned;
+  return st;
 }
 
 std::vector<CellServer*> Takeover::serving() const {

@@ -41,7 +41,8 @@ struct TakeoverStats {
   uint32_t stores_recovered = 0;
   uint32_t stores_unplaced = 0;  // no spare endpoint left on the survivor the map chose
   uint64_t records_replayed = 0;
-  Nanos longest_recovery_ns = 0;  // from the machine's death to its store serving again
+  Nanos longest_recovery_ns = 0;   // from the machine's death to its store serving again
+  uint64_t orphans_abandoned = 0;  // half-built meganodes of the dead stores' splits freed on live servers
   std::string first_error;
 };
 
@@ -87,7 +88,10 @@ class Takeover {
   // The builds a crash left on the recovered store: live if the split's
   // source (or the superblock) linked them, else abandoned; by requests,
   // as the source may be on any server and this store already serves.
-  Status resolve_builds(Caller& caller, NodeId self, const std::vector<Store::PendingBuild>& builds, Env& env);
+  // Then the builds the store's own splits left on the other servers
+  // (orphans.h), before this store splits anything itself.
+  Status resolve_builds(Caller& caller, NodeId self, CellRegionId region,
+                        const std::vector<Store::PendingBuild>& builds, Env& env);
   void fail(const Status& st);
 
   uint32_t machines_;
