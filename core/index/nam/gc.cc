@@ -72,6 +72,17 @@ Status BlinkTree::compact_leaves() {
   }
 }
 
+StatusOr<uint64_t> BlinkTree::count_deleted_entries() {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));
+  uint64_t marked = 0;
+  for (;;) {
+    if (!node_.head()) marked += node_.count() - node_.live();
+    if (node_.sibling().null()) return marked;
+    LOCUS_RETURN_IF_ERROR(access_.read(node_.sibling(), node_));
+  }
+}
+
 StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
   RemotePtr pp;
   const Status s = descend({0, 0}, level + 1, &pp, node_);  // the leftmost parent
