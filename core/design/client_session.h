@@ -113,7 +113,9 @@ Status execute_key_value(Store& store, const workload::Op& op, std::string_view 
       return put();
     }
     case OpKind::kDelete: {
-      if constexpr (requires { { store.remove(key) } -> std::same_as<Status>; }) {
+      if constexpr (requires {
+                      { store.remove(key) } -> std::same_as<Status>;
+                    }) {
         const size_t t = rec.remove(key);
         Status s = store.remove(key);
         rec.removed(t, s);

@@ -253,9 +253,9 @@ BOOST_AUTO_TEST_CASE(standard_workload_proportions_observed) {
           scan_length_sum += op.scan_length;
         }
       }
-      const double expected[kOpKindCount] = {spec->readproportion, spec->updateproportion,
-                                             spec->insertproportion, spec->scanproportion,
-                                             spec->readmodifywriteproportion, spec->deleteproportion};
+      const double expected[kOpKindCount] = {
+          spec->readproportion, spec->updateproportion,          spec->insertproportion,
+          spec->scanproportion, spec->readmodifywriteproportion, spec->deleteproportion};
       for (int k = 0; k < kOpKindCount; ++k) {
         BOOST_TEST_CONTEXT(op_kind_name(static_cast<OpKind>(k))) {
           BOOST_CHECK_SMALL(static_cast<double>(seen[k]) / kOps - expected[k], 0.006);

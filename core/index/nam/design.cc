@@ -53,8 +53,9 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   }
   LOCUS_RETURN_IF_ERROR(keys.number("gc_interval_ms", &c->gc_interval_ms, 0, 3.6e6));
   if (c->gc_interval_ms > 0 && c->distribution == Distribution::kHybrid) {
-    return keys.fail("gc_interval_ms", "periodic garbage collection is built for index.distribution = \"coarse\" "
-                                       "and \"fine\", not \"hybrid\": set it to 0");
+    return keys.fail("gc_interval_ms",
+                     "periodic garbage collection is built for index.distribution = \"coarse\" "
+                     "and \"fine\", not \"hybrid\": set it to 0");
   }
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
 }
@@ -71,7 +72,8 @@ Status register_design(design::Registry& registry) {
         read_keys,
         {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork},
         /*deletes=*/true},
-       make_driver, model_profile});
+       make_driver,
+       model_profile});
 }
 
 }  // namespace locus::nam

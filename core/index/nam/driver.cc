@@ -139,7 +139,8 @@ class NamDriver final : public design::IndexDriver {
     extra["nam.server_gc_passes"] = passes;
     extra["nam.server_gc_entries_collected"] = collected;
     extra["nam.server_gc_merges"] = merges;
-    if (auto marked = deleted_entries(); marked.is_ok()) extra["nam.deleted_entries_left"] = static_cast<double>(*marked);
+    if (auto marked = deleted_entries(); marked.is_ok())
+      extra["nam.deleted_entries_left"] = static_cast<double>(*marked);
   }
 
   // Entries still marked deleted in every tree after the run (hybrid: not

@@ -57,7 +57,7 @@ Status BlinkTree::collect_garbage() {
 Status BlinkTree::compact_leaves() {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));  // the leftmost leaf
-  constexpr uint32_t kTriesPerLeaf = 64;  // then the leaf is left to the next pass
+  constexpr uint32_t kTriesPerLeaf = 64;                 // then the leaf is left to the next pass
   for (uint32_t tries = 0;;) {
     if (!node_.head() && node_.live() < node_.count() && tries < kTriesPerLeaf) {
       const uint64_t version = node_.word();
@@ -65,8 +65,8 @@ Status BlinkTree::compact_leaves() {
       if (aborted(locked)) {
         // A writer changed the leaf since it was read: read it again and
         // retry it, not the whole pass from the leftmost leaf (which under
-        // many writers made a fine-grained pass over 340 leaves take tens
-        // of milliseconds in scenarios/nam/gc.toml).
+        // 80 writers made a fine-grained pass over 340 leaves take 32 to 67
+        // ms in scenarios/nam/gc.toml, against 15 to 22 ms so).
         ++stats_.restarts, ++tries;
         LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
         if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
