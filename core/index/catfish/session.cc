@@ -46,7 +46,7 @@ Status CatfishSession::execute(const workload::Op& op, std::string_view, std::st
     case OpKind::kDelete:
       // The loader refuses deletes for catfish (IndexType::deletes).
       *as = "DELETE";
-      return unimplemented("catfish: workload.deleteproportion: YCSB deletes are not mapped to rectangles");
+      return unimplemented("catfish: workload.deleteproportion: a delete needs the rectangle and id an insert drew");
   }
   return internal_error("unknown operation");
 }
