@@ -4,6 +4,7 @@
 // one YCSB loop (core/runner/ycsb_loop.h) through index_driver.h.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -71,7 +72,9 @@ class SelectorSession : public ClientSession {
 // the whole value), read-modify-writes a get then a put, and scans
 // `scan(key, length, keys)` (`keys`: where to put the keys found when
 // recording, else null). `store` has get(key) -> StatusOr<string_view>
-// and put(key, value) -> Status. Each call is recorded when `recording` is on.
+// and put(key, value) -> Status; deletes are remove(key) -> Status (NOT_FOUND
+// an answer), for a store that has it (its design sets IndexType::deletes).
+// Each call is recorded when `recording` is on.
 // `misses` (if given) counts the gets answered NOT_FOUND, which a session
 // reports as "get_misses" (the verbs tier checks loaded records are found).
 template <typename Store, typename Scan>
@@ -108,6 +111,18 @@ Status execute_key_value(Store& store, const workload::Op& op, std::string_view 
     case OpKind::kReadModifyWrite: {
       LOCUS_RETURN_IF_ERROR(get());
       return put();
+    }
+    case OpKind::kDelete: {
+      if constexpr (requires {
+                      { store.remove(key) } -> std::same_as<Status>;
+                    }) {
+        const size_t t = rec.remove(key);
+        Status s = store.remove(key);
+        rec.removed(t, s);
+        return s.code() == StatusCode::kNotFound ? Status() : s;
+      } else {
+        return unimplemented("this design cannot delete (workload.deleteproportion)");
+      }
     }
   }
   return internal_error("unknown operation");

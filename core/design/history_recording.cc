@@ -31,6 +31,12 @@ void KvRecorder::put_done(size_t ticket, const Status& status) {
   if (ticket != kOff && status.is_ok()) r_.history->respond(ticket, check::Outcome::kOk, r_.clock->now());
 }
 
+void KvRecorder::removed(size_t ticket, const Status& status) {
+  if (ticket == kOff) return;
+  if (status.is_ok()) r_.history->respond(ticket, check::Outcome::kOk, r_.clock->now());
+  if (status.code() == StatusCode::kNotFound) r_.history->respond(ticket, check::Outcome::kNotFound, r_.clock->now());
+}
+
 void KvRecorder::scanned(size_t ticket, const Status& status, std::vector<std::string> keys) {
   if (ticket == kOff) return;
   if (!status.is_ok()) return r_.history->discard(ticket);

@@ -36,11 +36,14 @@ class KvRecorder {
     return r_.on() ? invoke(check::OpKind::kPut, key, check::value_digest(value), 0) : kOff;
   }
   size_t scan(std::string_view from, uint32_t limit) { return invoke(check::OpKind::kScan, from, 0, limit); }
+  size_t remove(std::string_view key) { return invoke(check::OpKind::kDelete, key, 0, 0); }
 
   // A get's answer: a value, NOT_FOUND, or an error (no effect: dropped).
   void got(size_t ticket, const StatusOr<std::string_view>& answer);
   // A put's: done, or unknown (left pending).
   void put_done(size_t ticket, const Status& status);
+  // A delete's: done, NOT_FOUND (nothing to delete), or unknown (pending).
+  void removed(size_t ticket, const Status& status);
   // A scan's keys, ascending; an error drops it.
   void scanned(size_t ticket, const Status& status, std::vector<std::string> keys);
 

@@ -353,7 +353,7 @@ Status check_memory(const scenario::Scenario& s, const design::IndexDriver& driv
     rpc_servers = saturating_mul(endpoints, (uint64_t{so.recv_buffers} + so.send_buffers) * so.max_message_bytes);
   }
   const rpc::RpcClientOptions ro = client_rpc_options(driver);
-  constexpr uint64_t kOpKinds = 5;  // workload::OpKind
+  constexpr uint64_t kOpKinds = workload::kOpKindCount;
   const uint64_t client_runner = (1 + uint64_t{ro.recv_buffers}) * ro.max_message_bytes + sizeof(ClientOutcome) +
                                  kOpKinds * (sizeof(metrics::OpSummary) +
                                              metrics::LatencyHistogram::kBucketCount * sizeof(uint64_t));

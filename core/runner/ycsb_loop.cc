@@ -38,7 +38,7 @@ class OpIds {
 };
 
 bool writes_record(workload::OpKind kind) {
-  return kind != workload::OpKind::kRead && kind != workload::OpKind::kScan;
+  return kind != workload::OpKind::kRead && kind != workload::OpKind::kScan && kind != workload::OpKind::kDelete;
 }
 
 }  // namespace

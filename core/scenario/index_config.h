@@ -63,6 +63,9 @@ struct IndexType {
   // which [platform.cpu.handler_cost_us] may cost: another name there is a
   // misspelling, refused. Empty: not checked.
   std::vector<std::string> work_names = {};
+  // Whether its sessions carry out a YCSB delete (OpKind::kDelete): the
+  // loader refuses workload.deleteproportion > 0 for a design without.
+  bool deletes = false;
 };
 
 // The designs a scenario may name (core/design's Registry).

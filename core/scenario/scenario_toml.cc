@@ -489,6 +489,11 @@ Status read_rest(const Decoder& d, const toml::table& root, const IndexTypes& ty
   if (Status st = sc->workload.validate(); !st.is_ok()) {
     return d.fail(root.get("workload"), "workload", st.message());
   }
+  if (sc->workload.deleteproportion > 0 && !types.find_type(sc->index.type)->deletes) {
+    // Refused here rather than by the first delete mid-run.
+    return d.fail(root.get("workload"), "workload.deleteproportion",
+                  "index type " + sc->index.type + " cannot delete: set workload.deleteproportion = 0");
+  }
   return Status();
 }
 

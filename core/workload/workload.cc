@@ -16,6 +16,7 @@ std::string_view op_kind_name(OpKind kind) {
     case OpKind::kInsert: return "INSERT";
     case OpKind::kScan: return "SCAN";
     case OpKind::kReadModifyWrite: return "READ-MODIFY-WRITE";
+    case OpKind::kDelete: return "DELETE";
   }
   return "?";
 }
@@ -81,7 +82,8 @@ Workload::Workload(const WorkloadSpec& spec, std::shared_ptr<AcknowledgedCounter
       field_length_(spec.fieldlengthdistribution, spec.minfieldlength, spec.fieldlength, spec.zipfianconstant),
       scan_length_(spec.scanlengthdistribution, spec.minscanlength, spec.maxscanlength, spec.zipfianconstant) {
   const double proportions[kOpKindCount] = {spec.readproportion, spec.updateproportion, spec.insertproportion,
-                                            spec.scanproportion, spec.readmodifywriteproportion};
+                                            spec.scanproportion, spec.readmodifywriteproportion,
+                                            spec.deleteproportion};
   double sum = 0;
   for (double p : proportions) sum += p;
   double running = 0;

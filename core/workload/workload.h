@@ -4,8 +4,8 @@
 // shared WorkloadSpec; the clients share one AcknowledgedCounter, which
 // hands out insert key numbers and tells the key choosers how far the
 // inserted key range reaches. As in YCSB:
-//  - the operation is drawn by the five proportions;
-//  - read, update, scan and read-modify-write keys come from the request
+//  - the operation is drawn by the six proportions;
+//  - read, update, scan, read-modify-write and delete keys come from the request
 //    distribution: uniform and hotspot over the loaded range
 //    [insertstart, insertstart + insertcount), zipfian scrambled over the
 //    loaded range plus 2 * operationcount * insertproportion expected new
@@ -34,10 +34,12 @@
 
 namespace locus::workload {
 
-enum class OpKind : uint8_t { kRead, kUpdate, kInsert, kScan, kReadModifyWrite };
-inline constexpr int kOpKindCount = 5;
+// kDelete comes last so that the others keep their numbers.
+enum class OpKind : uint8_t { kRead, kUpdate, kInsert, kScan, kReadModifyWrite, kDelete };
+inline constexpr int kOpKindCount = 6;
 
-// YCSB's measurement names: READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE.
+// YCSB's measurement names: READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE,
+// DELETE.
 std::string_view op_kind_name(OpKind kind);
 
 struct Op {

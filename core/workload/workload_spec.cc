@@ -150,6 +150,7 @@ const std::array kProperties{
     LOCUS_WORKLOAD_PROPERTY(insertproportion),
     LOCUS_WORKLOAD_PROPERTY(scanproportion),
     LOCUS_WORKLOAD_PROPERTY(readmodifywriteproportion),
+    LOCUS_WORKLOAD_PROPERTY(deleteproportion),
     LOCUS_WORKLOAD_PROPERTY(requestdistribution),
     LOCUS_WORKLOAD_PROPERTY(zipfianconstant),
     LOCUS_WORKLOAD_PROPERTY(hotspotdatafraction),
@@ -200,20 +201,22 @@ Status WorkloadSpec::validate() const {
     return invalid_property("insertcount", fmt::format("insertstart {} + insertcount {} exceeds recordcount {}",
                                                        insertstart, effective_insertcount(), recordcount));
   }
-  const std::pair<std::string_view, double> proportions[] = {
-      {"readproportion", readproportion},   {"updateproportion", updateproportion},
-      {"insertproportion", insertproportion}, {"scanproportion", scanproportion},
-      {"readmodifywriteproportion", readmodifywriteproportion}};
+  const std::pair<std::string_view, double> proportions[] = {{"readproportion", readproportion},
+                                                             {"updateproportion", updateproportion},
+                                                             {"insertproportion", insertproportion},
+                                                             {"scanproportion", scanproportion},
+                                                             {"readmodifywriteproportion", readmodifywriteproportion},
+                                                             {"deleteproportion", deleteproportion}};
   double sum = 0;
   for (const auto& [name, p] : proportions) {
     if (!(p >= 0.0 && p <= 1.0)) return invalid_property(name, fmt::format("{} is not in [0, 1]", p));
     sum += p;
   }
   if (std::fabs(sum - 1.0) > 1e-6) {
-    return invalid_argument(fmt::format(
-        "workload properties readproportion + updateproportion + insertproportion + scanproportion + "
-        "readmodifywriteproportion sum to {}, not 1",
-        sum));
+    return invalid_argument(
+        fmt::format("workload properties readproportion + updateproportion + insertproportion + scanproportion + "
+                    "readmodifywriteproportion + deleteproportion sum to {}, not 1",
+                    sum));
   }
   if (!(zipfianconstant > 0.0 && zipfianconstant < 1.0)) {
     // Gray et al.'s closed form divides by (1 - theta).

@@ -42,6 +42,9 @@ struct WorkloadSpec {
   double insertproportion = 0.0;
   double scanproportion = 0.0;
   double readmodifywriteproportion = 0.0;
+  // Deletes of keys drawn like reads' (YCSB's name from its later
+  // CoreWorkload; 0 keeps the standard workloads' op streams unchanged).
+  double deleteproportion = 0.0;
 
   RequestDistribution requestdistribution = RequestDistribution::kUniform;
   // Not a CoreWorkload property upstream (YCSB hard-codes 0.99); the name

@@ -549,6 +549,47 @@ class CountingTransport final : public testing::ForwardingTransport {
   int registrations = 0;
 };
 
+// A YCSB delete (workload.deleteproportion) through the session: measured
+// as DELETE, the key is gone for later reads (a miss), and a second delete
+// of it is an answer (NOT_FOUND), not a failure.
+BOOST_AUTO_TEST_CASE(session_deletes_keys) {
+  auto cluster = testing::PilafCluster::create(tiny_store());
+  const NodeId node = *cluster->runtime->add_node({"client", false});
+  constexpr uint64_t kKeys = 16;
+  metrics::OpStats stats;
+  BOOST_REQUIRE(cluster->runtime->spawn(node, "client", ActorKind::kWorker, [&](Env& env) {
+    Endpoint ep(env);
+    auto rpc = rpc::RpcClient::create(ep);
+    if (!rpc.is_ok()) return cluster->fail(rpc.status().to_string());
+    auto servers = std::make_shared<const std::vector<NodeId>>(1, cluster->server_node);
+    pilaf::PilafSession session(ep, **rpc, servers, {});
+    std::string_view as;
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      const std::string key = key_of(k), value = make_value(key, 1, 8);
+      if (Status s = session.execute({workload::OpKind::kInsert, k}, key, value, &as); !s.is_ok()) {
+        return cluster->fail("insert " + key + ": " + s.to_string());
+      }
+    }
+    for (uint64_t k = 0; k < kKeys; k += 2) {
+      for (int twice = 0; twice < 2; ++twice) {
+        if (Status s = session.execute({workload::OpKind::kDelete, k}, key_of(k), {}, &as); !s.is_ok()) {
+          return cluster->fail("delete " + key_of(k) + ": " + s.to_string());
+        }
+        if (as != "DELETE") return cluster->fail("a delete measured as " + std::string(as));
+      }
+    }
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      if (Status s = session.execute({workload::OpKind::kRead, k}, key_of(k), {}, &as); !s.is_ok()) {
+        return cluster->fail("read " + key_of(k) + ": " + s.to_string());
+      }
+    }
+    session.report(stats);
+  }).is_ok());
+  BOOST_REQUIRE(cluster->runtime->run().is_ok());
+  BOOST_REQUIRE_MESSAGE(cluster->failures.empty(), cluster->failures.first());
+  BOOST_TEST(stats.counter_value("get_misses") == static_cast<int64_t>(kKeys / 2));  // the deleted half
+}
+
 // Issue 21: a session held a PilafClient per server, each with its own
 // registered read buffer, so memory grew as clients x servers. Its
 // clients now share one buffer (and one set of counters): four shards

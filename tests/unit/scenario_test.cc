@@ -138,6 +138,26 @@ BOOST_AUTO_TEST_CASE(mistakes_name_file_line_and_key) {
   BOOST_TEST(contains(e, "expected key=value"), e);
 }
 
+// workload.deleteproportion > 0 loads for a design whose sessions delete
+// and is refused at load time, naming the design and the key, for one
+// whose sessions cannot (catfish: its deletes need the rectangle and id an
+// insert drew; micro).
+BOOST_AUTO_TEST_CASE(deletes_are_refused_by_designs_that_cannot_delete) {
+  const std::string deletes = "[workload]\nreadproportion = 0.9\nupdateproportion = 0\ndeleteproportion = 0.1\n";
+  for (const char* type : {"catfish", "micro"}) {
+    const std::string e = error_of(std::string("[index]\ntype = \"") + type + "\"\n" + deletes);
+    BOOST_TEST(contains(e, "workload.deleteproportion"), e);
+    BOOST_TEST(contains(e, std::string("index type ") + type + " cannot delete"), e);
+  }
+  for (const char* type : {"pilaf", "nessie", "nam", "cell"}) {
+    auto s = designs::parse_scenario(std::string("[index]\ntype = \"") + type + "\"\n" + deletes, "ok.toml");
+    BOOST_TEST(s.is_ok(), type << ": " << s.status().to_string());
+  }
+  // Without deletes the refusing designs load as before.
+  auto catfish = designs::parse_scenario("[index]\ntype = \"catfish\"\n", "ok.toml");
+  BOOST_TEST(catfish.is_ok(), catfish.status().to_string());
+}
+
 const char* kCell = R"([platform]
 servers = 2
 [index]

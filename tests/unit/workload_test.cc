@@ -253,9 +253,9 @@ BOOST_AUTO_TEST_CASE(standard_workload_proportions_observed) {
           scan_length_sum += op.scan_length;
         }
       }
-      const double expected[kOpKindCount] = {spec->readproportion, spec->updateproportion,
-                                             spec->insertproportion, spec->scanproportion,
-                                             spec->readmodifywriteproportion};
+      const double expected[kOpKindCount] = {
+          spec->readproportion, spec->updateproportion,          spec->insertproportion,
+          spec->scanproportion, spec->readmodifywriteproportion, spec->deleteproportion};
       for (int k = 0; k < kOpKindCount; ++k) {
         BOOST_TEST_CONTEXT(op_kind_name(static_cast<OpKind>(k))) {
           BOOST_CHECK_SMALL(static_cast<double>(seen[k]) / kOps - expected[k], 0.006);
@@ -398,6 +398,43 @@ BOOST_AUTO_TEST_CASE(errors_name_the_property) {
   }
   const Status unknown = set_property(spec, "readproprtion", "0.5");
   BOOST_CHECK(contains(unknown.message(), "unknown workload property 'readproprtion'"));
+}
+
+// workload.deleteproportion: parsed and round-tripped, counted in the sum
+// of proportions (the message names it), and drawn at its share with keys
+// from the loaded and acknowledged range, named DELETE.
+BOOST_AUTO_TEST_CASE(deleteproportion_parses_validates_and_draws_its_share) {
+  WorkloadSpec spec;
+  BOOST_CHECK_EQUAL(spec.deleteproportion, 0.0);
+  BOOST_REQUIRE(set_property(spec, "deleteproportion", "0.2").is_ok());
+  BOOST_CHECK_EQUAL(spec.deleteproportion, 0.2);
+  const Status bad = set_property(spec, "deleteproportion", "1.2");
+  BOOST_CHECK_MESSAGE(contains(bad.message(), "deleteproportion"), bad.message());
+  const Status sum = spec.validate();  // 0.95 + 0.05 + 0.2
+  BOOST_CHECK_MESSAGE(contains(sum.message(), "deleteproportion sum to 1.2"), sum.message());
+  bool listed = false;
+  for (const auto& [name, value] : to_properties(spec)) listed |= name == "deleteproportion" && value == "0.2";
+  BOOST_CHECK(listed);
+
+  spec.readproportion = 0.4;
+  spec.updateproportion = 0.0;
+  spec.insertproportion = 0.4;
+  spec.recordcount = 500;
+  BOOST_REQUIRE(spec.validate().is_ok());
+  auto wl = Workload::create(spec);
+  BOOST_REQUIRE(wl.is_ok());
+  Random rng(5);
+  constexpr int kOps = 50'000;
+  std::array<int, kOpKindCount> seen{};
+  for (int i = 0; i < kOps; ++i) {
+    const Op op = wl->next_operation(rng);
+    ++seen[static_cast<int>(op.kind)];
+    if (op.kind == OpKind::kInsert) BOOST_REQUIRE(wl->acknowledge_insert(op.keynum).is_ok());
+    if (op.kind == OpKind::kDelete) BOOST_REQUIRE_LE(op.keynum, wl->inserts().last());
+  }
+  BOOST_CHECK_SMALL(static_cast<double>(seen[static_cast<int>(OpKind::kDelete)]) / kOps - 0.2, 0.01);
+  BOOST_CHECK_SMALL(static_cast<double>(seen[static_cast<int>(OpKind::kInsert)]) / kOps - 0.4, 0.01);
+  BOOST_CHECK_EQUAL(op_kind_name(OpKind::kDelete), "DELETE");
 }
 
 BOOST_AUTO_TEST_CASE(validate_rejects_inconsistent_specs) {

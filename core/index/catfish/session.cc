@@ -43,6 +43,10 @@ Status CatfishSession::execute(const workload::Op& op, std::string_view, std::st
       LOCUS_RETURN_IF_ERROR(search(op.keynum));
       return insert(op.keynum);
     }
+    case OpKind::kDelete:
+      // The loader refuses deletes for catfish (IndexType::deletes).
+      *as = "DELETE";
+      return unimplemented("catfish: workload.deleteproportion: a delete needs the rectangle and id an insert drew");
   }
   return internal_error("unknown operation");
 }

@@ -74,7 +74,8 @@ Status register_design(design::Registry& registry) {
                         read_keys,
                         // RPC handlers are named by request type (server.cc); the servers
                         // charge their search costs themselves (index.server_*_us).
-                        {"cell.1", "cell.2", "cell.3", "cell.4", "cell.internal"}},
+                        {"cell.1", "cell.2", "cell.3", "cell.4", "cell.internal"},
+                        /*deletes=*/true},
                        make_driver,
                        model_profile});
 }

@@ -34,6 +34,14 @@ struct NamConfig final : scenario::IndexConfig {
   // smallest selectivity (0.001) over a 1 KB-page tree of 10^5..10^6
   // keys spans about one group; scenarios sweep it.
   uint32_t head_node_interval = 8;
+  // Periodic garbage collection (the paper's epoch-based pass, gc.cc)
+  // every this many milliseconds of the run's clock (Env's: simulated on
+  // SimGrid); 0 turns it off. Coarse-grained: a daemon on each memory
+  // server collects its own tree (section 3.2). Fine-grained: one compute
+  // server collects the global tree with the same one-sided locks as its
+  // clients (section 4.2). Hybrid: refused (its leaves are one-sided, its
+  // inner levels the memory servers': no collector is built for both).
+  double gc_interval_ms = 0;
   // Ranges as one atomic double collect (tree.h), so that a history
   // checker can hold each to one instant; costs every leaf of a range a
   // second READ. Set by tests, not a scenario key.

@@ -51,6 +51,12 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
                      "a head node holds at most " + std::to_string(leaf_capacity(c->page_bytes)) +
                          " leaf pointers with index.page_bytes = " + std::to_string(c->page_bytes));
   }
+  LOCUS_RETURN_IF_ERROR(keys.number("gc_interval_ms", &c->gc_interval_ms, 0, 3.6e6));
+  if (c->gc_interval_ms > 0 && c->distribution == Distribution::kHybrid) {
+    return keys.fail("gc_interval_ms",
+                     "periodic garbage collection is built for index.distribution = \"coarse\" "
+                     "and \"fine\", not \"hybrid\": set it to 0");
+  }
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
 }
 
@@ -64,8 +70,10 @@ Status register_design(design::Registry& registry) {
         "(inner levels by RPC, leaves one-sided)",
         false,
         read_keys,
-        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork}},
-       make_driver, model_profile});
+        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork},
+        /*deletes=*/true},
+       make_driver,
+       model_profile});
 }
 
 }  // namespace locus::nam

@@ -57,18 +57,42 @@ Status BlinkTree::collect_garbage() {
 Status BlinkTree::compact_leaves() {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));  // the leftmost leaf
-  for (;;) {
-    if (!node_.head() && node_.live() < node_.count()) {
+  constexpr uint32_t kTriesPerLeaf = 64;                 // then the leaf is left to the next pass
+  for (uint32_t tries = 0;;) {
+    if (!node_.head() && node_.live() < node_.count() && tries < kTriesPerLeaf) {
       const uint64_t version = node_.word();
-      LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+      const Status locked = access_.lock(p, version);
+      if (aborted(locked)) {
+        // A writer changed the leaf since it was read: read it again and
+        // retry it, not the whole pass from the leftmost leaf (which under
+        // 80 writers made a fine-grained pass over 340 leaves take 32 to 67
+        // ms in scenarios/nam/gc.toml, against 15 to 22 ms so).
+        ++stats_.restarts, ++tries;
+        LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+        if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
+        continue;
+      }
+      LOCUS_RETURN_IF_ERROR(locked);
       const uint32_t removed = node_.compact();
       LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_));
       stats_.entries_collected += removed;
     }
     if (node_.sibling().null()) return Status();
     p = node_.sibling();
+    tries = 0;
     LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
     if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
+  }
+}
+
+StatusOr<uint64_t> BlinkTree::count_deleted_entries() {
+  RemotePtr p;
+  LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));
+  uint64_t marked = 0;
+  for (;;) {
+    if (!node_.head()) marked += node_.count() - node_.live();
+    if (node_.sibling().null()) return marked;
+    LOCUS_RETURN_IF_ERROR(access_.read(node_.sibling(), node_));
   }
 }
 

@@ -1,4 +1,4 @@
-// A NAM client session (session.h), recording lookups and inserts for the
+// A NAM client session (session.h), recording lookups, inserts and deletes for the
 // linearizability checker's multimap model.
 #include "core/index/nam/session.h"
 
@@ -46,10 +46,42 @@ Status NamSession::insert(std::string_view key, uint64_t k, uint64_t payload) {
   return s;
 }
 
+// A YCSB delete removes the key: every payload a lookup finds, each pair by
+// its delete bit (recorded as the multimap's delete of that pair).
+Status NamSession::remove_key(std::string_view key, uint64_t k) {
+  LOCUS_RETURN_IF_ERROR(lookup(key, k));
+  const std::vector<uint64_t> found = payloads_;
+  for (uint64_t payload : found) {
+    size_t t = 0;
+    if (recording_.on()) {
+      check::Operation op;
+      op.kind = check::OpKind::kDelete;
+      op.key.assign(key);
+      op.value = payload;
+      t = recording_.history->invoke(std::move(op), recording_.clock->now());
+    }
+    auto removed = client_->remove({k, payload});
+    // A failed delete may have taken effect: it stays pending.
+    if (!removed.is_ok()) return removed.status();
+    if (*removed) ++deleted_pairs_;
+    if (recording_.on()) {
+      recording_.history->respond(t, *removed ? check::Outcome::kOk : check::Outcome::kNotFound,
+                                  recording_.clock->now());
+    }
+  }
+  return Status();
+}
+
 Status NamSession::execute(const workload::Op& op, std::string_view key, std::string_view value,
                            std::string_view* measured_as) {
   using workload::OpKind;
   *measured_as = workload::op_kind_name(op.kind);
+  if (gc_tree_ != nullptr && gc_clock_->now() >= next_gc_ns_) {
+    // The pass is this client's time, as a compute-server thread's
+    // (its latency lands on the operation that follows it).
+    if (!gc_tree_->collect_garbage().is_ok()) ++gc_failures_;
+    next_gc_ns_ = gc_clock_->now() + gc_interval_ns_;
+  }
   LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
   switch (op.kind) {
     case OpKind::kRead:
@@ -60,6 +92,8 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
     case OpKind::kReadModifyWrite:
       LOCUS_RETURN_IF_ERROR(lookup(key, k));
       return insert(key, k, check::value_digest(value));
+    case OpKind::kDelete:
+      return remove_key(key, k);
     case OpKind::kScan: {
       pairs_.clear();
       Status s = client_->range({k, 0}, std::numeric_limits<uint64_t>::max(), op.scan_length, &pairs_);
@@ -74,13 +108,18 @@ void NamSession::report(metrics::OpStats& stats) const {
   const TreeStats t = client_->tree_stats();
   design::add_counters(stats, {{"get_misses", get_misses_},
                                {"nam.scanned_pairs", scanned_pairs_},
+                               {"nam.deleted_pairs", deleted_pairs_},
                                {"nam.restarts", t.restarts},
                                {"nam.splits", t.splits},
                                {"nam.moved_right", t.moved_right},
                                {"nam.head_prefetches", t.head_prefetches},
                                {"nam.prefetch_hits", t.prefetch_hits},
                                {"nam.stale_head_reads", t.stale_head_reads},
-                               {"nam.head_rebuilds", t.head_rebuilds}});
+                               {"nam.head_rebuilds", t.head_rebuilds},
+                               {"nam.gc_passes", t.gc_passes},
+                               {"nam.gc_entries_collected", t.entries_collected},
+                               {"nam.gc_merges", t.merges},
+                               {"nam.gc_failures", gc_failures_}});
 }
 
 }  // namespace locus::nam

@@ -3,7 +3,8 @@
 // 64-bit digest of its value (the index maps keys to 8-byte payloads, the
 // paper's tuple identifiers). Reads are lookups (every payload of the key),
 // updates and inserts add a (key, payload) pair, read-modify-writes both,
-// scans a range of scan_length pairs from the key on.
+// deletes remove every pair of the key (a lookup, then each pair's delete
+// bit), scans a range of scan_length pairs from the key on.
 #pragma once
 
 #include <memory>
@@ -24,16 +25,32 @@ class NamSession final : public design::ClientSession {
   bool can_record() const override { return true; }
 
   NamClient& client() { return *client_; }
+  // Fine-grained GC on this compute server (config.h, gc_interval_ms): a
+  // pass over `tree` (its client's) before the first operation drawn at
+  // least `interval_ns` after the last pass ended, on the clock of `clock`.
+  void collect_garbage_every(Clock* clock, Nanos interval_ns, BlinkTree* tree) {
+    gc_clock_ = clock;
+    gc_interval_ns_ = interval_ns;
+    gc_tree_ = tree;
+    next_gc_ns_ = clock->now() + interval_ns;
+  }
 
  private:
   Status lookup(std::string_view key, uint64_t k);
   Status insert(std::string_view key, uint64_t k, uint64_t payload);
+  Status remove_key(std::string_view key, uint64_t k);
 
   std::unique_ptr<NamClient> client_;
   std::vector<uint64_t> payloads_;
   std::vector<Pair> pairs_;
   uint64_t scanned_pairs_ = 0;
+  uint64_t deleted_pairs_ = 0;
   uint64_t get_misses_ = 0;  // lookups that found no payload
+  Clock* gc_clock_ = nullptr;
+  Nanos gc_interval_ns_ = 0;
+  Nanos next_gc_ns_ = 0;
+  BlinkTree* gc_tree_ = nullptr;
+  uint64_t gc_failures_ = 0;
 };
 
 }  // namespace locus::nam

@@ -149,6 +149,10 @@ class BlinkTree {
   // UpperLevels) only removes entries (the levels above are not its own).
   // Run by one tree object at a time.
   Status collect_garbage();
+  // Entries whose delete bit is set, along the leaf level from its
+  // leftmost leaf (what a garbage-collection pass would remove). For
+  // reports after a run; not atomic against writers.
+  StatusOr<uint64_t> count_deleted_entries();
 
   // The levels above the leaves, run by their keeper (a hybrid memory
   // server): the child pointer the node of `level` (>= 1) holds for x, and

@@ -53,7 +53,8 @@ Status register_design(design::Registry& registry) {
         "index.mode = server (NessieSD) or hybrid (NessieHY) sends some to the nodes",
         false,
         read_keys,
-        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork, kLocalWriteWork}},
+        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork, kLocalWriteWork},
+        /*deletes=*/true},
        make_driver,
        model_profile});
 }

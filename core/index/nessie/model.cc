@@ -53,9 +53,10 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   const auto* c = s.index.get<NessieConfig>();
   if (c == nullptr) return invalid_argument("index.type: not a nessie scenario");
   const workload::WorkloadSpec& w = s.workload;
-  if (w.insertproportion > 0 || w.scanproportion > 0 || w.readmodifywriteproportion > 0) {
+  if (w.insertproportion > 0 || w.scanproportion > 0 || w.readmodifywriteproportion > 0 || w.deleteproportion > 0) {
     return invalid_argument(
-        "workload.insertproportion / scanproportion / readmodifywriteproportion: the nessie model covers gets "
+        "workload.insertproportion / scanproportion / readmodifywriteproportion / deleteproportion: the nessie model "
+        "covers gets "
         "(readproportion) and updates (updateproportion) of loaded records only");
   }
   if (w.requestdistribution != workload::RequestDistribution::kUniform) {

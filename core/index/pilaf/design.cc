@@ -27,7 +27,8 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 
 Status register_design(design::Registry& registry) {
   return registry.add({{"pilaf", "3-way cuckoo hash with CRC64 self-verifying entries; gets by RDMA READ, puts by RPC",
-                        false, read_keys, {"pilaf.put", "pilaf.get", "pilaf.delete", "pilaf.layout", "pilaf.client_crc"}},
+                        false, read_keys, {"pilaf.put", "pilaf.get", "pilaf.delete", "pilaf.layout", "pilaf.client_crc"},
+                        /*deletes=*/true},
                        make_driver, model_profile});
 }
 

@@ -1,0 +1,113 @@
+// NAM's periodic garbage collection (index.gc_interval_ms) driven by the
+// scenario runner on loopback, with YCSB deletes (workload.deleteproportion):
+// clients look up, insert and delete while the collector runs (a daemon on
+// each coarse-grained memory server; the first fine-grained session, on its
+// compute server). The entries still marked deleted after the run are
+// counted (nam.deleted_entries_left) against a run without GC, where every
+// pair a client deleted is still there with its delete bit; every call is
+// recorded and the history checked for linearizability ([check]) against
+// the multimap model, so lookups during the merges stay correct.
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "backends/loopback/loopback_runtime.h"
+#include "core/designs/designs.h"
+#include "core/runner/scenario_run.h"
+
+namespace locus {
+namespace {
+
+runner::ScenarioReport run_nam(const std::string& distribution, double gc_interval_ms) {
+  // 256-byte pages (12 pairs a leaf) so that deletes empty leaves and the
+  // collector merges; 40% deletes against 20% inserts shrink the index.
+  auto sc = designs::parse_scenario(
+      R"(
+[platform]
+servers = 2
+cores_per_server = 1
+[index]
+type = "nam"
+page_bytes = 256
+[workload]
+recordcount = 3000
+readproportion = 0.4
+updateproportion = 0
+insertproportion = 0.2
+deleteproportion = 0.4
+fieldcount = 1
+fieldlength = 16
+[run]
+clients = 3
+duration_s = 0.4
+warmup_s = 0
+[check]
+linearizability = true
+max_ops = 2000000
+)",
+      "nam-gc.toml", {"index.distribution=" + distribution, "index.gc_interval_ms=" + std::to_string(gc_interval_ms)});
+  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+  auto r = runner::run_scenario(*sc, designs::registry(), [](const scenario::Scenario& s) {
+    loopback::LoopbackOptions lo;
+    lo.seed = s.run.seed;
+    return loopback::make_loopback_runtime(lo);
+  });
+  BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+  return std::move(*r);
+}
+
+double counter(const runner::ScenarioReport& r, const std::string& name) {
+  return static_cast<double>(r.result.stats.counter_value(name));
+}
+
+// The pass's counters are the servers' (coarse) or the sessions' (fine).
+void deleted_entries_are_collected(const std::string& distribution) {
+  const runner::ScenarioReport off = run_nam(distribution, 0);
+  const runner::ScenarioReport on = run_nam(distribution, 5);
+  for (const runner::ScenarioReport* r : {&off, &on}) {
+    BOOST_TEST(r->result.stats.total_failed() == 0u);
+    BOOST_REQUIRE(r->result.stats.find_op("DELETE") != nullptr);
+    BOOST_TEST(r->result.stats.find_op("DELETE")->latency.count() > 100u);
+    BOOST_TEST(counter(*r, "nam.deleted_pairs") > 100.0);
+  }
+  // Without GC the deleted pairs stay in their leaves, marked (but for
+  // those a full leaf dropped before splitting).
+  const double left_off = off.result.extra.at("nam.deleted_entries_left");
+  const double left_on = on.result.extra.at("nam.deleted_entries_left");
+  BOOST_TEST(left_off > 0.0);
+  BOOST_TEST(left_off <= counter(off, "nam.deleted_pairs"));
+  const bool coarse = distribution == "coarse";
+  const double passes = coarse ? on.result.extra.at("nam.server_gc_passes") : counter(on, "nam.gc_passes");
+  const double collected =
+      coarse ? on.result.extra.at("nam.server_gc_entries_collected") : counter(on, "nam.gc_entries_collected");
+  const double merges = coarse ? on.result.extra.at("nam.server_gc_merges") : counter(on, "nam.gc_merges");
+  BOOST_TEST_MESSAGE(distribution << ": " << passes << " passes, " << collected << " entries collected, " << merges
+                                  << " merges; deleted " << counter(on, "nam.deleted_pairs") << ", left marked "
+                                  << left_on << " (without GC " << left_off << " of "
+                                  << counter(off, "nam.deleted_pairs") << ")");
+  BOOST_TEST(passes >= 5.0);
+  BOOST_TEST(collected > 0.0);
+  BOOST_TEST(on.result.extra.at("nam.gc_failures") + counter(on, "nam.gc_failures") == 0.0);
+  // Only deletes since the last pass are left: most were physically
+  // removed, where without GC they stay.
+  BOOST_TEST(left_on < counter(on, "nam.deleted_pairs") / 2);
+  BOOST_TEST(left_on < left_off / 2);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(nam_gc_run)
+
+BOOST_AUTO_TEST_CASE(coarse_memory_servers_collect_during_deletes) { deleted_entries_are_collected("coarse"); }
+BOOST_AUTO_TEST_CASE(fine_compute_server_collects_during_deletes) { deleted_entries_are_collected("fine"); }
+
+// Hybrid has no collector: asking for one is refused when the scenario loads.
+BOOST_AUTO_TEST_CASE(hybrid_gc_is_refused_at_load) {
+  auto sc = designs::parse_scenario("[index]\ntype = \"nam\"\n", "nam.toml",
+                                    {"index.distribution=hybrid", "index.gc_interval_ms=10"});
+  BOOST_REQUIRE(!sc.is_ok());
+  BOOST_TEST(sc.status().message().find("index.gc_interval_ms") != std::string::npos, sc.status().message());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace locus
