@@ -40,7 +40,7 @@ class ThreadActors {
       Env env = make_env(a.transport, rng.get());
       randoms_.push_back(std::move(rng));
       auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
-      if (a.kind != ActorKind::kWorker) {
+      if (!is_worker(a.kind)) {
         daemons_.emplace_back(std::move(body));
       } else {
         workers.emplace_back(std::move(body));

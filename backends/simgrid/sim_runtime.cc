@@ -326,10 +326,10 @@ class SimRuntime final : public Runtime {
     auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
     Env env = make_env(node, rng.get());
     randoms_.push_back(std::move(rng));
-    const bool daemon = kind != ActorKind::kWorker;
+    const bool daemon = !is_worker(kind);
     (daemon ? live_daemons_ : live_workers_)++;
     SimNode* where = world_.node(node);
-    const uint32_t poller = kind == ActorKind::kPollingDaemon && sched_.on() ? sched_.add_poller(where->host_index) : 0;
+    const uint32_t poller = busy_polls(kind) && sched_.on() ? sched_.add_poller(where->host_index) : 0;
     sg4::ActorPtr actor = sg4::Actor::create(name, where->host, [this, env, kind, where, poller,
                                                                  fn = std::move(fn)]() mutable {
       // An observer charges no CPU and so takes no core (ActorKind).
@@ -339,12 +339,12 @@ class SimRuntime final : public Runtime {
       state.world = &world_;
       // Stopped as the actor returns or, killed, unwinds.
       std::optional<PollingCore> polling;
-      if (kind == ActorKind::kPollingDaemon) state.polling = &polling.emplace(where->host);
+      if (busy_polls(kind)) state.polling = &polling.emplace(where->host);
       // cpu_scheduler = "cfs" on a host whose hogs and pollers outnumber its cores.
       SliceWindows slices;
       WakeCredit wake;
       if (sched_.runnable_per_core(where->host_index, where->host_cores) > 0) {
-        if (kind == ActorKind::kPollingDaemon) {
+        if (busy_polls(kind)) {
           slices = sched_.windows(where->host_index, poller, where->host_cores);
           state.slices = &slices;
         } else if (takes_core) {
@@ -359,7 +359,7 @@ class SimRuntime final : public Runtime {
       settle_debt();  // the actor ends at its own time
       if (takes_core) world_.actor_ended(*where);
       sg4::Actor::self()->set_data(nullptr);
-      if (kind != ActorKind::kWorker) {
+      if (!is_worker(kind)) {
         --live_daemons_;
       } else if (--live_workers_ == 0) {
         run_end_s_ = engine_clock_s();

@@ -29,6 +29,12 @@ struct ClientOutcome {
 
 Nanos to_ns(double s) { return static_cast<Nanos>(std::llround(s * 1e9)); }
 
+// Client workers busy-poll for their completions where the scenario says
+// its design's clients do ([platform] polling_clients).
+ActorKind client_kind(const scenario::Scenario& s) {
+  return s.platform.polling_clients ? ActorKind::kPollingWorker : ActorKind::kWorker;
+}
+
 // Clients active at `t` (relative to the run's start), and when that next changes.
 uint32_t active_clients(const scenario::Scenario& s, Nanos t, Nanos* next_change) {
   uint32_t active = s.run.clients;
@@ -279,7 +285,7 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
       const Nanos start_ns = crash_ns + s.faults.restart_after_ns;
       ClientOutcome* out = &(*restarted)[k];
       Shared* shp = &sh;
-      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name, ActorKind::kWorker, [=](Env& env) {
+      LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name, client_kind(s), [=](Env& env) {
         while (env.clock->now() < std::min(start_ns, until_ns)) {
           env.clock->sleep_for(std::min<Nanos>(start_ns - env.clock->now(), 10 * kMillisecond));
         }
@@ -555,7 +561,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     if (first_client == kInvalidNode) first_client = node;
     ClientOutcome* out = &outcomes[c];
     Shared* shp = &sh;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, ActorKind::kWorker, [c, shp, out](Env& env) {
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, client_kind(s), [c, shp, out](Env& env) {
       run_client(env, c, c, shp->crashed[c], *shp, out);
     }));
   }

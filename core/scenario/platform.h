@@ -191,6 +191,12 @@ struct PlatformSpec {
   // (Linux CFS's time slices and wake-up preemption:
   // backends/simgrid/sim_sched.h, which cites the kernel source).
   CpuScheduler cpu_scheduler = CpuScheduler::kFluid;
+  // Whether client workers busy-poll for their completions, as a polling
+  // server thread does (Nessie's clients poll watermark bits, paper
+  // section 4.1): each holds a core of its host from its start to its end,
+  // busy for power and counted among the always-runnable threads that
+  // cpu_scheduler divides; off, a client blocks while it waits.
+  bool polling_clients = false;
 };
 
 }  // namespace locus::scenario

@@ -195,7 +195,7 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
       d.only(t, s,
              {"servers", "cores_per_server", "client_hosts", "cores_per_client_host", "topology", "hosts_per_rack",
               "link", "rack_uplink", "pcie", "nic", "cpu", "packet_bytes", "power", "disk", "background_load",
-              "cpu_scheduler"}));
+              "cpu_scheduler", "polling_clients"}));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "servers", &p->servers, 1, 100000));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "cores_per_server", &p->cores_per_server, 1, 1024));
   LOCUS_RETURN_IF_ERROR(d.number(t, s, "client_hosts", &p->client_hosts, 0, 1000000));
@@ -209,6 +209,7 @@ Status read_platform(const Decoder& d, const toml::table& t, PlatformSpec* p) {
   std::string sched = p->cpu_scheduler == CpuScheduler::kCfs ? "cfs" : "fluid";
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "cpu_scheduler", &sched, {"fluid", "cfs"}));
   p->cpu_scheduler = sched == "cfs" ? CpuScheduler::kCfs : CpuScheduler::kFluid;
+  LOCUS_RETURN_IF_ERROR(d.flag(t, s, "polling_clients", &p->polling_clients));
   for (const char* k : {"link", "rack_uplink", "pcie", "nic", "cpu", "power", "disk"})
     LOCUS_RETURN_IF_ERROR(d.require_table(t, s, k));
   if (auto* l = d.sub(t, "link")) LOCUS_RETURN_IF_ERROR(read_link(d, *l, "platform.link", &p->host_link));

@@ -27,7 +27,19 @@ enum class ActorKind {
   // thread): it keeps a core busy while it waits, which a simulating
   // backend models (CPU contention, power); elsewhere a daemon.
   kPollingDaemon,
+  // A worker whose real counterpart busy-polls for its completions (a
+  // client polling watermark bits, [platform] polling_clients): a
+  // simulating backend keeps a core busy for it throughout; elsewhere a
+  // worker.
+  kPollingWorker,
 };
+
+// run() waits for workers, polling or not.
+inline bool is_worker(ActorKind kind) { return kind == ActorKind::kWorker || kind == ActorKind::kPollingWorker; }
+// What a simulating backend keeps a core busy for.
+inline bool busy_polls(ActorKind kind) {
+  return kind == ActorKind::kPollingDaemon || kind == ActorKind::kPollingWorker;
+}
 
 struct NodeOptions {
   std::string name;       // for messages: "server0", "client3"
