@@ -28,6 +28,8 @@ cores_per_server = 1
 [index]
 type = "nam"
 page_bytes = 256
+# No lease breaks on a loaded machine (nam_test's gc_during_clients says why).
+lease_ms = 5000
 [workload]
 recordcount = 3000
 readproportion = 0.4

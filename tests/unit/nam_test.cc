@@ -296,6 +296,12 @@ void gc_during_clients(NamConfig config) {
   constexpr uint64_t kKeys = 40;
   constexpr uint32_t kOps = 600;
   config.atomic_ranges = true;
+  // No lease breaks: a lock holder this thread-per-client test leaves
+  // without the CPU for half a 50 ms lease (a loaded 2-core machine) has
+  // its lock broken and its install land after the repair, leaving the
+  // node torn for good (docs/nam.md, known limits). Lease breaking has
+  // tests of its own (stalled_lock_holder_loses_its_lease).
+  config.lease_ms = 5000;
   const bool fine = config.distribution == nam::Distribution::kFine;
   NamCluster cluster(config, fine ? 2 : 1, 200);
   check::HistoryRecorder recorder;
@@ -315,19 +321,28 @@ void gc_during_clients(NamConfig config) {
   nam::Reclaimer reclaimer(8);
   std::atomic<uint32_t> writers_left{2};
   std::atomic<uint64_t> passes{0}, failed{0};
+  testing::FailureLog first_failure;  // what the first failed call said
+  auto fail = [&](const std::string& what, const Status& st) {
+    ++failed;
+    first_failure.fail(what + ": " + st.to_string());
+  };
   nam::TreeStats collected;
   cluster.add_client("collector", [&](NamClient&, Env&, nam::FineClient* f) {
-    if (f != nullptr && !f->tree().set_reclaimer(&reclaimer).is_ok()) ++failed;
+    if (f != nullptr) {
+      if (Status st = f->tree().set_reclaimer(&reclaimer); !st.is_ok()) fail("set_reclaimer", st);
+    }
     while (writers_left.load() > 0) {
       const Status s = f != nullptr ? f->tree().collect_garbage() : cluster.memory[0]->collect_garbage();
-      if (!s.is_ok()) ++failed;
+      if (!s.is_ok()) fail("collect_garbage", s);
       passes.fetch_add(1);
     }
     collected = f != nullptr ? f->tree().stats() : cluster.memory[0]->gc_stats();
   });
   for (uint32_t c = 0; c < 3; ++c) {
     cluster.add_client("client" + std::to_string(c), [&, c](NamClient& client, Env& env, nam::FineClient* f) {
-      if (f != nullptr && !f->tree().set_reclaimer(&reclaimer).is_ok()) ++failed;
+      if (f != nullptr) {
+      if (Status st = f->tree().set_reclaimer(&reclaimer); !st.is_ok()) fail("set_reclaimer", st);
+    }
       check::ClientHistory& h = recorder.client(c);
       Random& rng = *env.random;
       const bool writer = c < 2;
@@ -344,20 +359,20 @@ void gc_during_clients(NamConfig config) {
           o.kind = check::OpKind::kInsert;
           o.value = (uint64_t{c} << 32) | i;
           const size_t at = h.invoke(o, now());
-          if (!client.insert({key, o.value}).is_ok()) ++failed;
+          if (Status st = client.insert({key, o.value}); !st.is_ok()) fail("insert", st);
           h.respond(at, check::Outcome::kOk, now());
         } else if (writer) {
           o.kind = check::OpKind::kDelete;
           o.value = 1000 + key + kKeys * rng.uniform(480 / kKeys);  // a loaded pair of the key
           const size_t at = h.invoke(o, now());
           auto removed = client.remove({key, o.value});
-          if (!removed.is_ok()) ++failed;
+          if (!removed.is_ok()) fail("remove", removed.status());
           h.respond(at, removed.is_ok() && *removed ? check::Outcome::kOk : check::Outcome::kNotFound, now());
         } else if (rng.bernoulli(0.4)) {
           o.kind = check::OpKind::kLookup;
           const size_t at = h.invoke(o, now());
           std::vector<uint64_t> got;
-          if (!client.lookup(key, &got).is_ok()) ++failed;
+          if (Status st = client.lookup(key, &got); !st.is_ok()) fail("lookup", st);
           h.op(at).result_ids = got;
           h.respond(at, got.empty() ? check::Outcome::kNotFound : check::Outcome::kOk, now());
         } else {
@@ -366,7 +381,7 @@ void gc_during_clients(NamConfig config) {
           o.end_key = name(key + 3);
           const size_t at = h.invoke(o, now());
           std::vector<Pair> got;
-          if (!client.range({key, 0}, key + 2, 0, &got).is_ok()) ++failed;
+          if (Status st = client.range({key, 0}, key + 2, 0, &got); !st.is_ok()) fail("range", st);
           for (const Pair& x : got) {
             h.op(at).result_keys.push_back(name(x.key));
             h.op(at).result_ids.push_back(x.payload);
@@ -378,7 +393,7 @@ void gc_during_clients(NamConfig config) {
     });
   }
   cluster.run();
-  BOOST_TEST(failed.load() == 0u);
+  BOOST_TEST(failed.load() == 0u, failed.load() << " calls failed, the first: " << first_failure.first());
   BOOST_TEST_MESSAGE(passes.load() << " passes: merges " << collected.merges << ", collected "
                                    << collected.entries_collected << ", freed " << collected.pages_freed);
   BOOST_TEST(collected.merges > 3u);
