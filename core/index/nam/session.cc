@@ -31,15 +31,17 @@ Status NamSession::lookup(std::string_view key, uint64_t k) {
   return s;
 }
 
+size_t NamSession::invoke_pair(check::OpKind kind, std::string_view key, uint64_t payload) {
+  if (!recording_.on()) return 0;
+  check::Operation op;
+  op.kind = kind;
+  op.key.assign(key);
+  op.value = payload;
+  return recording_.history->invoke(std::move(op), recording_.clock->now());
+}
+
 Status NamSession::insert(std::string_view key, uint64_t k, uint64_t payload) {
-  size_t t = 0;
-  if (recording_.on()) {
-    check::Operation op;
-    op.kind = check::OpKind::kInsert;
-    op.key.assign(key);
-    op.value = payload;
-    t = recording_.history->invoke(std::move(op), recording_.clock->now());
-  }
+  const size_t t = invoke_pair(check::OpKind::kInsert, key, payload);
   Status s = client_->insert({k, payload});
   // A failed insert may have taken effect: it stays pending.
   if (recording_.on() && s.is_ok()) recording_.history->respond(t, check::Outcome::kOk, recording_.clock->now());
@@ -52,14 +54,7 @@ Status NamSession::remove_key(std::string_view key, uint64_t k) {
   LOCUS_RETURN_IF_ERROR(lookup(key, k));
   const std::vector<uint64_t> found = payloads_;
   for (uint64_t payload : found) {
-    size_t t = 0;
-    if (recording_.on()) {
-      check::Operation op;
-      op.kind = check::OpKind::kDelete;
-      op.key.assign(key);
-      op.value = payload;
-      t = recording_.history->invoke(std::move(op), recording_.clock->now());
-    }
+    const size_t t = invoke_pair(check::OpKind::kDelete, key, payload);
     auto removed = client_->remove({k, payload});
     // A failed delete may have taken effect: it stays pending.
     if (!removed.is_ok()) return removed.status();

@@ -37,6 +37,8 @@ class NamSession final : public design::ClientSession {
 
  private:
   Status lookup(std::string_view key, uint64_t k);
+  // Records the invocation of a pair's insert or delete (0 when not recording).
+  size_t invoke_pair(check::OpKind kind, std::string_view key, uint64_t payload);
   Status insert(std::string_view key, uint64_t k, uint64_t payload);
   Status remove_key(std::string_view key, uint64_t k);
 
