@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backends/loopback/loopback_runtime.h"
 #include "core/transport/transport.h"
@@ -89,7 +90,17 @@ class Node {
   void revive() { crashed_.store(false, std::memory_order_release); }
   void stop_nic();
 
+  // --- fences (Transport::fence_peer / rejoin) ---
+  // After fence() returns no request from `source` touches this node's
+  // memory (the one being copied now has finished) until rejoin(source).
+  void fence(NodeId source);
+  // True if `source` was fenced (and is no longer).
+  bool rejoin(NodeId source);
+
  private:
+  // Whether requests from `source` are fenced off; regions_mu_ held (so a
+  // fence() waits for the copy this guards).
+  bool fenced_locked(NodeId source) const;
   void nic_loop();
   // Executes one inbound op (the target is this node). Returns false if it
   // is a message that must wait for a receive to be posted.
@@ -124,6 +135,9 @@ class Node {
   std::atomic<uint32_t> outstanding_send_{0};
   std::atomic<uint32_t> posted_recvs_{0};
   std::atomic<bool> crashed_{false};
+  mutable std::mutex fence_mu_;  // guards fenced_
+  std::unordered_set<NodeId> fenced_;
+  std::atomic<uint32_t> fenced_count_{0};  // fenced_.size(): the data path skips the lock at 0
   std::thread nic_thread_;
 };
 

@@ -28,6 +28,29 @@ const RegionEntry* Node::find_remote(const RemoteAddr& a, uint64_t len, Access n
   return &it->second;
 }
 
+bool Node::fenced_locked(NodeId source) const {
+  if (fenced_count_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(fence_mu_);
+  return fenced_.count(source) != 0;
+}
+
+void Node::fence(NodeId source) {
+  {
+    std::lock_guard<std::mutex> lock(fence_mu_);
+    if (fenced_.insert(source).second) fenced_count_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  // Every copy checks for fences under regions_mu_ held shared: taking it
+  // exclusively waits out the copy in progress, and later ones see the fence.
+  std::unique_lock<std::shared_mutex> drain(regions_mu_);
+}
+
+bool Node::rejoin(NodeId source) {
+  std::lock_guard<std::mutex> lock(fence_mu_);
+  if (fenced_.erase(source) == 0) return false;
+  fenced_count_.fetch_sub(1, std::memory_order_acq_rel);
+  return true;
+}
+
 void Node::finish_initiator(const InboundOp& op, WcStatus status) {
   Node* src = fabric_.node(op.source);
   if (src == nullptr) return;
@@ -56,7 +79,12 @@ void Node::execute_one_sided(const InboundOp& op) {
     // (a timed-out wait), deregistered and freed the buffer meanwhile.
     const Node* initiator = fabric_.node(op.source);
     RegionLocks locks(*this, initiator);
-    const RegionEntry* r = find_remote(wr.remote, len, required_access(wr.op), &status);
+    const RegionEntry* r = nullptr;
+    if (fenced_locked(op.source)) {
+      status = WcStatus::kRetryExceeded;  // its connection is gone (Transport::fence_peer)
+    } else {
+      r = find_remote(wr.remote, len, required_access(wr.op), &status);
+    }
     if (r != nullptr && initiator != nullptr && !initiator->local_buffer_ok_locked({local, static_cast<uint32_t>(len), wr.local.lkey})) {
       status = WcStatus::kFlushed;
       r = nullptr;
@@ -118,6 +146,13 @@ bool Node::try_execute(InboundOp& op, std::unique_lock<std::mutex>& nic_lock) {
     // Both buffers stay registered (and allocated) until the copy is done.
     const Node* sender = fabric_.node(op.source);
     std::optional<RegionLocks> locks(std::in_place, *this, sender);
+    if (fenced_locked(op.source)) {
+      locks.reset();
+      nic_lock.unlock();
+      finish_initiator(op, WcStatus::kRetryExceeded);  // the receive stays posted
+      nic_lock.lock();
+      return true;
+    }
     if (sender != nullptr && !sender->local_buffer_ok_locked(op.wr.local)) {
       // The sender gave up on this message (a timed-out wait) and freed
       // its buffer: nothing to deliver, and the receive stays posted

@@ -107,6 +107,16 @@ class LoopbackTransport final : public Transport {
     return Status();
   }
 
+  Status fence_peer(NodeId peer) override {
+    if (node_.fabric().node(peer) == nullptr) return not_found("fence_peer: no node " + std::to_string(peer));
+    node_.fence(peer);
+    return Status();
+  }
+  bool rejoin(NodeId peer) override {
+    Node* target = node_.fabric().node(peer);
+    return target != nullptr && target->rejoin(node_.id());
+  }
+
   size_t poll(std::span<Completion> out) override { return node_.poll(out.data(), out.size()); }
   size_t wait(std::span<Completion> out, Nanos timeout) override {
     return node_.wait(out.data(), out.size(), timeout);

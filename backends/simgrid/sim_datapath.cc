@@ -148,6 +148,10 @@ void World::execute_batch(SimNode& from, Batch& batch) {
 
 WcStatus World::apply(SimNode& from, SimNode& target, const WorkRequest& wr, const NicQueues::Slot& slot) {
   auto* local = static_cast<std::byte*>(wr.local.addr);
+  if (!target.fenced.empty() && target.fenced.count(from.id) != 0) {
+    sleep_until(slot.finish_s);
+    return WcStatus::kRetryExceeded;  // its connection is gone (Transport::fence_peer)
+  }
   if (wr.op == Opcode::kSend) {
     sleep_until(slot.finish_s);
     const std::optional<RecvRequest> recv = take_recv(target);

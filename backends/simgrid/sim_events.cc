@@ -227,6 +227,10 @@ bool World::advance_effect(InFlight& f, double now_s) {
     f.status = WcStatus::kRetryExceeded;
     return true;
   }
+  if (!target.fenced.empty() && target.fenced.count(f.from->id) != 0) {
+    f.status = WcStatus::kRetryExceeded;  // its connection is gone (Transport::fence_peer)
+    return true;
+  }
   const WorkRequest& wr = f.wr;
   const uint64_t len = op_bytes(wr);
   auto* local = static_cast<std::byte*>(wr.local.addr);

@@ -83,6 +83,17 @@ class SimTransport final : public Transport {
     return Status();
   }
 
+  Status fence_peer(NodeId peer) override {
+    if (world_.node(peer) == nullptr) return not_found("fence_peer: no node " + std::to_string(peer));
+    settle_debt();  // from the actor's own time on
+    node_.fenced.insert(peer);
+    return Status();
+  }
+  bool rejoin(NodeId peer) override {
+    SimNode* target = world_.node(peer);
+    return target != nullptr && target->fenced.erase(node_.id) != 0;
+  }
+
   size_t poll(std::span<Completion> out) override {
     settle_debt();  // completions up to the actor's own time count
     world_.release_deferred(node_);

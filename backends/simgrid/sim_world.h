@@ -305,6 +305,9 @@ struct alignas(64) SimNode {
   std::unordered_set<NodeId> executor_peers;
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
   std::vector<Connection*> rnr_waiters;
+  // Peers fenced off this node's memory and receives until they rejoin
+  // (Transport::fence_peer): their requests fail when they would take effect.
+  std::unordered_set<NodeId> fenced;
 
   void add_waiter(CqWaiter* w);
   void remove_waiter(CqWaiter* w);

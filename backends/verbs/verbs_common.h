@@ -23,7 +23,13 @@ struct Hello {
   uint32_t magic = kMagic;
   NodeId claimed = kInvalidNode;
   uint64_t token = 0;
+  // kRejoin: the client acknowledges the server's fence (Transport::rejoin).
+  static constexpr uint32_t kRejoin = 1;
+  uint32_t flags = 0;
 };
+// How a server's refusal of a fenced client begins (the reject's text), so
+// the client knows it must rejoin before it connects again.
+inline constexpr const char* kFencedRefusal = "fenced:";
 // The server's answer in its accept: the id it uses for the client.
 struct Welcome {
   static constexpr uint32_t kMagic = 0x4C565731;  // "LVW1"

@@ -131,10 +131,20 @@ Status VerbsEndpoint::connect_to(NodeId peer) {
   Hello hello;
   hello.claimed = id_;
   hello.token = token_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rejoining_.count(peer) != 0) hello.flags |= Hello::kRejoin;
+  }
   rdma_conn_param param = conn_param(&hello, sizeof hello);
   if (rdma_connect(id, &param) != 0) return fail(unavailable("rdma_connect: " + errno_text(errno)));
   Welcome welcome;
-  if (Status s = await_cm_event(id, RDMA_CM_EVENT_ESTABLISHED, deadline, &welcome); !s.is_ok()) return fail(s);
+  if (Status s = await_cm_event(id, RDMA_CM_EVENT_ESTABLISHED, deadline, &welcome); !s.is_ok()) {
+    if (s.message().find(std::string(": ") + kFencedRefusal) != std::string::npos) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fence_seen_.insert(peer);
+    }
+    return fail(s);
+  }
   if (welcome.magic != Welcome::kMagic || welcome.server != peer) {
     return fail(unavailable("the server there says it is node " + std::to_string(welcome.server) + ", but " +
                             directory_.source() + " lists it as node " + std::to_string(peer)));
@@ -152,6 +162,7 @@ Status VerbsEndpoint::connect_to(NodeId peer) {
              device_name() + " (the server calls us node " + std::to_string(welcome.assigned) + ")");
   }
   std::lock_guard<std::mutex> lock(mu_);
+  rejoining_.erase(peer);
   by_peer_[peer] = c.get();
   by_qp_num_[c->qp->qp_num] = c.get();
   connections_.push_back(std::move(c));
@@ -214,6 +225,30 @@ void VerbsEndpoint::reset_peer(NodeId peer) {
   // would only refuse the client's next requests.
   if (role_ != Role::kClient) return;
   break_connection_locked(it->second, "reset: a request on it got no completion within its caller's wait");
+}
+
+Status VerbsEndpoint::fence_peer(NodeId peer) {
+  if (role_ != Role::kServer) return unimplemented(name_ + ": only a server's endpoint fences its clients");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_peer_.find(peer);
+  Connection* c = it == by_peer_.end() ? nullptr : it->second;
+  const uint64_t token = c != nullptr ? c->token : directory_.token_of(peer);
+  if (token == 0) return not_found(name_ + ": no client " + std::to_string(peer) + " to fence");
+  fenced_.insert(token);
+  if (c == nullptr) return Status();
+  // In the error state the queue pair drops what arrives; the disconnect
+  // tells the client, whose outstanding requests flush.
+  break_connection_locked(c, "fenced (a lock lease of it ran out)");
+  if (c->id != nullptr) (void)rdma_disconnect(c->id);
+  return Status();
+}
+
+bool VerbsEndpoint::rejoin(NodeId peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fence_seen_.erase(peer) == 0) return false;
+  rejoining_.insert(peer);
+  holddown_until_.erase(peer);  // connect again at the next post
+  return true;
 }
 
 void VerbsEndpoint::drain_client_cm_events() {

@@ -75,6 +75,12 @@ NodeId Directory::name_client(NodeId claimed, uint64_t token) {
   return id;
 }
 
+uint64_t Directory::token_of(NodeId id) {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  auto it = client_names_.find(id);
+  return it == client_names_.end() ? 0 : it->second.token;
+}
+
 void Directory::release_client(NodeId id, uint64_t token) {
   std::lock_guard<std::mutex> lock(names_mu_);
   auto it = client_names_.find(id);

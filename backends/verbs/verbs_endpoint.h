@@ -30,6 +30,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "backends/verbs/cluster_config.h"
@@ -69,6 +70,9 @@ class Directory {
   static constexpr std::chrono::seconds kNameQuarantine{10};
   NodeId name_client(NodeId claimed, uint64_t token);
   void release_client(NodeId id, uint64_t token);
+  // The token of the client named `id` now (0 if none): a fence holds the
+  // client, not the name, which a fenced client could lose and get anew.
+  uint64_t token_of(NodeId id);
 
  private:
   struct ClientName {
@@ -116,6 +120,13 @@ class VerbsEndpoint final : public Transport {
   // Moves the connection to `peer` to the error state (its outstanding
   // requests flush) and marks it broken: a client's next post reconnects.
   void reset_peer(NodeId peer) override;
+  // Server: breaks the connection of `peer` (its queue pair to the error
+  // state, which drops whatever arrives on it, and a disconnect so the
+  // client learns now) and refuses its reconnects until one says it
+  // rejoins. Client: rejoin() answers true once a server refused it as
+  // fenced; its next connect to that server says it rejoins.
+  Status fence_peer(NodeId peer) override;
+  bool rejoin(NodeId peer) override;
 
   const std::string& name() const { return name_; }
   std::string device_name() const;
@@ -247,6 +258,9 @@ class VerbsEndpoint final : public Transport {
   std::vector<uint32_t> free_recv_;
   std::deque<Completion> synthesized_;  // failures found without the NIC; only on error paths
   std::unordered_map<NodeId, SteadyTime> holddown_until_;
+  std::unordered_set<uint64_t> fenced_;    // server: client tokens refused until they rejoin
+  std::unordered_set<NodeId> fence_seen_;  // client: servers that refused us as fenced
+  std::unordered_set<NodeId> rejoining_;   // client: servers whose fence we acknowledged
   // Scratch for building work-request chains (sized at creation: the data
   // path does not allocate).
   std::vector<ibv_send_wr> send_wrs_;

@@ -110,6 +110,20 @@ void VerbsEndpoint::on_connect_request(rdma_cm_event* ev) {
   if (crashed_.load(std::memory_order_acquire)) return reject("server crashed (fault injection)");
   if (!accepting_.load(std::memory_order_acquire)) return reject("server still loading (locus serve --node)");
   if (!hello_ok) return reject("not a locus client (no hello in the connect request)");
+  bool refused_as_fenced = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fenced_.count(hello.token) != 0) {
+      if ((hello.flags & Hello::kRejoin) == 0) {
+        refused_as_fenced = true;
+      } else {
+        fenced_.erase(hello.token);  // it acknowledged the fence (Transport::rejoin)
+      }
+    }
+  }
+  if (refused_as_fenced) {
+    return reject(std::string(kFencedRefusal) + " a lock lease of this client ran out; it must rejoin first");
+  }
   if (id->verbs != context_) return reject("the request arrived on another RDMA device than the server's");
   if (!room_for_a_connection()) {
     return reject("server at its limit of " + std::to_string(tuning_.max_connections) +

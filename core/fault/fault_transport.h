@@ -72,6 +72,8 @@ class FaultTransport final : public Transport {
   size_t poll(std::span<Completion> out) override;
   size_t wait(std::span<Completion> out, Nanos timeout) override;
   void reset_peer(NodeId peer) override { inner_->reset_peer(peer); }
+  Status fence_peer(NodeId peer) override { return inner_->fence_peer(peer); }
+  bool rejoin(NodeId peer) override { return inner_->rejoin(peer); }
 
   Transport* inner() const { return inner_; }
 

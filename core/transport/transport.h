@@ -94,6 +94,34 @@ class Transport {
   // `peer` connects afresh (to a peer that came back, or fails fast to one
   // that did not). Backends without connections have nothing to drop.
   virtual void reset_peer(NodeId peer) { (void)peer; }
+
+  // Fencing, for leases: a client that stalled past the lease of a lock it
+  // held must not write after its lock was broken, and a WRITE, once
+  // posted, cannot be made conditional on the lock. So the lock's breaker
+  // has the memory's owner fence the holder first.
+  //  * fence_peer(p), called on the endpoint that owns the memory: when it
+  //    returns, no request from p touches this endpoint's memory or
+  //    receives, neither one executing now (it has finished), nor one
+  //    queued or in flight, nor one posted later. Each completes at p with
+  //    an error (kRetryExceeded; kFlushed for what was outstanding on a
+  //    connection the fence broke), until p rejoins.
+  //  * rejoin(q), called by a fenced endpoint after a request to q failed:
+  //    acknowledges q's fences and returns whether there was one (false:
+  //    the failure had another cause, or the backend has not learnt of the
+  //    fence yet and a later request will fail again). From then on p's
+  //    requests reach q again. The caller must first give up everything
+  //    it did under the fenced connection (locks it held in q's memory)
+  //    and have nothing outstanding to q.
+  // Fences are rare (a lease ran out); they cost a connection, not the
+  // data path.
+  virtual Status fence_peer(NodeId peer) {
+    (void)peer;
+    return Status(StatusCode::kUnimplemented, "this transport cannot fence a peer");
+  }
+  virtual bool rejoin(NodeId peer) {
+    (void)peer;
+    return false;
+  }
 };
 
 }  // namespace locus

@@ -22,6 +22,8 @@ class ForwardingTransport : public Transport {
   size_t poll(std::span<Completion> out) override { return inner_.poll(out); }
   size_t wait(std::span<Completion> out, Nanos timeout) override { return inner_.wait(out, timeout); }
   void reset_peer(NodeId peer) override { inner_.reset_peer(peer); }
+  Status fence_peer(NodeId peer) override { return inner_.fence_peer(peer); }
+  bool rejoin(NodeId peer) override { return inner_.rejoin(peer); }
 
  protected:
   Transport& inner_;

@@ -32,6 +32,7 @@
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/forwarding_transport.h"
 #include "tests/support/rpc_server_node.h"
 
 namespace locus {
@@ -104,12 +105,16 @@ struct NamCluster {
   }
 
   using Body = std::function<void(NamClient&, Env&, nam::FineClient*)>;
-  void add_client(const std::string& name, Body body) {
+  // `wrap`, if set, gives the transport the client uses in place of its node's.
+  using Wrap = std::function<Transport*(Env&)>;
+  void add_client(const std::string& name, Body body, Wrap wrap = nullptr) {
     auto node = runtime->add_node({name, false});
     BOOST_REQUIRE(node.is_ok());
     BOOST_REQUIRE(runtime
                       ->spawn(*node, name, ActorKind::kWorker,
-                              [this, name, body](Env& env) {
+                              [this, name, body, wrap](Env& node_env) {
+                                Env env = node_env;
+                                if (wrap) env.transport = wrap(node_env);
                                 Endpoint ep(env);
                                 auto rpc = rpc::RpcClient::create(ep);
                                 if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());
@@ -524,6 +529,89 @@ BOOST_AUTO_TEST_CASE(stalled_lock_holder_loses_its_lease) {
   BOOST_TEST(other_stats.broken_locks == 1u);
   BOOST_TEST(holder_stats.lease_give_ups == 1u);
   BOOST_TEST(other_done_ns.load() < stalling->woke_ns.load());
+  std::vector<Pair> all;
+  BOOST_REQUIRE(cluster.loaders[0]->range({0, 0}, ~0ull, 0, &all).is_ok());
+  const std::vector<Pair> want{{0, 1}, {5, 5}, {6, 6}, {10, 1}, {20, 1}};
+  BOOST_TEST(all == want, "pairs: " << all.size());
+}
+
+// The lease is not a fence, so the breaker fences: a holder that passed its
+// lease check and then stalled before its install WRITE (descheduled on a
+// loaded machine) until another client had broken its lock and installed
+// its own pair must not have that WRITE land. It once did (CI, 2026-11-27):
+// the node stayed torn and unlocked and the other client's pair was lost.
+class StallingWrites final : public testing::ForwardingTransport {
+ public:
+  StallingWrites(Transport& inner, Clock& clock) : ForwardingTransport(inner), clock_(clock) {}
+  Status post(std::span<const WorkRequest> batch) override {
+    if (armed.load() && batch.size() == 1 && batch[0].op == Opcode::kWrite) {
+      armed.store(false);
+      stalled.store(true);
+      // Until the other client is done (or long past any lease).
+      for (int i = 0; i < 5000 && !release.load(); ++i) clock_.sleep_for(kMillisecond);
+    }
+    return ForwardingTransport::post(batch);
+  }
+  std::atomic<bool> armed{false}, stalled{false}, release{false};
+
+ private:
+  Clock& clock_;
+};
+
+BOOST_AUTO_TEST_CASE(stalled_install_write_is_fenced_off) {
+  NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);
+  config.lease_ms = 20;
+  NamCluster cluster(config, 2, 100);
+  for (uint64_t i = 0; i < 3; ++i) cluster.load({10 * i, 1});  // one leaf
+  std::unique_ptr<StallingWrites> stalling;
+  std::atomic<bool> ready{false};
+  std::atomic<int> finished{0};
+  nam::RemoteStats holder_stats, other_stats;
+  cluster.add_client(
+      "holder",
+      [&](NamClient& c, Env&, nam::FineClient* fine) {
+        stalling->armed.store(true);
+        ready.store(true);
+        // Fenced: the WRITE is refused, and the insert fails with its
+        // outcome unknown (a failed WRITE may have landed, so it is not
+        // restarted); the client has rejoined, so it can try again.
+        Status s = c.insert({5, 5});
+        if (s.is_ok() || s.message().find("fenced") == std::string::npos) {
+          cluster.failures.fail("holder: the stalled insert should fail as fenced: " + s.to_string());
+        }
+        s = c.insert({5, 5});
+        if (!s.is_ok()) cluster.failures.fail("holder, again: " + s.to_string());
+        holder_stats = fine->remote_stats();
+        finished.fetch_add(1);
+      },
+      [&](Env& env) {
+        stalling = std::make_unique<StallingWrites>(*env.transport, *env.clock);
+        return stalling.get();
+      });
+  cluster.add_client("other", [&](NamClient& c, Env& env, nam::FineClient* fine) {
+    while (!ready.load() || !stalling->stalled.load()) env.clock->sleep_for(100 * kMicrosecond);
+    Status s = c.insert({6, 6});
+    if (!s.is_ok()) cluster.failures.fail("other: " + s.to_string());
+    other_stats = fine->remote_stats();
+    stalling->release.store(true);  // now the holder's WRITE goes out
+    finished.fetch_add(1);
+  });
+  // Every pair readable one-sidedly once both are done: a torn leaf fails
+  // these lookups (after four leases).
+  cluster.add_client("reader", [&](NamClient& c, Env& env, nam::FineClient*) {
+    while (finished.load() < 2) env.clock->sleep_for(100 * kMicrosecond);
+    for (const Pair x : std::vector<Pair>{{0, 1}, {5, 5}, {6, 6}, {10, 1}, {20, 1}}) {
+      std::vector<uint64_t> got;
+      const Status s = c.lookup(x.key, &got);
+      if (!s.is_ok() || got != std::vector<uint64_t>{x.payload}) {
+        cluster.failures.fail(fmt::format("reader: key {}: {} ({} payloads)", x.key, s.to_string(), got.size()));
+      }
+    }
+  });
+  cluster.run();
+  BOOST_TEST(other_stats.broken_locks == 1u);
+  BOOST_TEST(other_stats.fences == 1u);
+  BOOST_TEST(holder_stats.fenced == 1u);
   std::vector<Pair> all;
   BOOST_REQUIRE(cluster.loaders[0]->range({0, 0}, ~0ull, 0, &all).is_ok());
   const std::vector<Pair> want{{0, 1}, {5, 5}, {6, 6}, {10, 1}, {20, 1}};

@@ -16,6 +16,19 @@
 
 namespace locus::nam {
 
+// A one-sided client's counters (a run reports them: session.cc).
+struct RemoteStats {
+  uint64_t reads = 0;
+  uint64_t locked_copies = 0;   // the lock bit was set: re-read
+  uint64_t torn_copies = 0;     // unlocked but inconsistent: re-read
+  uint64_t broken_locks = 0;    // leases that ran out, taken over
+  uint64_t lease_give_ups = 0;  // installs given up for want of lease
+  uint64_t fences = 0;          // holders fenced before their lock was broken
+  uint64_t fenced = 0;          // times this client found itself fenced (and rejoined)
+  uint64_t read_batches = 0;    // head-node prefetches: one post each
+  uint64_t batched_reads = 0;   // READs in them
+};
+
 class NamClient {
  public:
   virtual ~NamClient() = default;
@@ -26,6 +39,8 @@ class NamClient {
   virtual Status insert(Pair x) = 0;
   virtual StatusOr<bool> remove(Pair x) = 0;
   virtual TreeStats tree_stats() const { return {}; }
+  // One-sided node access and its leased locks (fine-grained, hybrid).
+  virtual RemoteStats remote_stats() const { return {}; }
 };
 
 // A range over trees partitioned by `partitioner`: `share(server, limit)`

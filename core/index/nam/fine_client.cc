@@ -31,7 +31,7 @@ StatusOr<std::unique_ptr<FineClient>> FineClient::connect(Endpoint& ep, rpc::Rpc
   LOCUS_ASSIGN_OR_RETURN(auto regions, fetch_layout(rpc, servers, config.page_bytes));
   std::unique_ptr<FineClient> c(new FineClient());
   const auto lease_ns = static_cast<Nanos>(config.lease_ms * 1e6);
-  LOCUS_ASSIGN_OR_RETURN(c->access_, RemoteAccess::create(ep, std::move(regions), config.page_bytes, lease_ns));
+  LOCUS_ASSIGN_OR_RETURN(c->access_, RemoteAccess::create(ep, rpc, std::move(regions), config.page_bytes, lease_ns));
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_);
   c->tree_->set_head_interval(config.head_node_interval);

@@ -24,7 +24,7 @@ class FineClient final : public NamClient {
   Status insert(Pair x) override { return tree_->insert(x); }
   StatusOr<bool> remove(Pair x) override { return tree_->remove(x); }
   TreeStats tree_stats() const override { return tree_->stats(); }
-  const RemoteStats& remote_stats() const { return access_->stats(); }
+  RemoteStats remote_stats() const override { return access_->stats(); }
   // For tests that interpose on node access (a stalling holder).
   RemoteAccess& access() { return *access_; }
   // The tree, for its garbage collection (tree.h): a compute server runs

@@ -37,7 +37,7 @@ StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc:
   std::unique_ptr<HybridClient> c(new HybridClient(rpc, servers, partitioner));
   const auto lease_ns = static_cast<Nanos>(config.lease_ms * 1e6);
   LOCUS_ASSIGN_OR_RETURN(c->access_,
-                         RemoteAccess::create(ep, std::move(regions), config.page_bytes, lease_ns, kLeafCursorOffset));
+                         RemoteAccess::create(ep, rpc, std::move(regions), config.page_bytes, lease_ns, kLeafCursorOffset));
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_, &c->upper_);
   c->tree_->set_head_interval(config.head_node_interval);

@@ -29,7 +29,7 @@ class HybridClient final : public NamClient {
   Status insert(Pair x) override;
   StatusOr<bool> remove(Pair x) override;
   TreeStats tree_stats() const override { return tree_->stats(); }
-  const RemoteStats& remote_stats() const { return access_->stats(); }
+  RemoteStats remote_stats() const override { return access_->stats(); }
 
  private:
   // The inner levels of one memory server's tree, by RPC.

@@ -4,7 +4,10 @@
 // memory server's arena and in a compute server's copy, so one RDMA READ
 // fetches a node and one WRITE installs it.
 //
-//   0   word: version << 1 | lock bit (the paper's (version, lock-bit))
+//   0   word: version << 1 | lock bit (the paper's (version, lock-bit));
+//       while a compute server holds the lock, bits 40-63 name it (its
+//       NodeId + 1, for the fence a lock breaker asks for; 0 for a memory
+//       server's own lock), so versions wrap at 2^39 lock cycles of a node
 //   8   level (u8, 0 = leaf), flags (u8: bit 0 high key is +inf, bit 1 head
 //       node, bit 2 merged away), count (u16), magic (u32)
 //   16  high key (key, payload): the node holds entries <= it
@@ -55,6 +58,12 @@ struct Pair {
 };
 
 inline constexpr uint64_t kLockBit = 1;
+// The lock holder's field of a locked word (layout above).
+inline constexpr int kHolderShift = 40;
+inline constexpr uint32_t kMaxHolder = (1u << (64 - kHolderShift)) - 1;
+inline constexpr uint64_t holder_bits(uint32_t holder) { return uint64_t{holder} << kHolderShift; }
+inline constexpr uint32_t holder_of(uint64_t word) { return static_cast<uint32_t>(word >> kHolderShift); }
+inline constexpr uint64_t without_holder(uint64_t word) { return word & ((uint64_t{1} << kHolderShift) - 1); }
 inline constexpr uint32_t kMagic = 0x4e414d31;  // "NAM1"
 inline constexpr uint32_t kHeaderBytes = 40;
 inline constexpr uint32_t kFooterBytes = 16;

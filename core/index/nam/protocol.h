@@ -25,12 +25,16 @@ inline constexpr uint16_t kLayoutRpc = 4;  // () -> (server, page_bytes, arena r
 // Hybrid: the leaf a pair belongs to (or one left of it), and a leaf split.
 inline constexpr uint16_t kLeafRpc = 5;       // (key, payload) -> (leaf pointer)
 inline constexpr uint16_t kSeparatorRpc = 6;  // (separator key, payload, right leaf pointer) -> ()
+// A lock breaker's request that the memory server fence the holder off
+// its memory first (remote_access.h, "Leases").
+inline constexpr uint16_t kFenceRpc = 7;  // (holder's NodeId) -> ()
 inline constexpr const char* kRangeWork = "nam.range";
 inline constexpr const char* kInsertWork = "nam.insert";
 inline constexpr const char* kRemoveWork = "nam.remove";
 inline constexpr const char* kLayoutWork = "nam.layout";
 inline constexpr const char* kLeafWork = "nam.leaf";
 inline constexpr const char* kSeparatorWork = "nam.separator";
+inline constexpr const char* kFenceWork = "nam.fence";
 
 // Bytes of a range response before its pairs.
 inline constexpr uint32_t kRangeResponseHead = 8;

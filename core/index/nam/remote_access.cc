@@ -7,6 +7,7 @@
 
 #include "core/common/torn_read.h"
 #include "core/index/nam/arena.h"
+#include "core/index/nam/protocol.h"
 
 namespace locus::nam {
 namespace {
@@ -25,13 +26,18 @@ constexpr int64_t kTornLeases = 4;  // a count of leases
 constexpr Nanos kPauseBaseNs = 1 * kMicrosecond;
 }  // namespace
 
-StatusOr<std::unique_ptr<RemoteAccess>> RemoteAccess::create(Endpoint& ep, std::vector<RemoteRegion> regions,
-                                                             uint32_t page_bytes, Nanos lease_ns,
-                                                             uint64_t leaf_cursor) {
+StatusOr<std::unique_ptr<RemoteAccess>> RemoteAccess::create(Endpoint& ep, rpc::RpcClient& rpc,
+                                                             std::vector<RemoteRegion> regions, uint32_t page_bytes,
+                                                             Nanos lease_ns, uint64_t leaf_cursor) {
   if (regions.empty() || regions.size() > RemotePtr::kMaxServers) {
     return invalid_argument("nam: 1 to 128 memory servers, not " + std::to_string(regions.size()));
   }
-  std::unique_ptr<RemoteAccess> a(new RemoteAccess(ep, std::move(regions), page_bytes, lease_ns, leaf_cursor));
+  if (ep.node_id() >= kMaxHolder) {
+    return invalid_argument("nam: node id " + std::to_string(ep.node_id()) + " does not fit a lock word's holder field (below " +
+                            std::to_string(kMaxHolder) + ")");
+  }
+  std::unique_ptr<RemoteAccess> a(new RemoteAccess(ep, rpc, std::move(regions), page_bytes, lease_ns, leaf_cursor));
+  a->mine_ = holder_bits(ep.node_id() + 1);
   a->buffer_ = AlignedBuffer(2 * size_t{page_bytes} + 64);
   LOCUS_ASSIGN_OR_RETURN(a->local_, ep.transport().register_memory(a->buffer_.data(), a->buffer_.size(), kLocalOnly));
   a->next_server_.assign(64, ep.node_id());  // compute servers start their round robin apart
@@ -87,8 +93,9 @@ Status RemoteAccess::read_batch(std::span<const RemotePtr> at, std::byte* pages,
   LOCUS_RETURN_IF_ERROR(ep_.transport().post(batch_));
   for (const WorkRequest& wr : batch_) {
     if (!wr.signaled) continue;
-    LOCUS_ASSIGN_OR_RETURN(Completion c, ep_.await(wr.wr_id, wr.remote.node));
-    if (!c.ok()) return completion_error(c);
+    auto c = ep_.await(wr.wr_id, wr.remote.node);
+    if (!c.is_ok()) return c.status();
+    if (!c->ok()) return after_failure(wr.remote.node, completion_error(*c));
   }
   usable->assign(at.size(), 0);
   for (size_t i = 0; i < at.size(); ++i) {
@@ -114,7 +121,41 @@ Status RemoteAccess::read_page(RemotePtr p) {
   wr.remote = at;
   wr.local = {buffer_.data(), page_bytes_, local_.lkey};
   ++stats_.reads;
-  return ep_.execute(wr);
+  return after_failure(at.node, ep_.execute(wr));
+}
+
+Status RemoteAccess::after_failure(NodeId server, Status s) {
+  if (s.is_ok() || !ep_.transport().rejoin(server)) return s;
+  ++stats_.fenced;
+  // Locks taken there before the fence may have been broken: nothing is
+  // installed under them any more (install refuses), only released.
+  for (Held& h : held_) {
+    if (regions_[h.server].node == server) h.revoked = true;
+  }
+  return Status(StatusCode::kAborted, "nam: memory server node " + std::to_string(server) +
+                                          " fenced this client off (a lock lease of it ran out): " + s.message());
+}
+
+Status RemoteAccess::fence(uint32_t server, NodeId holder) {
+  rpc::Writer w(rpc_.payload_buffer());
+  w.put<uint32_t>(holder);
+  const NodeId node = regions_[server].node;
+  Status s = after_failure(node, rpc_.call(node, kFenceRpc, w.size()).status());
+  if (s.is_ok()) ++stats_.fences;
+  if (s.is_ok() || s.code() == StatusCode::kAborted) return s;
+  return Status(s.code(), "nam: memory server " + std::to_string(server) + " did not fence lock holder node " +
+                              std::to_string(holder) + ": " + s.message());
+}
+
+bool RemoteAccess::release_held(RemotePtr p) {
+  for (size_t i = 0; i < held_.size(); ++i) {
+    if (held_[i].node == p.raw) {
+      const bool installed = held_[i].installed;
+      held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
+      return installed;
+    }
+  }
+  return false;
 }
 
 StatusOr<uint64_t> RemoteAccess::atomic(Opcode op, RemoteAddr at, uint64_t compare_add, uint64_t swap) {
@@ -126,7 +167,7 @@ StatusOr<uint64_t> RemoteAccess::atomic(Opcode op, RemoteAddr at, uint64_t compa
   wr.local = {result, 8, local_.lkey};
   wr.compare_add = compare_add;
   wr.swap = swap;
-  LOCUS_RETURN_IF_ERROR(ep_.execute(wr));
+  LOCUS_RETURN_IF_ERROR(after_failure(at.node, ep_.execute(wr)));
   uint64_t old;
   std::memcpy(&old, result, 8);
   return old;
@@ -140,7 +181,7 @@ Status RemoteAccess::write(RemoteAddr at, const std::byte* from, uint32_t bytes)
   wr.op = Opcode::kWrite;
   wr.remote = at;
   wr.local = {staging, bytes, local_.lkey};
-  return ep_.execute(wr);
+  return after_failure(at.node, ep_.execute(wr));
 }
 
 Status RemoteAccess::read(RemotePtr p, Node& out) {
@@ -187,39 +228,65 @@ Status RemoteAccess::read(RemotePtr p, Node& out) {
 
 StatusOr<bool> RemoteAccess::take_over(RemotePtr p, uint64_t held) {
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
-  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, held, held + 2));
+  // Someone else's lock: fenced off the memory first, so that nothing it
+  // still posts lands after our repair (remote_access.h).
+  const uint32_t holder = holder_of(held);
+  if (holder != 0 && holder_bits(holder) != mine_) LOCUS_RETURN_IF_ERROR(fence(p.server(), holder - 1));
+  const uint64_t base = without_holder(held);
+  const uint64_t ours = (base + 2) | mine_;
+  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, held, ours));
   if (old != held) return false;  // released or broken by someone else meanwhile
-  // Ours now (held + 2, still locked). The body is the dead holder's old or
-  // new one, whole (remote_access.h): seal it for the word we leave.
+  // Ours now (base + 2, still locked). The body is the holder's old or new
+  // one, whole (remote_access.h): seal it for the word we leave.
   LOCUS_RETURN_IF_ERROR(read_page(p));
   Node copy(buffer_.data(), page_bytes_);
-  copy.set_word(held + 3);
-  copy.seal(held + 3);
+  copy.set_word(base + 3);
+  copy.seal(base + 3);
   if (!copy.consistent()) {
     return corruption("nam: node " + std::to_string(p.raw) + " of a dead lock holder is torn");
   }
   LOCUS_RETURN_IF_ERROR(write(remote_at(regions_[p.server()], p.offset() + 8), copy.data() + 8, page_bytes_ - 8));
-  LOCUS_ASSIGN_OR_RETURN(old, atomic(Opcode::kCas, at, held + 2, held + 3));
+  LOCUS_ASSIGN_OR_RETURN(old, atomic(Opcode::kCas, at, ours, base + 3));
   return true;
 }
 
 Status RemoteAccess::lock(RemotePtr p, uint64_t version) {
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
   lock_started_ns_ = ep_.env().clock->now();
-  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, version, version | kLockBit));
-  if (old == version) return Status();
-  return Status(StatusCode::kAborted, "nam: node changed before its lock");
+  LOCUS_ASSIGN_OR_RETURN(uint64_t old, atomic(Opcode::kCas, at, version, version | kLockBit | mine_));
+  if (old != version) return Status(StatusCode::kAborted, "nam: node changed before its lock");
+  // A lock abandoned (an operation that restarted without releasing it)
+  // is the lease's business; its entry goes.
+  (void)release_held(p);
+  if (held_.size() >= kMaxHeld) held_.erase(held_.begin());
+  held_.push_back({p.raw, p.server(), false, false});
+  return Status();
 }
 
 Status RemoteAccess::install(RemotePtr p, const Node& n) {
+  Held* h = nullptr;
+  for (Held& x : held_) {
+    if (x.node == p.raw) h = &x;
+  }
+  if (h == nullptr) return internal_error("nam: install into node " + std::to_string(p.raw) + " without its lock");
+  if (h->revoked) return Status(StatusCode::kAborted, "nam: the lock was taken before this client was fenced");
   if (ep_.env().clock->now() - lock_started_ns_ >= lease_ns_ / 2) {
     ++stats_.lease_give_ups;
-    gave_up_ = true;
     return Status(StatusCode::kAborted, "nam: lock lease half gone before the install");
   }
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
   at.offset += 8;
-  return write(at, n.data() + 8, page_bytes_ - 8);
+  Status w = write(at, n.data() + 8, page_bytes_ - 8);
+  if (w.code() == StatusCode::kAborted) {
+    // Fenced: refused, or it landed before the fence and the breaker
+    // sealed it in, and a failed WRITE does not say which (a NIC's retries
+    // may run out after it was applied). Not restarted, which could apply
+    // it twice: the operation fails, its outcome unknown.
+    return unavailable(w.message() + "; whether the install landed is unknown");
+  }
+  LOCUS_RETURN_IF_ERROR(w);
+  h->installed = true;
+  return Status();
 }
 
 Status RemoteAccess::create(RemotePtr p, const Node& n) {
@@ -228,15 +295,28 @@ Status RemoteAccess::create(RemotePtr p, const Node& n) {
 }
 
 Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
-  if (std::exchange(gave_up_, false)) {
-    // The body is still the one sealed for the word before the lock, so
-    // held + 1 would leave it torn for every reader. If the lock is still
-    // ours, take it over as a breaker would (a fresh lease from that CAS),
-    // re-seal the body and release it.
-    return take_over(p, held).status();
-  }
+  const uint64_t word = held | mine_;
+  const bool installed = release_held(p);
   LOCUS_ASSIGN_OR_RETURN(RemoteAddr at, address(p, page_bytes_));
-  return atomic(Opcode::kCas, at, held, held + 1).status();
+  Status s;
+  // A fence fails the first try (after_failure rejoined): once more, for a
+  // lock of ours there that was not broken.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (installed) {
+      s = atomic(Opcode::kCas, at, word, held + 1).status();
+    } else {
+      // Nothing installed: the body is still the one sealed for the word
+      // before the lock, so held + 1 would leave it torn for every reader.
+      // If the lock is still ours, take it over as a breaker would (a
+      // fresh lease from that CAS), re-seal the body and release it.
+      s = take_over(p, word).status();
+    }
+    if (s.code() != StatusCode::kAborted) break;
+  }
+  // What was installed stays (a breaker re-seals the body it finds): the
+  // operation is done and must not restart.
+  if (installed && s.code() == StatusCode::kAborted) return Status();
+  return s;
 }
 
 StatusOr<RemotePtr> RemoteAccess::allocate(uint8_t level) {

@@ -10,56 +10,58 @@
 // traversal finds it stale.
 //
 // Leases, for compute servers that die holding a lock (the fault campaign
-// kills clients):
+// kills clients) or stall past it:
+//  * a locked word names its holder (layout.h: NodeId + 1 in bits 40-63);
 //  * a waiter that sees the SAME locked word for a full lease (lease_ms)
-//    breaks it: CAS(word -> word + 2) takes the lock over (still locked,
-//    a version the dead holder never saw), re-seals the body it finds for
-//    the unlocked word it will leave, writes the body back and unlocks;
+//    breaks it: it asks the node's memory server to fence the holder off
+//    its memory (the nam.fence RPC: Transport::fence_peer), then CAS(word ->
+//    word + 2, naming itself) takes the lock over (still locked, a version
+//    the holder never saw), re-seals the body it finds for the unlocked word
+//    it will leave, writes the body back and unlocks;
 //  * a holder notes the time before it posts its locking CAS and, before
 //    every install WRITE, checks that less than lease/2 has passed; if not,
-//    it gives up (tries its unlock, restarts the operation);
+//    it gives up (releases its lock as below, restarts the operation);
 //  * unlock is CAS(held -> held + 1), never FAA, so a holder whose lock was
-//    broken fails to unlock and changes nothing; a holder that gave up
-//    releases its lock as a breaker would (CAS(held -> held + 2), re-seal,
-//    CAS to held + 3): held + 1 over a body sealed for the old word left
-//    the node torn for every reader for good.
-// Safety: a breaker's first sight of the locked word came after the
-// holder's CAS, which came after the holder's start time, so the break
-// happens at least a lease after the holder started; every WRITE the
-// holder posts is posted before start + lease/2, and lands within the
-// remaining lease/2 provided a posted WRITE is delivered within lease/2
-// (the lease is chosen orders of magnitude above a round trip; a
-// connection that cannot deliver for that long fails its requests with
-// retry-exceeded rather than delivering them late). So no stale WRITE lands
-// after a break, and the body a breaker reads is either all old or all new,
-// both consistent B-link states (a split writes the right node before the
-// left one). Only durations on each machine's own clock are compared.
+//    broken fails to unlock and changes nothing; a holder that installed
+//    nothing under its lock (gave up, or a WRITE failed) releases it as a
+//    breaker would (CAS to held + 2, re-seal, CAS to held + 3): held + 1
+//    over a body sealed for the old word left the node torn for good;
+//  * a fenced holder's requests to that memory server fail; it rejoins
+//    (Transport::rejoin) and installs nothing more under the locks it took
+//    there before. A failed install fails its operation (a failed WRITE may
+//    have landed before the fence, and the breaker sealed it in: restarting
+//    could apply it twice); an unlock after an install succeeded counts as
+//    done; any other request restarts the operation.
+// Safety rests on the fence, not on timing: the lease check bounds how long
+// a live holder keeps others waiting, but a holder stalled between its
+// check and its WRITE (preempted, paged out) for longer than the lease
+// would otherwise have its WRITE land over the breaker's repair, and over
+// the next holder's install, leaving the node torn and an update lost
+// (docs/nam.md, "Leased locks": seen in CI on a loaded machine). Once the
+// fence returned, nothing the holder posted, or will post before it
+// rejoins, reaches the memory: the body the breaker reads is all old or all
+// new (a split writes the right node before the left one), both consistent
+// B-link states, and a breaker that stalls is fenced in turn.
 #pragma once
 
 #include <vector>
 
 #include "core/common/aligned_buffer.h"
+#include "core/index/nam/client.h"
 #include "core/index/nam/tree.h"
+#include "core/rpc/rpc_client.h"
 #include "core/transport/endpoint.h"
 
 namespace locus::nam {
-
-struct RemoteStats {
-  uint64_t reads = 0;
-  uint64_t locked_copies = 0;   // the lock bit was set: re-read
-  uint64_t torn_copies = 0;     // unlocked but inconsistent: re-read
-  uint64_t broken_locks = 0;    // leases that ran out, taken over
-  uint64_t lease_give_ups = 0;  // installs given up for want of lease
-  uint64_t read_batches = 0;    // head-node prefetches: one post each
-  uint64_t batched_reads = 0;   // READs in them
-};
 
 class RemoteAccess final : public NodeAccess {
  public:
   // regions[i]: memory server i's arena; leaves are allocated on the
   // cursor at `leaf_cursor` (arena.h: a hybrid arena's own for leaves).
-  static StatusOr<std::unique_ptr<RemoteAccess>> create(Endpoint& ep, std::vector<RemoteRegion> regions,
-                                                        uint32_t page_bytes, Nanos lease_ns, uint64_t leaf_cursor = 0);
+  // `rpc` reaches the memory servers (regions[i].node) for fences.
+  static StatusOr<std::unique_ptr<RemoteAccess>> create(Endpoint& ep, rpc::RpcClient& rpc,
+                                                        std::vector<RemoteRegion> regions, uint32_t page_bytes,
+                                                        Nanos lease_ns, uint64_t leaf_cursor = 0);
   ~RemoteAccess() override;
 
   uint32_t page_bytes() const override { return page_bytes_; }
@@ -83,14 +85,22 @@ class RemoteAccess final : public NodeAccess {
   const RemoteStats& stats() const { return stats_; }
 
  private:
-  RemoteAccess(Endpoint& ep, std::vector<RemoteRegion> regions, uint32_t page_bytes, Nanos lease_ns,
-               uint64_t leaf_cursor)
+  RemoteAccess(Endpoint& ep, rpc::RpcClient& rpc, std::vector<RemoteRegion> regions, uint32_t page_bytes,
+               Nanos lease_ns, uint64_t leaf_cursor)
       : ep_(ep),
+        rpc_(rpc),
         regions_(std::move(regions)),
         page_bytes_(page_bytes),
         lease_ns_(lease_ns),
         leaf_cursor_(leaf_cursor) {}
   StatusOr<RemoteAddr> address(RemotePtr p, uint64_t bytes) const;
+  // A request to `server` failed with `s`: if it was a fence, rejoins and
+  // says kAborted (the operation restarts without the locks it held there).
+  Status after_failure(NodeId server, Status s);
+  // Asks memory server `server` to fence `holder` (a NodeId) off its memory.
+  Status fence(uint32_t server, NodeId holder);
+  // Forgets the lock on p; whether a body was installed under it.
+  bool release_held(RemotePtr p);
   Status read_page(RemotePtr p);
   StatusOr<uint64_t> atomic(Opcode op, RemoteAddr at, uint64_t compare_add, uint64_t swap);
   Status write(RemoteAddr at, const std::byte* from, uint32_t bytes);
@@ -100,6 +110,7 @@ class RemoteAccess final : public NodeAccess {
   StatusOr<bool> take_over(RemotePtr p, uint64_t held);
 
   Endpoint& ep_;
+  rpc::RpcClient& rpc_;
   std::vector<RemoteRegion> regions_;
   uint32_t page_bytes_;
   Nanos lease_ns_;
@@ -113,8 +124,18 @@ class RemoteAccess final : public NodeAccess {
   std::vector<uint8_t> signalled_;  // per memory server, scratch
   RemotePtr root_;
   std::vector<uint32_t> next_server_;  // per level
+  uint64_t mine_ = 0;  // holder_bits(our NodeId + 1)
   Nanos lock_started_ns_ = 0;
-  bool gave_up_ = false;  // the last install gave up for want of lease
+  // The locks held (a merge holds three): node, and whether a body was
+  // installed under it.
+  struct Held {
+    uint64_t node;       // RemotePtr::raw
+    uint32_t server;     // its memory server
+    bool installed;      // a body was installed under it
+    bool revoked;        // taken before this client was fenced there
+  };
+  static constexpr size_t kMaxHeld = 16;  // a merge holds 3; the rest were abandoned
+  std::vector<Held> held_;
   RemoteStats stats_;
 };
 

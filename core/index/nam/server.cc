@@ -85,6 +85,16 @@ Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
         rpc::put_region(region, w);
         return Status();
       }));
+  // Leases are one-sided locks' (fine-grained and hybrid leaves); a
+  // coarse-grained tree has none, and the fence is harmless there.
+  Transport* transport = env_.transport;
+  LOCUS_RETURN_IF_ERROR(rpc.handle(
+      kFenceRpc, kFenceWork, [transport](const rpc::RequestContext& ctx, rpc::Reader& r, rpc::Writer&) -> Status {
+        uint32_t holder = kInvalidNode;
+        if (!r.get(&holder)) return invalid_argument("nam.fence: truncated request");
+        if (holder == ctx.client) return invalid_argument("nam.fence: a client cannot fence itself");
+        return transport->fence_peer(holder);
+      }));
   if (config_.distribution == Distribution::kFine) return Status();
   if (config_.distribution == Distribution::kHybrid) return attach_hybrid(rpc);
   const uint32_t max_pairs = pairs_per_response(message_bytes);

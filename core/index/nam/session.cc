@@ -115,6 +115,14 @@ void NamSession::report(metrics::OpStats& stats) const {
                                {"nam.gc_entries_collected", t.entries_collected},
                                {"nam.gc_merges", t.merges},
                                {"nam.gc_failures", gc_failures_}});
+  // Leased locks (remote_access.h): only runs where a lease ran out add these.
+  const RemoteStats r = client_->remote_stats();
+  if (r.broken_locks + r.lease_give_ups + r.fenced > 0) {
+    design::add_counters(stats, {{"nam.broken_locks", r.broken_locks},
+                                 {"nam.lease_give_ups", r.lease_give_ups},
+                                 {"nam.fences", r.fences},
+                                 {"nam.fenced", r.fenced}});
+  }
 }
 
 }  // namespace locus::nam

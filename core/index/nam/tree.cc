@@ -328,9 +328,10 @@ Status BlinkTree::install_and_unlock(RemotePtr p, Node& n, uint64_t held, Remote
     n.set_word(held);
     n.seal(held + 1);
     s = access_.install(p, n);
-    // Given up before writing: the new right node is unreachable.
-    if (aborted(s) && !right_ptr.null()) keep_spare(right.level(), right_ptr);
   }
+  // Given up before the install (or the create) wrote: the new right node
+  // is unreachable.
+  if (aborted(s) && !right_ptr.null()) keep_spare(right.level(), right_ptr);
   // Unlocked even when the install gave up: a lock still ours is released,
   // one broken meanwhile is not touched (the CAS fails).
   Status u = access_.unlock(p, held);

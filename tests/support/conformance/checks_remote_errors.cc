@@ -10,6 +10,8 @@
 // per connection keeps the checks independent of that.
 #include <boost/test/unit_test.hpp>
 
+#include <cstring>
+
 #include "tests/support/conformance/conformance_checks.h"
 #include "tests/support/conformance/conformance_harness.h"
 
@@ -206,6 +208,56 @@ void check_crashed_peer(const BackendUnderTest& b) {
     a.expect_quiet("after SEND to a crashed node");
   });
   w.run();
+}
+
+// Transport::fence_peer / rejoin: once the fence returned, no request the
+// fenced client posts lands (however many it posts) until it rejoins; then
+// its requests land again. What came before the fence stays.
+void check_fenced_peer(const BackendUnderTest& b) {
+  World w(b, "fenced_peer");
+  const NodeId server = w.add_node("server0", true);
+  GuardedBuffer& target = w.buffer(256, 81);
+  const Region tr = w.register_region(server, target, kRemoteRead | kRemoteWrite | kRemoteAtomic);
+  const NodeId client = w.add_node("client_fenced", false);
+  GuardedBuffer& outbox = w.buffer(64, 82);
+  const Region orr = w.register_region(client, outbox, kLocalOnly);
+  Latch& written = w.latch(client);  // the first WRITE has completed
+  Latch& fenced = w.latch(server);   // fence_peer returned
+  constexpr int kMaxTries = 8;       // WRITEs while fenced before rejoin must say so
+  bool rejoined = false;
+
+  w.spawn(server, "fencer", [&](Actor& a) {
+    CONF_EXPECT(a.probe, written.wait(b.completion_timeout));
+    const Status s = a.transport().fence_peer(client);
+    CONF_EXPECT(a.probe, s.is_ok());
+    if (!s.is_ok()) BOOST_TEST_MESSAGE("fence_peer: " << s.to_string());
+    fenced.open();
+    a.expect_quiet("fencer");
+  });
+  w.spawn(client, "fenced", [&](Actor& a) {
+    uint64_t id = 0;
+    auto c = a.exec(write_wr(++id, remote_at(tr.remote(), 0), orr, 0, 32), "WRITE before the fence");
+    CONF_EXPECT_WC(a, c, id, Opcode::kWrite, WcStatus::kSuccess, server);
+    written.open();
+    CONF_EXPECT(a.probe, fenced.wait(b.completion_timeout));
+    for (int i = 0; i < kMaxTries && !rejoined; ++i) {
+      c = a.exec(write_wr(++id, remote_at(tr.remote(), 64), orr, 0, 32), "WRITE while fenced");
+      CONF_EXPECT(a.probe, c.has_value() && c->status != WcStatus::kSuccess);
+      if (!c || c->status == WcStatus::kSuccess) return;
+      rejoined = a.transport().rejoin(server);
+    }
+    CONF_EXPECT(a.probe, rejoined);
+    c = a.exec(write_wr(++id, remote_at(tr.remote(), 128), orr, 0, 32), "WRITE after rejoining");
+    CONF_EXPECT_WC(a, c, id, Opcode::kWrite, WcStatus::kSuccess, server);
+    a.expect_quiet("fenced client");
+  });
+  w.run();
+  BOOST_TEST(rejoined);
+  const std::vector<std::byte> sent = pattern(82, 0, 32);
+  BOOST_TEST(std::memcmp(target.data(), sent.data(), 32) == 0, "the WRITE before the fence landed");
+  BOOST_TEST(target.first_change(64, 96) == -1, "no WRITE landed while fenced");
+  BOOST_TEST(std::memcmp(target.data() + 128, sent.data(), 32) == 0, "the WRITE after rejoining landed");
+  BOOST_TEST(target.guards_intact());
 }
 
 }  // namespace locus::conformance

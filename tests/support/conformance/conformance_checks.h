@@ -41,6 +41,7 @@ void check_wrong_rkey(const BackendUnderTest& b);
 void check_deregistered_region(const BackendUnderTest& b);
 void check_missing_rights(const BackendUnderTest& b);
 void check_crashed_peer(const BackendUnderTest& b);
+void check_fenced_peer(const BackendUnderTest& b);
 
 // checks_local.cc: local validation, queue bounds, completion delivery.
 void check_bad_local_buffer_rejected(const BackendUnderTest& b);

@@ -43,6 +43,7 @@ constexpr CheckEntry kChecks[] = {
     {"deregistered_region", check_deregistered_region},
     {"missing_rights", check_missing_rights},
     {"crashed_peer", check_crashed_peer},
+    {"fenced_peer", check_fenced_peer},
     {"bad_local_buffer_rejected", check_bad_local_buffer_rejected},
     {"bad_receive_buffer_rejected", check_bad_receive_buffer_rejected},
     {"send_batch_bounds", check_send_batch_bounds},
