@@ -28,7 +28,7 @@ cores_per_server = 1
 [index]
 type = "nam"
 page_bytes = 256
-# No lease breaks on a loaded machine (nam_test's gc_during_clients says why).
+# No lease breaks on a loaded machine: a fenced install fails its call (nam_test's gc_during_clients).
 lease_ms = 5000
 [workload]
 recordcount = 3000

@@ -302,10 +302,11 @@ void gc_during_clients(NamConfig config) {
   constexpr uint32_t kOps = 600;
   config.atomic_ranges = true;
   // No lease breaks: a lock holder this thread-per-client test leaves
-  // without the CPU for half a 50 ms lease (a loaded 2-core machine) has
-  // its lock broken and its install land after the repair, leaving the
-  // node torn for good (docs/nam.md, known limits). Lease breaking has
-  // tests of its own (stalled_lock_holder_loses_its_lease).
+  // without the CPU for a 50 ms lease (a loaded 2-core machine) is fenced
+  // and its install fails with its outcome unknown (docs/nam.md, "Leased
+  // locks"), which this test would count as a failed call. Lease breaking
+  // has tests of its own (stalled_lock_holder_loses_its_lease,
+  // stalled_install_write_is_fenced_off) and the fault campaigns.
   config.lease_ms = 5000;
   const bool fine = config.distribution == nam::Distribution::kFine;
   NamCluster cluster(config, fine ? 2 : 1, 200);
