@@ -14,10 +14,17 @@
 
 #include "core/check/history.h"
 #include "core/fault/fault_runtime.h"
+#include "core/runner/scenario_checks.h"
 #include "core/runner/ycsb_loop.h"
 
 namespace locus::runner {
 namespace {
+
+using detail::check_clients_on_servers;
+using detail::check_memory;
+using detail::check_serve_machine;
+using detail::client_rpc_options;
+using detail::server_rpc_options;
 
 struct ClientOutcome {
   metrics::OpStats stats;
@@ -48,21 +55,6 @@ uint32_t active_clients(const scenario::Scenario& s, Nanos t, Nanos* next_change
     }
   }
   return active;
-}
-
-rpc::RpcServerOptions server_rpc_options(const scenario::Scenario& s, const design::IndexDriver& driver) {
-  rpc::RpcServerOptions so;
-  so.max_message_bytes = driver.rpc_message_bytes();
-  // Enough receives that a burst of clients (all connecting at once, say)
-  // mostly finds one posted; the rest wait out RNR retries.
-  so.recv_buffers = std::clamp<uint32_t>(s.run.clients, 256, 1024);
-  return so;
-}
-
-rpc::RpcClientOptions client_rpc_options(const design::IndexDriver& driver) {
-  rpc::RpcClientOptions ro;
-  ro.max_message_bytes = driver.rpc_message_bytes();
-  return ro;
 }
 
 struct Shared {
@@ -339,51 +331,6 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
                        });
 }
 
-// RunOptions::max_memory_bytes: what the design estimates for its servers
-// and each client, and what the runner allocates beside them (each server
-// endpoint's RPC buffers; each client's RPC buffers and the latency
-// histograms of every YCSB operation kind), against what this run may
-// take, before anything is allocated.
-Status check_memory(const scenario::Scenario& s, const design::IndexDriver& driver, const design::Placement& placement,
-                    const RunOptions& options) {
-  using design::saturating_add;
-  using design::saturating_mul;
-  if (options.max_memory_bytes == 0) return Status();
-  design::MemoryEstimate servers = placement.servers_here ? driver.server_memory() : design::MemoryEstimate{};
-  design::MemoryEstimate client = placement.clients_here ? driver.client_memory() : design::MemoryEstimate{};
-  const uint64_t clients = placement.clients_here ? s.run.clients : 0;
-  uint64_t rpc_servers = 0;
-  if (placement.servers_here) {
-    const rpc::RpcServerOptions so = server_rpc_options(s, driver);
-    const uint64_t endpoints = saturating_mul(s.platform.servers, driver.server_endpoints().size());
-    rpc_servers = saturating_mul(endpoints, (uint64_t{so.recv_buffers} + so.send_buffers) * so.max_message_bytes);
-  }
-  const rpc::RpcClientOptions ro = client_rpc_options(driver);
-  constexpr uint64_t kOpKinds = workload::kOpKindCount;
-  const uint64_t client_runner = (1 + uint64_t{ro.recv_buffers}) * ro.max_message_bytes + sizeof(ClientOutcome) +
-                                 kOpKinds * (sizeof(metrics::OpSummary) +
-                                             metrics::LatencyHistogram::kBucketCount * sizeof(uint64_t));
-  const uint64_t per_client = saturating_add(client.bytes, client_runner);
-  const uint64_t total = saturating_add(saturating_add(servers.bytes, rpc_servers), saturating_mul(clients, per_client));
-  if (total <= options.max_memory_bytes) return Status();
-  auto gib = [](uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); };
-  std::string why;
-  if (servers.bytes > 0) why += fmt::format("servers {:.1f} GiB ({})", gib(servers.bytes), servers.driven_by);
-  if (rpc_servers > 0) {
-    why += fmt::format("{}RPC receive buffers {:.1f} GiB (platform.servers)", why.empty() ? "" : ", ", gib(rpc_servers));
-  }
-  if (clients > 0) {
-    why += fmt::format("{}{} clients x {:.2f} MiB (run.clients{})", why.empty() ? "" : ", ", clients,
-                       static_cast<double>(per_client) / (1024.0 * 1024),
-                       client.driven_by.empty() || client.driven_by == "run.clients" ? "" : ", " + client.driven_by);
-  }
-  return resource_exhausted(fmt::format("this run needs about {:.1f} GiB: {}; more than the {:.1f} GiB {}: reduce "
-                                        "those settings",
-                                        gib(total), why, gib(options.max_memory_bytes),
-                                        options.max_memory_source.empty() ? "allowed (--max-memory)"
-                                                                          : options.max_memory_source));
-}
-
 void report_faults(const fault::FaultStats& f, std::map<std::string, double>& extra) {
   for (const auto& [name, n] : {std::pair{"delayed", &f.delayed}, {"retry_exceeded", &f.retry_exceeded},
                                 {"retry_exceeded_applied", &f.retry_exceeded_applied},
@@ -433,57 +380,6 @@ Status check_run(const scenario::Scenario& s, const design::IndexDriver& driver,
                             report));
 }
 
-// run.clients_on_servers: the combinations it cannot run.
-Status check_clients_on_servers(const scenario::Scenario& s, const design::Placement& placement) {
-  if (!s.run.clients_on_servers) return Status();
-  if (!placement.servers_here || !placement.clients_here) {
-    return scenario::setting_error(s, "run.clients_on_servers",
-                                   "puts the clients on the server machines: needs the servers and the clients in "
-                                   "this one run (locus sim or bench, not serve with clients elsewhere)");
-  }
-  if (s.run.clients % s.platform.servers != 0) {
-    return scenario::setting_error(s, "run.clients_on_servers",
-                                   fmt::format("needs run.clients ({}) a multiple of platform.servers ({}), the "
-                                               "same number of clients on every machine",
-                                               s.run.clients, s.platform.servers));
-  }
-  if (s.faults.crash_clients > 0 || s.faults.crash_servers > 0) {
-    return scenario::setting_error(s, "run.clients_on_servers",
-                                   "cannot be combined with faults.crash_clients or faults.crash_servers: a client "
-                                   "shares its machine with a server, so crashing one alone is not a machine's crash");
-  }
-  return Status();
-}
-
-// RunOptions::serve_machine: the machine exists, and nothing of the run
-// needs every machine in this process.
-Status check_serve_machine(const scenario::Scenario& s, const RunOptions& options) {
-  if (options.serve_machine < 0) return Status();
-  if (!options.placement.servers_here) return invalid_argument("run_scenario: serve_machine without the servers here");
-  if (options.serve_machine >= s.platform.servers) {
-    return scenario::setting_error(
-        s, "platform.servers",
-        fmt::format("has {} server machine(s), 0 to {}: there is no node {}", s.platform.servers,
-                    s.platform.servers - 1, options.serve_machine));
-  }
-  if (s.faults.crash_servers > 0) {
-    return scenario::setting_error(s, "faults.crash_servers",
-                                   "crashes server machines of one process; with one server per process (--node) "
-                                   "stop the process instead");
-  }
-  if (s.check.linearizability) {
-    return scenario::setting_error(s, "check.linearizability",
-                                   "needs every client's history in one process; with one server per process "
-                                   "(--node) each process sees only its own clients");
-  }
-  if (options.placement.clients_here && !s.run.clients_on_servers) {
-    return scenario::setting_error(s, "run.clients_on_servers",
-                                   "must be true for a node that also runs clients (--with-clients): it says "
-                                   "which clients run on which machine");
-  }
-  return Status();
-}
-
 }  // namespace
 
 StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design::Registry& designs,
@@ -502,7 +398,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   // device (verbs) and builds no platform.
   std::unique_ptr<Runtime> runtime;
   LOCUS_ASSIGN_OR_RETURN(std::unique_ptr<design::IndexDriver> driver, design->make_driver(s, placement));
-  LOCUS_RETURN_IF_ERROR(check_memory(s, *driver, placement, options));
+  LOCUS_RETURN_IF_ERROR(check_memory(s, *driver, placement, options, sizeof(ClientOutcome)));
   runtime = make_runtime(s);
   fault::FaultRuntime* faults = nullptr;
   if (s.faults.any()) {
