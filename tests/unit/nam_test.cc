@@ -466,11 +466,15 @@ BOOST_AUTO_TEST_CASE(index_keys_are_checked) {
   };
   for (const Bad& b : {Bad{"index.distribution=medium", "not one of coarse, fine, hybrid"},
                        Bad{"index.partitioning=list", "index.partitioning"},
-                       Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"}}) {
+                       Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"},
+                       Bad{"index.key_skew=0.5,0.4", "sum to"}, Bad{"index.key_skew=0.5,x", "not a share"}}) {
     auto s = designs::parse_scenario(base, "nam.toml", {b.set});
     BOOST_REQUIRE(!s.is_ok());
     BOOST_TEST(s.status().message().find(b.says) != std::string::npos, s.status().message());
   }
+  auto hashed = designs::parse_scenario(base, "nam.toml", {"index.partitioning=hash", "index.key_skew=0.5,0.5"});
+  BOOST_REQUIRE(!hashed.is_ok());
+  BOOST_TEST(hashed.status().message().find("range") != std::string::npos, hashed.status().message());
 }
 
 BOOST_AUTO_TEST_CASE(coarse_range_partitioning_matches_multimap) {

@@ -3,8 +3,10 @@
 // lookups, ranges, inserts and deletes with pages so small that leaves and
 // inner nodes split at every level; and the layout's own invariants.
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "core/common/random.h"
@@ -338,6 +340,52 @@ BOOST_AUTO_TEST_CASE(range_partitioning_spreads_hashed_keys) {
     ++per_server[part.server_of(*k)];
   }
   for (uint32_t s = 0; s < 4; ++s) BOOST_TEST(per_server[s] > 800u, "server " << s << ": " << per_server[s]);
+}
+
+// index.key_skew, the calibration's attribute-value skew (80/12/5/3% of
+// keys on the four memory servers): the shares land where they say, for
+// hashed and ordered key numbers, and the map keeps order (ranges stay
+// ranges); ordered keys packed onto a quarter of the space share keys.
+BOOST_AUTO_TEST_CASE(key_skew_puts_each_servers_share_in_its_range) {
+  const std::vector<double> shares{0.8, 0.12, 0.05, 0.03};
+  for (const bool hashed : {true, false}) {
+    workload::WorkloadSpec spec;
+    spec.insertorder = hashed ? workload::InsertOrder::kHashed : workload::InsertOrder::kOrdered;
+    spec.recordcount = 20000;
+    const Partitioner part(Partitioning::kRange, 4, spec, shares);
+    const Partitioner even(Partitioning::kRange, 4, spec);
+    std::vector<uint32_t> per_server(4);
+    std::vector<std::pair<uint64_t, uint64_t>> mapped;  // (number, key)
+    char key[32];
+    for (uint64_t i = 0; i < spec.recordcount; ++i) {
+      const size_t n = workload::build_key(i, hashed, 0, key, sizeof key);
+      auto number = key_number(std::string_view(key, n));
+      BOOST_REQUIRE(number.is_ok());
+      const uint64_t k = part.key_of(*number);
+      BOOST_REQUIRE(even.key_of(*number) == *number);
+      ++per_server[part.server_of(k)];
+      mapped.emplace_back(*number, k);
+    }
+    for (uint32_t s = 0; s < 4; ++s) {
+      const double share = static_cast<double>(per_server[s]) / spec.recordcount;
+      BOOST_TEST(std::abs(share - shares[s]) < 0.01, (hashed ? "hashed" : "ordered") << " server " << s << ": " << share);
+    }
+    std::sort(mapped.begin(), mapped.end());
+    bool monotone = true;
+    for (size_t i = 1; i < mapped.size(); ++i) monotone = monotone && mapped[i - 1].second <= mapped[i].second;
+    BOOST_TEST(monotone);
+    std::set<uint64_t> distinct;
+    for (const auto& m : mapped) distinct.insert(m.second);
+    if (hashed) {
+      BOOST_TEST(distinct.size() == mapped.size());
+    } else {
+      BOOST_TEST(distinct.size() < mapped.size());  // 80% of 20000 numbers onto 5000 keys
+    }
+  }
+  BOOST_TEST(parse_shares("0.8, 0.12,0.05,0.03").is_ok());
+  for (const char* bad : {"", "0.5,0.4", "0.8,0.2,", "1.2,-0.2", "half,half", "0,1"}) {
+    BOOST_TEST(!parse_shares(bad).is_ok(), bad);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

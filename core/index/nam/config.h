@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/scenario/index_config.h"
 
@@ -42,6 +43,16 @@ struct NamConfig final : scenario::IndexConfig {
   // clients (section 4.2). Hybrid: refused (its leaves are one-sided, its
   // inner levels the memory servers': no collector is built for both).
   double gc_interval_ms = 0;
+  // Attribute-value skew (section 2.3; the calibration's NAM testbed: "80%
+  // / 12% / 5% / 3% of keys on the four memory servers"): the share of the
+  // workload's keys whose index key falls in each memory server's range,
+  // one share per server, summing to 1; empty: none. Written
+  // "0.8,0.12,0.05,0.03". Keys are mapped monotonically (Partitioner::
+  // key_of), so ranges stay ranges; a share above 1/servers packs several
+  // workload keys on one index key, as a dominant attribute value does.
+  // Range partitioning only. The fine-grained tree places nodes
+  // round-robin, so the same keys load its servers evenly.
+  std::vector<double> key_skew;
   // Ranges as one atomic double collect (tree.h), so that a history
   // checker can hold each to one instant; costs every leaf of a range a
   // second READ. Set by tests, not a scenario key.

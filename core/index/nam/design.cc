@@ -52,6 +52,16 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
                          " leaf pointers with index.page_bytes = " + std::to_string(c->page_bytes));
   }
   LOCUS_RETURN_IF_ERROR(keys.number("gc_interval_ms", &c->gc_interval_ms, 0, 3.6e6));
+  std::string skew;
+  LOCUS_RETURN_IF_ERROR(keys.text("key_skew", &skew));
+  if (!skew.empty()) {
+    auto shares = parse_shares(skew);
+    if (!shares.is_ok()) return keys.fail("key_skew", shares.status().message());
+    c->key_skew = std::move(*shares);
+    if (c->partitioning != Partitioning::kRange) {
+      return keys.fail("key_skew", "attribute-value skew is modelled for index.partitioning = \"range\" only");
+    }
+  }
   if (c->gc_interval_ms > 0 && c->distribution == Distribution::kHybrid) {
     return keys.fail("gc_interval_ms",
                      "periodic garbage collection is built for index.distribution = \"coarse\" "

@@ -36,7 +36,7 @@ class NamDriver final : public design::IndexDriver {
   NamDriver(const NamConfig& config, uint32_t servers, const workload::WorkloadSpec& spec, bool count_marked)
       : config_(config),
         servers_count_(servers),
-        partitioner_(config.partitioning, servers, spec),
+        partitioner_(config.partitioning, servers, spec, config.key_skew),
         count_marked_(count_marked) {}
 
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
@@ -65,7 +65,8 @@ class NamDriver final : public design::IndexDriver {
       for (auto& s : servers_) trees.push_back(std::make_unique<BlinkTree>(s->local_access()));
     }
     LOCUS_RETURN_IF_ERROR(design::load_records(spec, rng, [&](std::string_view key, std::string_view value) -> Status {
-      LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
+      LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));
+      const uint64_t k = partitioner_.key_of(number);
       const uint32_t t = config_.distribution == Distribution::kFine ? 0 : partitioner_.server_of(k);
       ++loaded_;
       return trees[t]->insert({k, check::value_digest(value)});
@@ -117,7 +118,7 @@ class NamDriver final : public design::IndexDriver {
     } else {
       client = std::make_unique<CoarseClient>(rpc, servers, partitioner_);
     }
-    auto session = std::make_unique<NamSession>(std::move(client));
+    auto session = std::make_unique<NamSession>(std::move(client), &partitioner_);
     if (collects != nullptr) {
       session->collect_garbage_every(env.clock, static_cast<Nanos>(config_.gc_interval_ms * 1e6), collects);
     }
@@ -183,10 +184,10 @@ class NamDriver final : public design::IndexDriver {
   }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
-    return design::load_records(spec, rng, [out](std::string_view key, std::string_view value) {
+    return design::load_records(spec, rng, [this, out](std::string_view key, std::string_view value) -> Status {
       check::Operation op;
       op.kind = check::OpKind::kInsert;
-      op.key.assign(key);
+      LOCUS_ASSIGN_OR_RETURN(op.key, partitioner_.history_key(key));
       op.value = check::value_digest(value);
       op.outcome = check::Outcome::kOk;
       op.invoke_ns = -2;  // before the run's clock starts
@@ -218,6 +219,11 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   const NamConfig& config = *s.index.get<NamConfig>();
   if (s.platform.servers == 0 || s.platform.servers > RemotePtr::kMaxServers) {
     return setting_error(s, "platform.servers", "the NAM index takes 1 to 128 memory servers");
+  }
+  if (!config.key_skew.empty() && config.key_skew.size() != s.platform.servers) {
+    return setting_error(s, "index.key_skew",
+                         "has " + std::to_string(config.key_skew.size()) + " shares, one per memory server: "
+                         "platform.servers is " + std::to_string(s.platform.servers));
   }
   return std::unique_ptr<design::IndexDriver>(
       new NamDriver(config, static_cast<uint32_t>(s.platform.servers), s.workload,

@@ -145,7 +145,7 @@ StatusOr<ModelTrees> build_model_trees(const scenario::Scenario& s, const NamCon
   BlinkTree fine(fine_access);
 
   const bool hybrid = c.distribution == Distribution::kHybrid;
-  const Partitioner partitioner(c.partitioning, servers, s.workload);
+  const Partitioner partitioner(c.partitioning, servers, s.workload, c.key_skew);
   std::vector<std::unique_ptr<ModelAccess>> own;  // coarse trees, hybrid inner levels
   std::vector<std::unique_ptr<BlinkTree>> parts, inner;
   std::vector<std::unique_ptr<ModelUpper>> uppers;
@@ -167,8 +167,9 @@ StatusOr<ModelTrees> build_model_trees(const scenario::Scenario& s, const NamCon
   Random rng(s.run.seed);
   LOCUS_RETURN_IF_ERROR(
       design::load_records(s.workload, rng, [&](std::string_view key, std::string_view value) -> Status {
-        LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
-        const Pair x{k, check::value_digest(value)};
+        LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));
+        const Pair x{partitioner.key_of(number), check::value_digest(value)};
+        const uint64_t k = x.key;
         LOCUS_RETURN_IF_ERROR(fine.insert(x));
         const uint32_t t = partitioner.server_of(k);
         keys[t] += 1;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,13 +48,26 @@ inline uint32_t pairs_per_response(uint32_t message_bytes) {
 // "user<digits>" (YCSB's keys) -> the number; anything else is refused.
 StatusOr<uint64_t> key_number(std::string_view key);
 
+// index.key_skew's text, "0.8,0.12,0.05,0.03": shares in (0, 1] summing to 1.
+StatusOr<std::vector<double>> parse_shares(std::string_view text);
+
 // The memory servers a coarse-grained key or range goes to.
 class Partitioner {
  public:
   // Range partitioning splits the workload's key numbers evenly: the
   // whole 64-bit space for hashed insert order, [0, recordcount) for
-  // ordered (later inserts land on the last server).
-  Partitioner(Partitioning how, uint32_t servers, const workload::WorkloadSpec& spec);
+  // ordered (later inserts land on the last server). `key_skew`
+  // (config.h), one share per server or empty, skews the keys.
+  Partitioner(Partitioning how, uint32_t servers, const workload::WorkloadSpec& spec,
+              std::vector<double> key_skew = {});
+  // The index key of a workload key number (key_number): itself without
+  // key_skew; with it, monotone, memory server i's range taking
+  // key_skew[i] of the numbers.
+  uint64_t key_of(uint64_t number) const;
+  bool skewed() const { return !cumulative_.empty(); }
+  // The name a history records for workload key `key`: itself, or with
+  // key_skew the index key's (two workload keys may share one).
+  StatusOr<std::string> history_key(std::string_view key) const;
   uint32_t server_of(uint64_t key) const;
   // The servers a range from `from` may touch, in key order (every server
   // for hash partitioning).
@@ -64,6 +78,7 @@ class Partitioner {
   Partitioning how_;
   uint32_t servers_;
   uint64_t span_;  // keys per server (range partitioning)
+  std::vector<double> cumulative_;  // key_skew's running sums, from 0; empty: no skew
 };
 
 // The next pair after x in pair order; false past the last one.

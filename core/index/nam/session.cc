@@ -77,7 +77,14 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
     if (!gc_tree_->collect_garbage().is_ok()) ++gc_failures_;
     next_gc_ns_ = gc_clock_->now() + gc_interval_ns_;
   }
-  LOCUS_ASSIGN_OR_RETURN(uint64_t k, key_number(key));
+  LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));
+  const uint64_t k = keys_->key_of(number);
+  std::string skewed_name;
+  if (keys_->skewed()) {
+    // Two workload keys may share an index key: the history names the latter.
+    skewed_name = "user" + std::to_string(k);
+    key = skewed_name;
+  }
   switch (op.kind) {
     case OpKind::kRead:
       return lookup(key, k);

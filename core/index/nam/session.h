@@ -18,7 +18,8 @@ namespace locus::nam {
 
 class NamSession final : public design::ClientSession {
  public:
-  explicit NamSession(std::unique_ptr<NamClient> client) : client_(std::move(client)) {}
+  // `keys` maps workload keys to index keys (index.key_skew); outlives this.
+  NamSession(std::unique_ptr<NamClient> client, const Partitioner* keys) : client_(std::move(client)), keys_(keys) {}
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   void report(metrics::OpStats& stats) const override;
@@ -43,6 +44,7 @@ class NamSession final : public design::ClientSession {
   Status remove_key(std::string_view key, uint64_t k);
 
   std::unique_ptr<NamClient> client_;
+  const Partitioner* keys_;
   std::vector<uint64_t> payloads_;
   std::vector<Pair> pairs_;
   uint64_t scanned_pairs_ = 0;
