@@ -3,6 +3,8 @@
 // and client actors, built by hand as the driver builds them.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <functional>
 #include <memory>
@@ -21,9 +23,39 @@
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
 #include "tests/support/failure_log.h"
+#include "tests/support/forwarding_transport.h"
 #include "tests/support/rpc_server_node.h"
 
 namespace locus::testing {
+
+// Counts the WRITEs (and WRITE_WITH_IMMs) an endpoint posts to any of a
+// set of peers: the request and response WRITEs between a client and its
+// home node's server threads, which a co-located client's shortcut
+// (nessie/requests.h, attach_local) must leave at zero.
+class HomeWriteCounter final : public ForwardingTransport {
+ public:
+  HomeWriteCounter(Transport& inner, std::mutex& mu, const std::vector<NodeId>& peers, std::atomic<uint64_t>& count)
+      : ForwardingTransport(inner), mu_(mu), peers_(peers), count_(count) {}
+  Status post(std::span<const WorkRequest> batch) override {
+    uint64_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const WorkRequest& w : batch) {
+        if ((w.op == Opcode::kWrite || w.op == Opcode::kWriteWithImm) &&
+            std::find(peers_.begin(), peers_.end(), w.remote.node) != peers_.end()) {
+          ++n;
+        }
+      }
+    }
+    count_ += n;
+    return inner_.post(batch);
+  }
+
+ private:
+  std::mutex& mu_;
+  const std::vector<NodeId>& peers_;
+  std::atomic<uint64_t>& count_;
+};
 
 using nessie::ClientOptions;
 using nessie::ClientStats;
@@ -41,6 +73,7 @@ struct NessieCluster {
   std::vector<NodeId> servers;
   std::vector<std::unique_ptr<rpc::RpcServer>> rpcs;
   std::vector<std::unique_ptr<nessie::NessieNode>> nodes;
+  std::vector<std::unique_ptr<HomeWriteCounter>> counters;       // the server threads' (below), outlive them
   std::vector<std::unique_ptr<nessie::RequestServer>> requests;  // coupled modes
   std::vector<std::unique_ptr<nessie::NodeStore>> stores;        // coupled modes
   std::unique_ptr<nessie::Loader> loader;
@@ -50,10 +83,20 @@ struct NessieCluster {
   ClientStats stats;  // every client's, summed after it finishes
   bool colocated = false;
   uint32_t next_client = 0;
+  // WRITEs between each client and its home node's server threads, both
+  // ways (HomeWriteCounter), with, per node, its server threads' endpoints
+  // and the clients whose home it is (guarded by peers_mu: clients are
+  // added while others run).
+  std::atomic<uint64_t> home_writes{0};
+  std::mutex peers_mu;
+  std::vector<std::vector<NodeId>> request_nodes;
+  std::vector<std::vector<NodeId>> home_clients;
 
   NessieCluster(const NessieConfig& config, uint32_t node_count, uint32_t clients, uint32_t value_bytes,
                 uint64_t records = 16) {
     runtime = loopback::make_loopback_runtime({});
+    request_nodes.resize(node_count);
+    home_clients.resize(node_count);
     std::string bad_key;
     auto g = nessie::make_geometry(config, node_count, records, clients, value_bytes, &bad_key);
     BOOST_REQUIRE_MESSAGE(g.is_ok(), bad_key << ": " << g.status().to_string());
@@ -82,12 +125,28 @@ struct NessieCluster {
       const std::string name = "server" + std::to_string(i) + ".requests" + std::to_string(t);
       auto id = runtime->add_node({name, true});
       BOOST_REQUIRE(id.is_ok());
+      request_nodes[i].push_back(*id);
       const nessie::RingShare share = nessie::ring_share(geometry.rings, threads, t);
       auto req = nessie::RequestServer::create(runtime->setup_env(*id), geometry, share.first, share.count);
       BOOST_REQUIRE_MESSAGE(req.is_ok(), req.status().to_string());
       nessie::RequestServer* r = req->get();
       mine.push_back(r);
-      BOOST_REQUIRE(runtime->spawn(*id, name, ActorKind::kDaemon, [r, st](Env& e) { r->serve(e, *st); }).is_ok());
+      const std::vector<NodeId>* clients = &home_clients[i];
+      BOOST_REQUIRE(runtime
+                        ->spawn(*id, name, ActorKind::kDaemon,
+                                [this, r, st, clients](Env& e) {
+                                  // Kept by the cluster: the server thread keeps using it until destroyed.
+                                  auto counted =
+                                      std::make_unique<HomeWriteCounter>(*e.transport, peers_mu, *clients, home_writes);
+                                  Env env = e;
+                                  env.transport = counted.get();
+                                  {
+                                    std::lock_guard<std::mutex> lock(peers_mu);
+                                    counters.push_back(std::move(counted));
+                                  }
+                                  r->serve(env, *st);
+                                })
+                        .is_ok());
       requests.push_back(std::move(*req));
     }
     nodes.back()->set_requests(std::move(mine));
@@ -118,10 +177,18 @@ struct NessieCluster {
     BOOST_REQUIRE(node.is_ok());
     const uint32_t home = next_client++ % static_cast<uint32_t>(nodes.size());
     const bool local = colocated;
-    const nessie::LocalTables tables{home, nodes[home]->ite(0), nodes[home]->dte(0)};
+    const nessie::LocalTables tables{home, nodes[home]->ite(0), nodes[home]->dte(0), nodes[home]->requests()};
+    {
+      std::lock_guard<std::mutex> lock(peers_mu);
+      home_clients[home].push_back(*node);
+    }
+    const std::vector<NodeId>* home_requests = &request_nodes[home];
     BOOST_REQUIRE(runtime
                       ->spawn(*node, name, ActorKind::kWorker,
-                              [this, name, options, body, local, tables](Env& env) {
+                              [this, name, options, body, local, tables, home_requests](Env& e) {
+                                HomeWriteCounter counted(*e.transport, peers_mu, *home_requests, home_writes);
+                                Env env = e;
+                                env.transport = &counted;
                                 Endpoint ep(env);
                                 auto rpc = rpc::RpcClient::create(ep);
                                 if (!rpc.is_ok()) return failures.fail(name + ": " + rpc.status().to_string());

@@ -124,6 +124,11 @@ void differential(bool multiple_reads, uint32_t cache_entries, const char* mode 
   // Co-located: the home node's tables by loads and stores (NessieSD's
   // client reads no table).
   BOOST_TEST((cluster.stats.local_ops > 0u) == (colocated && config.mode != "server"));
+  // Co-located NessieSD and NessieHY: requests to the home node by CPU
+  // stores, no WRITE either way between the client and its home node's
+  // server thread (which apart carry every such request and response).
+  BOOST_TEST((cluster.stats.local_requests > 0u) == (colocated && coupled));
+  BOOST_TEST((cluster.home_writes.load() > 0u) == (coupled && !colocated));
   BOOST_TEST_MESSAGE("migrations " << cluster.stats.migrations << ", reclaimed " << cluster.stats.reclaimed
                                    << ", attempts " << cluster.stats.attempts << ", cache hits "
                                    << cluster.stats.cache_hits);
@@ -140,6 +145,7 @@ BOOST_AUTO_TEST_CASE(differential_hybrid_with_multiple_reads_and_a_cache) { diff
 BOOST_AUTO_TEST_CASE(differential_colocated) { differential(false, 0, "client", true); }
 BOOST_AUTO_TEST_CASE(differential_colocated_with_multiple_reads_and_a_cache) { differential(true, 32, "client", true); }
 BOOST_AUTO_TEST_CASE(differential_colocated_hybrid) { differential(false, 0, "hybrid", true); }
+BOOST_AUTO_TEST_CASE(differential_colocated_server_driven) { differential(false, 0, "server", true); }
 
 // Four clients on 10 colliding keys over 2 x 8 index entries: the
 // recorded history must be linearizable, and the run must have migrated
@@ -240,6 +246,10 @@ void concurrent(const char* mode, bool colocated = false, uint32_t server_thread
   }
   BOOST_TEST(s.restore_failures == 0u);
   BOOST_TEST((s.local_ops > 0u) == (colocated && std::string(mode) != "server"));
+  // Co-located: each client's requests to its home node by CPU stores,
+  // no WRITE between them either way (requests.h, attach_local).
+  BOOST_TEST((s.local_requests > 0u) == (colocated && coupled));
+  BOOST_TEST((cluster.home_writes.load() > 0u) == (coupled && !colocated));
   // Several server threads a node: the grants went round them, and each served.
   if (server_threads > 1) {
     BOOST_TEST(cluster.requests.size() == 2u * server_threads);
@@ -251,6 +261,12 @@ BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable) { concurrent("client")
 // Each node's two clients beside its tables, by RDMA to the other's.
 BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable) { concurrent("client", true); }
 BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable_hybrid) { concurrent("hybrid", true); }
+BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable_server_driven) { concurrent("server", true); }
+// A node's rings shared by three threads: each client's ring at home is
+// attached to whichever thread owns it.
+BOOST_AUTO_TEST_CASE(concurrent_colocated_clients_are_linearizable_three_server_threads) {
+  concurrent("server", true, 3);
+}
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_server_driven) { concurrent("server"); }
 // Each node's four rings served by three threads sharing its tables.
 BOOST_AUTO_TEST_CASE(concurrent_clients_are_linearizable_three_server_threads) { concurrent("server", false, 3); }

@@ -43,6 +43,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   ring_resets += o.ring_resets;
   rdma_ops += o.rdma_ops;
   local_ops += o.local_ops;
+  local_requests += o.local_requests;
   return *this;
 }
 
@@ -126,6 +127,9 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
       if (channels_[i].grant.ring == kNoRing || channels_[i].grant.requests.length != g_.ring_bytes) {
         return resource_exhausted("nessie: node " + std::to_string(servers[i]) +
                                   " has no request ring left for another client (sized for run.clients)");
+      }
+      if (local(static_cast<uint32_t>(i)) && !local_.requests.empty()) {
+        LOCUS_RETURN_IF_ERROR(attach_local(static_cast<uint32_t>(i)));
       }
     }
   }

@@ -56,9 +56,13 @@
 // DTE words with CPU stores, but still changes ITEs only by CAS through
 // the NIC (CAS is atomic only with respect to the NIC's other
 // operations). Any other client reaches every table, its own node's
-// included, by RDMA.
+// included, by RDMA. In NessieSD and NessieHY such a client's requests to
+// its own node skip the NIC too: it writes them into its ring there by
+// CPU stores and the node's server thread writes the responses back so
+// (requests.h, attach_local).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,6 +78,8 @@
 #include "core/transport/endpoint.h"
 
 namespace locus::nessie {
+
+class RequestServer;
 
 struct ClientStats {
   uint64_t gets = 0;
@@ -103,10 +109,11 @@ struct ClientStats {
   uint64_t ring_resets = 0;      // NessieSD/NessieHY: request rings started over after a call of unknown fate
   uint64_t rdma_ops = 0;         // one-sided and two-sided work requests the client posted
   uint64_t local_ops = 0;        // loads and stores of its own node's tables in place of one
+  uint64_t local_requests = 0;   // NessieSD/NessieHY: requests to its own node by CPU stores, no verb
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 27 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 28 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Who does which operation: Nessie (client: every one by one-sided
 // verbs), NessieSD (server: every one by the key's node), NessieHY
@@ -142,6 +149,9 @@ struct LocalTables {
   uint32_t node = 0;  // its data-table id
   uint64_t* index = nullptr;
   std::byte* data = nullptr;
+  // NessieSD/NessieHY: the node's server threads, which serve the
+  // client's ring there by CPU stores (requests.h, attach_local).
+  std::vector<RequestServer*> requests;
 };
 
 class NessieClient {
@@ -188,8 +198,16 @@ class NessieClient {
   // and its answer (a get's value, valid until the next call).
   StatusOr<std::string_view> call(uint32_t node, uint16_t type, std::string_view key, std::string_view value);
   Status init_channels();
+  // The response to request `request_id` of channel `node`, sent.
+  StatusOr<std::string_view> await_call(uint32_t node, uint64_t request_id);
   // Starts channel `node` over after a call of unknown fate (requests.h).
   Status reset_channel(uint32_t node);
+  // Serves channel `node` (the local node's) by CPU stores: attaches its
+  // ring to the node's server thread that owns it (requests.h).
+  Status attach_local(uint32_t node);
+  // Waits for the next response notification of channel `node`: a
+  // receive (any node's) or, on a local channel, its doorbell moving.
+  Status await_response(uint32_t node);
 
   // One attempt of each operation. kAborted: retry (after a back-off).
   StatusOr<std::string_view> get_once(std::string_view key);
@@ -287,6 +305,12 @@ class NessieClient {
     ring::RingWriter writer;
     ring::RingReader reader;
     bool broken = false;  // a call's fate is unknown: the ring starts over before the next
+    // A local channel (requests.h, attach_local): the request ring's
+    // memory and doorbell in this process, and the response doorbell's
+    // value last seen (the doorbell: response_doorbells_[node]).
+    std::byte* local_requests = nullptr;
+    std::atomic<uint64_t>* local_doorbell = nullptr;
+    uint64_t responses_seen = 0;
   };
   std::vector<Channel> channels_;
   rpc::RpcClient* rpc_ = nullptr;  // the layout RPC, for resets (the session's, outlives the client)
@@ -296,7 +320,8 @@ class NessieClient {
   Region request_region_;  // request_, read by the NIC only
   bool rings_registered_ = false;
   bool request_registered_ = false;
-  std::byte* request_ = nullptr;  // a request message, then a wrap word
+  std::byte* request_ = nullptr;                                 // a request message, then a wrap word
+  std::unique_ptr<std::atomic<uint64_t>[]> response_doorbells_;  // per node, bumped by a local server thread
 
   std::vector<Slot> chain_;          // the sources of the migrations under way, by depth
   std::unique_ptr<DteCache> cache_;  // null: no cache

@@ -46,17 +46,17 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
 }  // namespace
 
 Status register_design(design::Registry& registry) {
-  return registry.add(
-      {{"nessie",
-        "cuckoo index of 64-bit entries changed only by RDMA CAS, decoupled data tables; "
-        "client-driven gets, puts, deletes and migrations by READ, CAS and WRITE; "
-        "index.mode = server (NessieSD) or hybrid (NessieHY) sends some to the nodes",
-        false,
-        read_keys,
-        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork, kLocalWriteWork},
-        /*deletes=*/true},
-       make_driver,
-       model_profile});
+  return registry.add({{"nessie",
+                        "cuckoo index of 64-bit entries changed only by RDMA CAS, decoupled data tables; "
+                        "client-driven gets, puts, deletes and migrations by READ, CAS and WRITE; "
+                        "index.mode = server (NessieSD) or hybrid (NessieHY) sends some to the nodes",
+                        false,
+                        read_keys,
+                        {kLayoutWork, kServerGetWork, kServerPutWork, kServerDeleteWork, kLocalReadWork,
+                         kLocalWriteWork, kServerLocalResponseWork},
+                        /*deletes=*/true},
+                       make_driver,
+                       model_profile});
 }
 
 }  // namespace locus::nessie

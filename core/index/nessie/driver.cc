@@ -6,7 +6,8 @@
 // The paper runs client workers on every node beside its tables: with
 // run.clients_on_servers the runner places each client on a node's
 // machine and, the node being in this process, the client takes the local
-// shortcuts to its tables (client.h); else clients are endpoints of their
+// shortcuts to its tables (client.h), and its requests to that node
+// (NessieSD, NessieHY) go by CPU stores (requests.h); else clients are endpoints of their
 // own and reach every table by RDMA. Either way a client's "local" data
 // table is a slice of one node's data table (node.h).
 #include "core/index/nessie/driver.h"
@@ -112,7 +113,7 @@ class NessieDriver final : public design::IndexDriver {
                                                                      std::span<const NodeId> servers,
                                                                      uint32_t machine) override {
     if (machine >= nodes_.size()) return open(ep, rpc, servers, nullptr);
-    LocalTables local{machine, nodes_[machine]->ite(0), nodes_[machine]->dte(0)};
+    LocalTables local{machine, nodes_[machine]->ite(0), nodes_[machine]->dte(0), nodes_[machine]->requests()};
     return open(ep, rpc, servers, &local);
   }
 
@@ -136,12 +137,14 @@ class NessieDriver final : public design::IndexDriver {
       rs.dropped_rings += r->stats().dropped_rings;
       rs.stray_notifications += r->stats().stray_notifications;
       rs.resets += r->stats().resets;
+      rs.local_responses += r->stats().local_responses;
     }
     extra["nessie.server_requests"] = static_cast<double>(rs.requests);
     extra["nessie.server_bad_requests"] = static_cast<double>(rs.bad_requests);
     extra["nessie.server_dropped_rings"] = static_cast<double>(rs.dropped_rings);
     extra["nessie.server_stray_notifications"] = static_cast<double>(rs.stray_notifications);
     extra["nessie.server_ring_resets"] = static_cast<double>(rs.resets);
+    extra["nessie.server_local_responses"] = static_cast<double>(rs.local_responses);
     extra["nessie.server_migrations"] = static_cast<double>(st.migrations);
     extra["nessie.server_full"] = static_cast<double>(st.full);
     extra["nessie.server_dte_waits"] = static_cast<double>(st.dte_waits);

@@ -39,6 +39,7 @@ class NessieNode {
   // by the layout RPC in turn over the threads (set before any client
   // connects).
   void set_requests(std::vector<RequestServer*> requests) { requests_ = std::move(requests); }
+  const std::vector<RequestServer*>& requests() const { return requests_; }
 
   // Direct access for the load, before any client runs.
   uint64_t* ite(uint64_t index) { return reinterpret_cast<uint64_t*>(index_.data()) + index; }

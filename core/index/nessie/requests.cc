@@ -115,6 +115,20 @@ Status RequestServer::reset(uint32_t ring, NodeId client) {
   return Status();
 }
 
+StatusOr<LocalRing> RequestServer::attach_local(uint32_t ring, std::byte* responses,
+                                                std::atomic<uint64_t>* response_doorbell) {
+  const uint32_t id = ring - first_;  // wraps past the end when ring < first_
+  if (!owns(ring) || rings_[id]->state.load(std::memory_order_acquire) == kFree || responses == nullptr ||
+      response_doorbell == nullptr) {
+    return invalid_argument("nessie: ring " + std::to_string(ring) + " is not a granted ring of this server thread");
+  }
+  Ring& r = *rings_[id];
+  r.local_responses = responses;
+  r.local_doorbell = response_doorbell;
+  any_local_.store(true, std::memory_order_release);
+  return LocalRing{memory_.data() + uint64_t{id} * g_.ring_bytes, &r.doorbell};
+}
+
 void RequestServer::start_over(Ring& r, uint32_t id) {
   ++stats_.resets;
   std::byte* at = memory_.data() + uint64_t{id} * g_.ring_bytes;
@@ -175,6 +189,24 @@ bool RequestServer::respond(Ring& r, uint32_t id, const ring::MessageHeader& req
   auto place = r.writer.place(size, r.writer.tail_bytes());
   if (!place) return false;
   h.seq = place->seq;
+  if (r.local_responses != nullptr) {
+    // A client in this process: the message straight into its response
+    // ring, then its doorbell (release: the client reads the ring after
+    // it sees the doorbell move, with acquire).
+    const WorkTimer timer(env_);
+    std::byte* at = r.local_responses + place->offset;
+    if (place->wrap) {
+      const uint64_t word = ring::wrap_word(place->wrap_seq, place->wrap_bytes);
+      std::memcpy(r.local_responses + place->wrap_offset, &word, 8);
+    }
+    if (!payload.empty()) std::memcpy(at + ring::kMessageHeaderBytes, payload.data(), payload.size());
+    ring::encode_message(at, h);
+    r.writer.commit(*place, size);
+    r.local_doorbell->fetch_add(1, std::memory_order_release);
+    ++stats_.local_responses;
+    env_.cpu->charge_work(kServerLocalResponseWork, timer.elapsed(), size);
+    return true;
+  }
   if (!payload.empty()) std::memcpy(stage + ring::kMessageHeaderBytes, payload.data(), payload.size());
   ring::encode_message(stage, h);
   WorkRequest wrs[2];
@@ -267,6 +299,13 @@ size_t RequestServer::serve_round(NodeStore& store) {
       ++handled;
       continue;
     }
+    // A local client's request: its doorbell moved (acquire: the
+    // request's bytes, stored before it, are seen).
+    const uint64_t rung = r.doorbell.load(std::memory_order_acquire);
+    if (rung != r.doorbell_seen) {
+      r.doorbell_seen = rung;
+      r.dirty = true;
+    }
     if (!r.dirty) continue;
     r.dirty = false;
     if (r.state.load(std::memory_order_acquire) != kLive) continue;
@@ -305,7 +344,10 @@ void RequestServer::serve(Env& env, NodeStore& store) {
   env_ = env;  // the actor's clock, CPU and stop flag; the same transport
   while (!env_.stop_requested()) {
     if (serve_round(store) > 0) continue;
-    const size_t got = env_.transport->wait(scratch_, kIdleWaitNs);
+    // A store does not wake the transport's wait: with a local ring
+    // attached, look again soon.
+    const Nanos idle = any_local_.load(std::memory_order_acquire) ? kLocalPollNs : kIdleWaitNs;
+    const size_t got = env_.transport->wait(scratch_, idle);
     for (size_t i = 0; i < got; ++i) take(scratch_[i]);
   }
 }

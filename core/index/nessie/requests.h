@@ -28,6 +28,19 @@
 // within the wait) leaves the two sides' positions in doubt: the client
 // asks the node (layout RPC) to start its ring over (reset()), and the
 // server thread acknowledges at the start of the emptied rings.
+//
+// A client in this process beside the node (run.clients_on_servers, the
+// paper's section 5: "request and response are optimized to be written
+// directly, without using RDMA") attaches its ring (attach_local()): it
+// writes its requests into the ring by CPU stores and rings the ring's
+// doorbell, an atomic the server thread reads with acquire before it
+// reads the ring (as it reads a remote ring only after the WRITE's
+// notification), and the server thread writes the response into the
+// client's response ring by CPU stores and bumps the client's doorbell
+// with release. No verb on either side; the same ring format, positions,
+// handler, resets and order of service. While a ring is attached the
+// server thread, idle, looks at its doorbells every kLocalPollNs (it
+// cannot be woken from the transport's wait by a store).
 #pragma once
 
 #include <atomic>
@@ -56,6 +69,14 @@ inline constexpr uint32_t kMaxErrorBytes = 240;
 inline constexpr const char* kServerGetWork = "nessie.server.get";
 inline constexpr const char* kServerPutWork = "nessie.server.put";
 inline constexpr const char* kServerDeleteWork = "nessie.server.delete";
+// The server thread's copy of a response into a local client's response
+// ring (bytes: the message's).
+inline constexpr const char* kServerLocalResponseWork = "nessie.server.local_response";
+// How often an idle server thread with a local ring attached, and a local
+// client awaiting its response, look at their doorbells: a protocol
+// parameter, 1 us, as NAM's local lock waits (nam/local_access.cc); it
+// adds half of it, on average, to a local call on either side.
+inline constexpr Nanos kLocalPollNs = 1 * kMicrosecond;
 
 // The largest payload of a request or response for these sizes, and the
 // bytes of a ring: two of the largest message, so one always fits after a
@@ -80,7 +101,15 @@ struct RequestServerStats {
   uint64_t dropped_rings = 0;  // rings whose bytes broke the format: kError, ring dropped
   uint64_t stray_notifications = 0;
   uint64_t send_failures = 0;
-  uint64_t resets = 0;  // rings started over at their client's request
+  uint64_t resets = 0;           // rings started over at their client's request
+  uint64_t local_responses = 0;  // responses written by CPU stores to a client in this process
+};
+
+// A ring attached by a client in this process (attach_local()): where it
+// writes its requests, and the doorbell it rings after each.
+struct LocalRing {
+  std::byte* requests = nullptr;
+  std::atomic<uint64_t>* doorbell = nullptr;
 };
 
 // Thread t's share of a node's `rings` rings among `threads` server
@@ -116,6 +145,14 @@ class RequestServer {
   // kEnd of request id 0 at the start of the client's response ring,
   // which the client has emptied before asking. Thread safe.
   Status reset(uint32_t ring, NodeId client);
+  // Ring `ring`, granted to a client in this process, is served by CPU
+  // stores from now on (see above): its responses go to `responses`
+  // (g.ring_bytes, the client's response ring for this node), each
+  // followed by a release increment of `response_doorbell`. Call before
+  // the ring's first request; both must outlive the ring's use. The
+  // ring's memory and doorbell, or an error if the ring is not granted
+  // or not this thread's.
+  StatusOr<LocalRing> attach_local(uint32_t ring, std::byte* responses, std::atomic<uint64_t>* response_doorbell);
   // The server thread, an actor on the rings' node: serves until
   // env.stop_requested(). `store` runs the operations (the node's tables).
   void serve(Env& env, NodeStore& store);
@@ -141,6 +178,12 @@ class RequestServer {
     bool dirty = false;  // a notification named it since it was last read
     ring::RingReader reader;
     ring::RingWriter writer;
+    // A local client's (attach_local): set before its first request, read
+    // by the server thread only after the doorbell's acquire.
+    std::byte* local_responses = nullptr;
+    std::atomic<uint64_t>* local_doorbell = nullptr;
+    std::atomic<uint64_t> doorbell{0};  // rung by a local client after each request
+    uint64_t doorbell_seen = 0;         // the server thread's last look
   };
 
   RequestServer(Env env, const Geometry& g, uint32_t first, uint32_t count)
@@ -166,6 +209,7 @@ class RequestServer {
   bool local_registered_ = false;
   std::vector<std::unique_ptr<Ring>> rings_;
   std::atomic<uint32_t> next_ring_{0};
+  std::atomic<bool> any_local_{false};  // a ring is attached: poll its doorbell when idle
   uint32_t staging_bytes_ = 0;
   uint32_t awaiting_ = 0;  // WRITEs posted and not completed
   uint64_t last_wr_id_ = 0;

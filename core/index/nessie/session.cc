@@ -39,7 +39,8 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.server_requests", s.server_requests},
                                {"nessie.ring_resets", s.ring_resets},
                                {"nessie.rdma_ops", s.rdma_ops},
-                               {"nessie.local_ops", s.local_ops}});
+                               {"nessie.local_ops", s.local_ops},
+                               {"nessie.local_requests", s.local_requests}});
 }
 
 }  // namespace locus::nessie
