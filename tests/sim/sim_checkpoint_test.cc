@@ -10,12 +10,8 @@
 // disk time, and nothing syncs them under `never`), writes a checkpoint and
 // reads the clock around it. The disk figures are test inputs, not
 // predictions.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <boost/test/unit_test.hpp>
-#include <cerrno>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -24,6 +20,7 @@
 #include "backends/simgrid/sim_runtime.h"
 #include "core/index/cell/deployment.h"
 #include "tests/support/cell_cluster.h"
+#include "tests/support/sim_scenario.h"
 
 namespace locus {
 namespace {
@@ -40,12 +37,7 @@ struct Timed {
 // which needs an actor), and in a child process: one SimGrid engine per
 // process.
 std::array<Timed, 2> checkpoints_on_simgrid(std::array<uint64_t, 2> keys, const scenario::DiskSpec& disk) {
-  int fds[2];
-  BOOST_REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
+  auto got = testing::output_of_child([&]() -> std::string {
     std::string out = "error\n";
     scenario::PlatformSpec p;
     p.servers = 1;
@@ -59,59 +51,40 @@ std::array<Timed, 2> checkpoints_on_simgrid(std::array<uint64_t, 2> keys, const 
     d.server.log.fsync = log::FsyncPolicy::kNever;
     d.server.checkpoint_min_bytes = UINT64_MAX;  // only the ones asked for
     auto dep = cell::Deployment::create(*runtime, d);
-    if (!dep.is_ok()) out += dep.status().to_string();
-    if (dep.is_ok()) {
-      cell::CellServer& server = (*dep)->server(0);
-      const Status spawned = runtime->spawn(server.node_id(), "checkpointer", ActorKind::kWorker, [&](Env& env) {
-        std::string times;
-        uint64_t loaded = 0;
-        for (int c = 0; c < 2; ++c) {
-          for (const uint64_t end = loaded + keys[c]; loaded < end; ++loaded) {
-            const std::string key = testing::key_of(loaded);
-            if (Status st = (*dep)->load(key, testing::make_value(key, loaded, 20)); !st.is_ok()) {
-              out += st.to_string();
-              return;
-            }
-          }
-          const Nanos start_ns = env.clock->now();
-          if (Status st = server.checkpoint(); !st.is_ok()) {
+    if (!dep.is_ok()) return out + dep.status().to_string();
+    cell::CellServer& server = (*dep)->server(0);
+    const Status spawned = runtime->spawn(server.node_id(), "checkpointer", ActorKind::kWorker, [&](Env& env) {
+      std::string times;
+      uint64_t loaded = 0;
+      for (int c = 0; c < 2; ++c) {
+        for (const uint64_t end = loaded + keys[c]; loaded < end; ++loaded) {
+          const std::string key = testing::key_of(loaded);
+          if (Status st = (*dep)->load(key, testing::make_value(key, loaded, 20)); !st.is_ok()) {
             out += st.to_string();
             return;
           }
-          const Nanos took_ns = env.clock->now() - start_ns;
-          auto file = env.files->open_read("/sim/cell/region0/checkpoint." + std::to_string(c + 1));
-          if (!file.is_ok()) {
-            out += file.status().to_string();
-            return;
-          }
-          times += std::to_string(took_ns) + " " + std::to_string((*file)->size_bytes()) + " ";
         }
-        out = "ok\n" + times;
-      });
-      if (!spawned.is_ok()) out += spawned.to_string();
-      if (spawned.is_ok()) {
-        if (Status st = runtime->run(); !st.is_ok()) out = "error\n" + st.to_string();
+        const Nanos start_ns = env.clock->now();
+        if (Status st = server.checkpoint(); !st.is_ok()) {
+          out += st.to_string();
+          return;
+        }
+        const Nanos took_ns = env.clock->now() - start_ns;
+        auto file = env.files->open_read("/sim/cell/region0/checkpoint." + std::to_string(c + 1));
+        if (!file.is_ok()) {
+          out += file.status().to_string();
+          return;
+        }
+        times += std::to_string(took_ns) + " " + std::to_string((*file)->size_bytes()) + " ";
       }
-    }
-    for (size_t done = 0; done < out.size();) {
-      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) _exit(2);
-      done += static_cast<size_t>(n);
-    }
-    _exit(0);  // neither Boost.Test nor SimGrid runs its exit handlers
-  }
-  close(fds[1]);
-  std::string in;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    in.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  int wstatus = 0;
-  waitpid(pid, &wstatus, 0);
-  BOOST_REQUIRE_MESSAGE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, "the child ended badly: " << wstatus);
+      out = "ok\n" + times;
+    });
+    if (!spawned.is_ok()) return out + spawned.to_string();
+    if (Status st = runtime->run(); !st.is_ok()) return "error\n" + st.to_string();
+    return out;
+  });
+  BOOST_REQUIRE_MESSAGE(got.is_ok(), got.status().to_string());
+  const std::string& in = *got;
   BOOST_REQUIRE_MESSAGE(in.starts_with("ok\n"), in);
   std::istringstream s(in.substr(3));
   std::array<Timed, 2> t;
