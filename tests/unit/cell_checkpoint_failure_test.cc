@@ -51,6 +51,12 @@ void put(cell::Deployment& d, Model& model, uint64_t i) {
   model[key] = value;
 }
 
+// Puts (from *i on) until the store's first checkpoint; its generation.
+uint64_t until_first_checkpoint(cell::Deployment& d, Model& model, uint64_t* i) {
+  while (d.server(0).checkpoints() == 0) put(d, model, (*i)++);
+  return d.server(0).log_generation();
+}
+
 // A deployment on `mem`'s files, or why it could not start.
 Status start(log::MemFiles& mem, const cell::ServerOptions& options) {
   auto runtime = loopback::make_loopback_runtime({});
@@ -87,8 +93,7 @@ BOOST_AUTO_TEST_CASE(a_failed_checkpoint_keeps_the_last_generation_and_the_store
     cell::Deployment& d = *c->deployment;
     cell::CellServer& s = d.server(0);
     uint64_t i = 0;
-    while (s.checkpoints() == 0) put(d, model, i++);
-    const uint64_t generation = s.log_generation();
+    const uint64_t generation = until_first_checkpoint(d, model, &i);
     armed = true;
     while (s.checkpoint_failures() == 0) {
       BOOST_REQUIRE_MESSAGE(i < 5000, what << ": no checkpoint tried");
@@ -154,8 +159,7 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_fails_after_naming_itself_breaks_the_log_
   cell::Deployment& d = *c->deployment;
   cell::CellServer& s = d.server(0);
   uint64_t i = 0;
-  while (s.checkpoints() == 0) put(d, model, i++);
-  const uint64_t generation = s.log_generation();
+  const uint64_t generation = until_first_checkpoint(d, model, &i);
   armed = true;
   std::string refused;
   while (s.checkpoint_failures() == 0) {

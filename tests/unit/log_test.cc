@@ -118,6 +118,19 @@ struct KvState {
   }
 };
 
+// A DurableLog in fx's /d (every_batch) holding 20 acknowledged records
+// "k0=x".."k19=x", each applied to `live`.
+std::unique_ptr<DurableLog> log_of_20_records(Fixture& fx, KvState& live) {
+  auto log = DurableLog::open(fx.env(), "/d", {.fsync = FsyncPolicy::kEveryBatch}, live.applier(), nullptr);
+  BOOST_REQUIRE(log.is_ok());
+  for (int i = 0; i < 20; ++i) {
+    const std::string op = "k" + std::to_string(i) + "=x";
+    BOOST_REQUIRE(live.apply(op).is_ok());
+    BOOST_REQUIRE((*log)->append(op).is_ok());
+  }
+  return std::move(log).value();
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(log_format_suite)
@@ -402,15 +415,9 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_fails_leaves_the_previous_generation) {
   Fixture fx;
   KvState live;
   {
-    auto log = DurableLog::open(fx.env(), "/d", {.fsync = FsyncPolicy::kEveryBatch}, live.applier(), nullptr);
-    BOOST_REQUIRE(log.is_ok());
-    for (int i = 0; i < 20; ++i) {
-      const std::string op = "k" + std::to_string(i) + "=x";
-      BOOST_REQUIRE(live.apply(op).is_ok());
-      BOOST_REQUIRE((*log)->writer().append(op).is_ok());
-    }
+    auto log = log_of_20_records(fx, live);
     fx.files.fail_syncs(1);  // the checkpoint's own sync
-    BOOST_TEST(!(*log)->checkpoint([&](const CheckpointSink& s) { return live.write(s); }).is_ok());
+    BOOST_TEST(!log->checkpoint([&](const CheckpointSink& s) { return live.write(s); }).is_ok());
   }
   fx.files.crash();
   KvState st;
@@ -431,20 +438,14 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_whose_directory_sync_fails_breaks_the_log) {
   Fixture fx;
   KvState live;
   {
-    auto log = DurableLog::open(fx.env(), "/d", {.fsync = FsyncPolicy::kEveryBatch}, live.applier(), nullptr);
-    BOOST_REQUIRE(log.is_ok());
-    for (int i = 0; i < 20; ++i) {
-      const std::string op = "k" + std::to_string(i) + "=x";
-      BOOST_REQUIRE(live.apply(op).is_ok());
-      BOOST_REQUIRE((*log)->append(op).is_ok());
-    }
+    auto log = log_of_20_records(fx, live);
     fx.files.fail_dir_syncs(1);
-    const Status st = (*log)->checkpoint([&](const CheckpointSink& s) { return live.write(s); });
+    const Status st = log->checkpoint([&](const CheckpointSink& s) { return live.write(s); });
     BOOST_TEST_MESSAGE(st.to_string());
     BOOST_REQUIRE(!st.is_ok());
     BOOST_TEST(st.message().find("broken") != std::string::npos, st.to_string());
     BOOST_TEST(fx.files.exists("/d/checkpoint.1"));
-    const Status later = (*log)->append("late=1");
+    const Status later = log->append("late=1");
     BOOST_TEST(!later.is_ok());
     BOOST_TEST(later.message().find("directory /d: input/output error") != std::string::npos, later.to_string());
   }
