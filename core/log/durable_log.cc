@@ -99,6 +99,17 @@ StatusOr<std::unique_ptr<DurableLog>> DurableLog::open(const Env& env, std::stri
   LOCUS_ASSIGN_OR_RETURN(log->writer_, LogWriter::open(env, log->log_path(g), options));
   LOCUS_RETURN_IF_ERROR(log->writer_->sync_exclusive());  // the truncation, and a fresh log's length
   LOCUS_RETURN_IF_ERROR(files.sync_dir(log->dir_));
+  // Older generations are left where a checkpoint failed after naming
+  // itself (its directory sync): generation g is durable now, and they go.
+  bool removed = false;
+  for (const std::string& name : names) {
+    uint64_t n = 0;
+    if ((generation_of(name, "checkpoint.", &n) || generation_of(name, "log.", &n)) && n < g) {
+      LOCUS_RETURN_IF_ERROR(files.remove(log->dir_ + "/" + name));
+      removed = true;
+    }
+  }
+  if (removed) LOCUS_RETURN_IF_ERROR(files.sync_dir(log->dir_));
   r.took_ns = env.clock->now() - start_ns;
   if (report != nullptr) *report = std::move(r);
   return log;

@@ -16,7 +16,9 @@
 //
 // open() recovers: it applies the checkpoint's records and then the log's,
 // stops at a torn or corrupt tail of the log, cuts the file there (saying
-// where and why in the report) and appends after it. A checkpoint that is
+// where and why in the report) and appends after it; older generations
+// (left by a crash before their removal, or by a checkpoint whose directory
+// sync failed) are removed once the newest is durable. A checkpoint that is
 // torn or corrupt is an error (it was synced before it was named), as is a
 // trailer whose record count differs.
 #pragma once

@@ -120,6 +120,10 @@ Status MemFiles::make_dirs(const std::string&) { return Status(); }
 Status MemFiles::sync_dir(const std::string& dir) {
   const Notify notify{*this, "sync_dir", dir};
   std::lock_guard<ShortMutex> lock(mu_);
+  if (failing_dir_syncs_ > 0) {
+    --failing_dir_syncs_;
+    return unavailable("fsync directory " + dir + ": input/output error (injected)");
+  }
   for (auto& [path, file] : files_) {
     if (parent_of(path) == dir) file->entry_durable = true;
   }
@@ -171,6 +175,11 @@ void MemFiles::fail_syncs(uint32_t count) {
   failing_syncs_ = count;
 }
 
+void MemFiles::fail_dir_syncs(uint32_t count) {
+  std::lock_guard<ShortMutex> lock(mu_);
+  failing_dir_syncs_ = count;
+}
+
 std::unique_ptr<MemFiles> MemFiles::crashed_copy() const {
   auto copy = std::make_unique<MemFiles>();
   {
@@ -193,6 +202,7 @@ void MemFiles::crash() {
   }
   tear_at_ = -1;
   failing_syncs_ = 0;
+  failing_dir_syncs_ = 0;
 }
 
 Status MemFiles::corrupt(const std::string& path, uint64_t offset) {

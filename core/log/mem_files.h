@@ -4,6 +4,9 @@
 //     fails, as a process killed mid-write() leaves a partial record;
 //   - fail_syncs(n): the next n syncs fail (EIO from fsync), and the bytes
 //     they would have made durable stay volatile;
+//   - fail_dir_syncs(n): the next n directory syncs fail (EIO from fsync on
+//     the directory), and the names they would have made durable (files
+//     created or renamed since the last good one) stay volatile;
 //   - crash(): every file loses what was appended since its last good sync
 //     (the page cache gone with the machine), and a file created or renamed
 //     since its directory was last synced is gone (under both names: the
@@ -41,6 +44,7 @@ class MemFiles final : public Files {
 
   void tear_next_append(uint64_t keep_bytes);
   void fail_syncs(uint32_t count);
+  void fail_dir_syncs(uint32_t count);
   void crash();
   // A new file system holding what crash() would leave of this one now.
   std::unique_ptr<MemFiles> crashed_copy() const;
@@ -72,6 +76,7 @@ class MemFiles final : public Files {
   std::map<std::string, std::shared_ptr<File>> files_;
   int64_t tear_at_ = -1;
   uint32_t failing_syncs_ = 0;
+  uint32_t failing_dir_syncs_ = 0;
   uint64_t syncs_ = 0;
   std::function<void(std::string_view, const std::string&)> on_change_;
 };

@@ -115,34 +115,21 @@ struct ForkedRun {
 // two runs in one process can differ where two runs of `locus sim` (a
 // process each) never do. Runs forked from the same moment start at the
 // same engine time, so comparing them is comparing two fresh starts.
-inline ForkedRun simulate_forked(const scenario::Scenario& sc,
-                                 const std::function<void(simgrid_backend::SimOptions&)>& tweak = {}) {
-  ForkedRun run;
+// What `child` returns, run in a process forked from this one (which then
+// _exits, so neither Boost.Test nor SimGrid runs its exit handlers): for a
+// run that needs an engine of its own (one per process).
+inline StatusOr<std::string> output_of_child(const std::function<std::string()>& child) {
   int fds[2];
-  if (pipe(fds) != 0) {
-    run.status = internal_error(std::string("simulate_forked: pipe: ") + std::strerror(errno));
-    return run;
-  }
+  if (pipe(fds) != 0) return internal_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) {
-    run.status = internal_error(std::string("simulate_forked: fork: ") + std::strerror(errno));
     close(fds[0]);
     close(fds[1]);
-    return run;
+    return internal_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    // The child: one line of counts (or "error" and the reason), then the
-    // JSON; _exit, so neither Boost.Test nor SimGrid runs its exit handlers.
     close(fds[0]);
-    auto r = simulate(sc, [&](simgrid_backend::SimOptions& o) {
-      if (tweak) tweak(o);
-      o.events_run_ahead = &run.events_run_ahead;
-      o.run_ahead_hazards = &run.run_ahead_hazards;
-    });
-    const std::string out = r.is_ok() ? std::to_string(r->total_ops) + " " + std::to_string(run.events_run_ahead) +
-                                            " " + std::to_string(run.run_ahead_hazards) + "\n" +
-                                            metrics::to_json_string({r->result})
-                                      : "error\n" + r.status().to_string();
+    const std::string out = child();
     for (size_t done = 0; done < out.size();) {
       const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
       if (n <= 0) _exit(2);
@@ -161,15 +148,37 @@ inline ForkedRun simulate_forked(const scenario::Scenario& sc,
   close(fds[0]);
   int wstatus = 0;
   waitpid(pid, &wstatus, 0);
-  const size_t eol = in.find('\n');
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || eol == std::string::npos) {
-    run.status = internal_error("simulate_forked: the child ended badly (wait status " + std::to_string(wstatus) + ")");
-  } else if (in.compare(0, eol, "error") == 0) {
-    run.status = internal_error("simulate_forked: " + in.substr(eol + 1));
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return internal_error("the child ended badly (wait status " + std::to_string(wstatus) + ")");
+  }
+  return in;
+}
+
+inline ForkedRun simulate_forked(const scenario::Scenario& sc,
+                                 const std::function<void(simgrid_backend::SimOptions&)>& tweak = {}) {
+  ForkedRun run;
+  // The child: one line of counts (or "error" and the reason), then the JSON.
+  auto got = output_of_child([&] {
+    auto r = simulate(sc, [&](simgrid_backend::SimOptions& o) {
+      if (tweak) tweak(o);
+      o.events_run_ahead = &run.events_run_ahead;
+      o.run_ahead_hazards = &run.run_ahead_hazards;
+    });
+    return r.is_ok() ? std::to_string(r->total_ops) + " " + std::to_string(run.events_run_ahead) + " " +
+                           std::to_string(run.run_ahead_hazards) + "\n" + metrics::to_json_string({r->result})
+                     : "error\n" + r.status().to_string();
+  });
+  const size_t eol = got.is_ok() ? got->find('\n') : std::string::npos;
+  if (!got.is_ok()) {
+    run.status = internal_error("simulate_forked: " + got.status().message());
+  } else if (eol == std::string::npos) {
+    run.status = internal_error("simulate_forked: the child ended badly (no result)");
+  } else if (got->compare(0, eol, "error") == 0) {
+    run.status = internal_error("simulate_forked: " + got->substr(eol + 1));
   } else {
-    std::istringstream counts(in.substr(0, eol));
+    std::istringstream counts(got->substr(0, eol));
     counts >> run.total_ops >> run.events_run_ahead >> run.run_ahead_hazards;
-    run.json = in.substr(eol + 1);
+    run.json = got->substr(eol + 1);
   }
   return run;
 }

@@ -65,7 +65,8 @@ Status Deployment::resolve_splits() {
     }
     return false;
   };
-  for (auto& s : servers_) LOCUS_RETURN_IF_ERROR(s->resolve_splits(finished));
+  auto is_tree_root = [this](uint64_t root) { return servers_[0]->store().root() == root; };
+  for (auto& s : servers_) LOCUS_RETURN_IF_ERROR(s->resolve_splits(finished, is_tree_root));
   return Status();
 }
 

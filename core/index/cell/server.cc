@@ -66,6 +66,10 @@ void CellServer::charge(uint32_t nodes_visited) {
 }
 
 void CellServer::request_split(uint32_t meganode) {
+  // A replayed request asks again for the splits the live store asked for
+  // and has long done: the queue is rebuilt from the store's state at the
+  // end of recovery instead (abort_pending_splits).
+  if (replaying_) return;
   MutexLock lock(*queue_mu_);
   if (pending_.size() < pending_.capacity()) pending_.push_back(meganode);
   queue_cv_->notify_one();

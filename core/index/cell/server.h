@@ -113,10 +113,12 @@ class CellServer final : public SplitScheduler {
   // After every server of the tree replayed its log: ends what a crash
   // left half done (server_log.cc). `finished(split_id, root)` says
   // whether the split's source (on any server) linked that meganode.
-  Status resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished);
+  // `is_tree_root(ptr)`: whether ptr is the tree's root (Store::queue_needed_splits).
+  Status resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished,
+                        const std::function<bool(uint64_t root)>& is_tree_root = {});
   // Only the second half of it: for a region taken over while other
   // servers serve, whose builds are resolved by requests (takeover.h).
-  Status abort_pending_splits();
+  Status abort_pending_splits(const std::function<bool(uint64_t root)>& is_tree_root = {});
   // kSplitStatus: whether this server linked `root` for split `split_id`
   // (it finished that split as its source, or its superblock names `root`).
   bool split_linked(uint64_t split_id, uint64_t root) const;

@@ -186,21 +186,29 @@ Status CellServer::local_step(uint16_t type, uint64_t a, uint64_t split_id) {
   return handle_internal(type, r, out);
 }
 
-Status CellServer::resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished) {
+Status CellServer::resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished,
+                                  const std::function<bool(uint64_t root)>& is_tree_root) {
   // A target first: a meganode the source already linked is declared live
   // (abandoning it would lose its keys), any other is freed.
   for (const Store::PendingBuild& b : store_->pending_builds()) {
     LOCUS_RETURN_IF_ERROR(
         local_step(finished(b.split_id, b.root) ? kMeganodeLive : kMeganodeAbandon, b.root, b.split_id));
   }
-  return abort_pending_splits();
+  return abort_pending_splits(is_tree_root);
 }
 
-Status CellServer::abort_pending_splits() {
+Status CellServer::abort_pending_splits(const std::function<bool(uint64_t root)>& is_tree_root) {
   // A source's split that began and neither finished nor aborted: its
   // driver died with the server, so nothing will finish it. Unlock X_right.
   for (const Store::PendingSplit& p : store_->pending_splits()) {
     LOCUS_RETURN_IF_ERROR(local_step(kSplitAbort, p.meganode, p.split_id));
+  }
+  // The last step of every recovery: the split queue the live store would
+  // have (an aborted split is done anew if its meganode still needs it).
+  if (is_tree_root || !store_->owns_superblock()) {
+    store_->queue_needed_splits(is_tree_root);
+  } else {
+    store_->queue_needed_splits([this](uint64_t root) { return store_->root() == root; });
   }
   return Status();
 }

@@ -132,6 +132,21 @@ void Store::maybe_request_split(uint32_t m) {
   if (scheduler_ != nullptr) scheduler_->request_split(m);
 }
 
+void Store::queue_needed_splits(const std::function<bool(uint64_t root)>& is_tree_root) {
+  for (uint32_t m = 0; m < meganodes_.size(); ++m) {
+    Meganode& mn = meganodes_[m];
+    if (!mn.in_use) continue;
+    const bool unrooted = mn.finished_split != 0 && !mn.splitting && mn.built_by == 0 && !mn.building &&
+                          (is_tree_root ? is_tree_root(ptr(root_of(m))) : view(root_of(m)).min_is_inf());
+    if (mn.split_requested || unrooted) {
+      mn.split_requested = true;
+      if (scheduler_ != nullptr) scheduler_->request_split(m);
+    } else {
+      maybe_request_split(m);
+    }
+  }
+}
+
 // ---- extents ----
 
 StatusOr<ExtentRef> Store::write_extent(std::string_view key, std::string_view value) {

@@ -200,6 +200,19 @@ class Store {
   };
   std::vector<PendingSplit> pending_splits() const;
   std::vector<PendingBuild> pending_builds() const;
+  // After a recovery (replay, and the aborts of splits whose drivers died):
+  // queues the meganodes the live store's queue would hold, those that
+  // asked for a split not yet begun and those that need one by the live
+  // store's own test (maybe_request_split), not every one that ever asked.
+  // And a split the crash left without its new root: the tree's root
+  // meganode that finished a split (so the new root meganode its driver
+  // was to install never was) splits again, and that split grows the
+  // tree; until it does, a split of its new right sibling waits for ever
+  // for a level above. `is_tree_root(ptr)` says whether a meganode's root
+  // is the tree's; without it (a takeover of a store that does not hold
+  // the superblock) every leftmost meganode of its level that split before
+  // is taken for one: at most one per level splits again.
+  void queue_needed_splits(const std::function<bool(uint64_t root)>& is_tree_root);
   bool split_finished(uint64_t split_id, uint64_t root) const;
   uint64_t last_split_id() const;
 

@@ -267,18 +267,9 @@ Status Store::restore(uint16_t type, rpc::Reader& r) {
       LOCUS_RETURN_IF_ERROR(rebuild_allocator(restored_extents_));
       restored_extents_.clear();
       restored_extents_.shrink_to_fit();
-      // The split worker's queue is not in the checkpoint. Replaying the
-      // log from its start queues every meganode that ever asked for a
-      // split, and recovery counts on that: a split begun and not finished
-      // is aborted and done anew, and one finished before its parent
-      // insert gets that entry from the meganode's next split. So the
-      // same meganodes are queued here.
-      for (uint32_t m = 0; m < meganodes_.size(); ++m) {
-        const Meganode& mn = meganodes_[m];
-        if (mn.in_use && (mn.split_requested || mn.splitting || mn.finished_split != 0) && scheduler_ != nullptr) {
-          scheduler_->request_split(m);
-        }
-      }
+      // The split worker's queue is not in the checkpoint: the meganodes'
+      // flags are, and queue_needed_splits() rebuilds it from them once
+      // recovery has aborted the splits it must.
       return Status();
     }
     default:
