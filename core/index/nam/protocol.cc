@@ -76,7 +76,7 @@ uint64_t Partitioner::key_of(uint64_t number) const {
 StatusOr<std::string> Partitioner::history_key(std::string_view key) const {
   if (!skewed()) return std::string(key);
   LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));
-  return "user" + std::to_string(key_of(number));
+  return index_key_name(key_of(number));
 }
 
 uint32_t Partitioner::server_of(uint64_t key) const {

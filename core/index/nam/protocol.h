@@ -48,6 +48,10 @@ inline uint32_t pairs_per_response(uint32_t message_bytes) {
 // "user<digits>" (YCSB's keys) -> the number; anything else is refused.
 StatusOr<uint64_t> key_number(std::string_view key);
 
+// The workload key naming index key k ("user<k>"): what histories record
+// under index.key_skew, where workload keys may share an index key.
+inline std::string index_key_name(uint64_t k) { return "user" + std::to_string(k); }
+
 // index.key_skew's text, "0.8,0.12,0.05,0.03": shares in (0, 1] summing to 1.
 StatusOr<std::vector<double>> parse_shares(std::string_view text);
 

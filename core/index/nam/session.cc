@@ -80,9 +80,10 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
   LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));
   const uint64_t k = keys_->key_of(number);
   std::string skewed_name;
-  if (keys_->skewed()) {
-    // Two workload keys may share an index key: the history names the latter.
-    skewed_name = "user" + std::to_string(k);
+  if (keys_->skewed() && recording_.on()) {
+    // Two workload keys may share an index key: the history names the
+    // latter (the key is used for the history only).
+    skewed_name = index_key_name(k);
     key = skewed_name;
   }
   switch (op.kind) {
