@@ -2,6 +2,7 @@
 #include "core/fault/fault_transport.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -24,12 +25,18 @@ FaultTransport::FaultTransport(Transport* inner, Clock* clock, const FaultOption
       clock_(clock),
       options_(options),
       random_(Random(options.seed).fork(stream)),
+      register_random_(Random(options.seed).fork(stream).fork(0x4E6)),
       armed_(armed),
       stats_(stats),
       scratch_(64) {}
 
 StatusOr<Region> FaultTransport::register_memory(void* addr, uint64_t length, Access access) {
-  if (armed() && random_.bernoulli(options_.register_failure)) {
+  bool fail = false;
+  if (armed()) {
+    std::lock_guard<ShortMutex> lock(register_mu_);
+    fail = register_random_.bernoulli(options_.register_failure);
+  }
+  if (fail) {
     ++stats_->register_failure;
     return resource_exhausted(fmt::format("register_memory of {} bytes on node {}: injected failure (faults.seed {})",
                                           length, node_id(), options_.seed));

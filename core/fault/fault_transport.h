@@ -16,7 +16,11 @@
 // random address order, and completes once all pieces have.
 //
 // Receives pass through untouched. Like the Transport it wraps, a
-// FaultTransport is used by one actor at a time.
+// FaultTransport is used by one actor at a time, except for registering
+// memory: a restarted server registers its memory again from the actor
+// that restarts it while its node's RPC worker keeps posting (Pilaf's
+// faults.restart_servers), so register_memory draws its failures from a
+// stream of its own under a lock.
 #pragma once
 
 #include <atomic>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "core/common/random.h"
+#include "core/common/short_mutex.h"
 #include "core/fault/fault_options.h"
 #include "core/transport/env.h"
 #include "core/transport/transport.h"
@@ -116,6 +121,8 @@ class FaultTransport final : public Transport {
   Clock* clock_;
   FaultOptions options_;
   Random random_;
+  ShortMutex register_mu_;
+  Random register_random_;  // guarded by register_mu_
   const std::atomic<bool>* armed_;
   FaultStats* stats_;
   uint64_t next_below_id_ = 0;

@@ -5,6 +5,7 @@
 // the faults do not break it on purpose (order towards one peer, one
 // completion per signaled request, unsignaled ones only on error), and
 // nothing is injected before arm().
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
@@ -159,6 +160,48 @@ BOOST_AUTO_TEST_CASE(registration_fails_with_a_clear_error) {
   BOOST_TEST(reg.status().message().find("injected") != std::string::npos);
   BOOST_TEST(reg.status().message().find("seed 77") != std::string::npos);
   BOOST_TEST(rig.runtime->stats().register_failure.load() == 1u);
+}
+
+// A restarted server registers its memory again from the actor restarting
+// it while its node's RPC worker keeps posting through the same
+// FaultTransport (Pilaf's faults.restart_servers): registration draws from
+// a stream of its own. Both drew from one generator before, a data race
+// ThreadSanitizer reported in cli_pilaf_restart_test (CI, 2026-11-27);
+// this test is for the tsan preset, where it failed the same way.
+BOOST_AUTO_TEST_CASE(registering_memory_while_another_actor_posts) {
+  FaultOptions o;
+  o.delay = 0.5;
+  o.max_delay_ns = 10 * kMicrosecond;
+  o.register_failure = 0.1;
+  Rig rig(o);
+  rig.runtime->arm();
+  std::atomic<bool> posting{true};
+  std::atomic<uint64_t> registered{0};
+  BOOST_REQUIRE(rig.runtime->spawn(rig.client, "restarter", ActorKind::kWorker, [&](Env& env) {
+    AlignedBuffer extra(kBytes);
+    while (posting.load(std::memory_order_acquire)) {
+      auto reg = env.transport->register_memory(extra.data(), kBytes, kLocalOnly);
+      if (!reg.is_ok()) continue;
+      registered.fetch_add(1, std::memory_order_relaxed);
+      if (!env.transport->deregister_memory(*reg).is_ok()) rig.failures.fail("deregister");
+    }
+  }).is_ok());
+  rig.run([&](Env& env, std::byte* local, uint32_t lkey) {
+    for (uint64_t i = 0; i < 500; ++i) {
+      const WorkRequest wr = write_to(rig.remote[0], local, lkey, i);
+      if (!env.transport->post({&wr, 1}).is_ok()) {
+        rig.failures.fail("post");
+        break;
+      }
+      if (collect(env, 1).size() != 1) {
+        rig.failures.fail("no completion for write " + std::to_string(i));
+        break;
+      }
+    }
+    posting.store(false, std::memory_order_release);
+  });
+  BOOST_TEST(registered.load() > 0u);
+  BOOST_TEST(rig.runtime->stats().delayed.load() > 0u);
 }
 
 // Held completions: towards each peer in posting order, across peers not.
