@@ -37,6 +37,16 @@ void encode_message(std::byte* at, MessageHeader& h) {
 
 uint64_t wrap_word(uint32_t seq, uint32_t bytes) { return word0(seq, bytes | kWrapFlag); }
 
+void publish_local(RingWriter& writer, const RingWriter::Placement& p, uint32_t size_bytes, std::byte* ring,
+                   std::atomic<uint64_t>& doorbell) {
+  if (p.wrap) {
+    const uint64_t word = wrap_word(p.wrap_seq, p.wrap_bytes);
+    std::memcpy(ring + p.wrap_offset, &word, 8);
+  }
+  writer.commit(p, size_bytes);
+  doorbell.fetch_add(1, std::memory_order_release);
+}
+
 void RingWriter::reset(uint32_t capacity_bytes) {
   LOCUS_CHECK(capacity_bytes % kMessageAlignBytes == 0 && capacity_bytes <= kMaxRingBytes);
   capacity_bytes_ = capacity_bytes;

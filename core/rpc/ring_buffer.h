@@ -24,6 +24,7 @@
 // outside [read position, end of ring).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -106,6 +107,13 @@ class RingWriter {
   uint64_t last_head_bytes_ = 0;  // the last head seen
   uint32_t next_seq_ = 1;
 };
+
+// For a ring this process stores into itself (a co-located peer's, no
+// NIC): the message is at ring + p.offset already; writes the wrap marker
+// if p needs one, commits p and moves the doorbell (release: the reader
+// reads the ring after it sees the doorbell move, with acquire).
+void publish_local(RingWriter& writer, const RingWriter::Placement& p, uint32_t size_bytes, std::byte* ring,
+                   std::atomic<uint64_t>& doorbell);
 
 // The receiving side: finds complete messages at the read position,
 // validates them, and zeroes them once consumed.

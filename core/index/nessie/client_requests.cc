@@ -130,13 +130,7 @@ StatusOr<std::string_view> NessieClient::call(uint32_t node, uint16_t type, std:
   if (!value.empty()) std::memcpy(p + 4 + key.size(), value.data(), value.size());
   ring::encode_message(message, h);
   if (c.local_requests != nullptr) {
-    if (place->wrap) {
-      const uint64_t word = ring::wrap_word(place->wrap_seq, place->wrap_bytes);
-      std::memcpy(c.local_requests + place->wrap_offset, &word, 8);
-    }
-    c.writer.commit(*place, size);
-    // Release: the server thread reads the ring after it sees this.
-    c.local_doorbell->fetch_add(1, std::memory_order_release);
+    ring::publish_local(c.writer, *place, size, c.local_requests, *c.local_doorbell);
     ++stats_.local_requests;
     ep_.env().cpu->charge_work(kLocalWriteWork, timer->elapsed(), size);
     return await_call(node, h.request_id);

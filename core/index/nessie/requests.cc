@@ -191,18 +191,12 @@ bool RequestServer::respond(Ring& r, uint32_t id, const ring::MessageHeader& req
   h.seq = place->seq;
   if (r.local_responses != nullptr) {
     // A client in this process: the message straight into its response
-    // ring, then its doorbell (release: the client reads the ring after
-    // it sees the doorbell move, with acquire).
+    // ring, then its doorbell.
     const WorkTimer timer(env_);
     std::byte* at = r.local_responses + place->offset;
-    if (place->wrap) {
-      const uint64_t word = ring::wrap_word(place->wrap_seq, place->wrap_bytes);
-      std::memcpy(r.local_responses + place->wrap_offset, &word, 8);
-    }
     if (!payload.empty()) std::memcpy(at + ring::kMessageHeaderBytes, payload.data(), payload.size());
     ring::encode_message(at, h);
-    r.writer.commit(*place, size);
-    r.local_doorbell->fetch_add(1, std::memory_order_release);
+    ring::publish_local(r.writer, *place, size, r.local_responses, *r.local_doorbell);
     ++stats_.local_responses;
     env_.cpu->charge_work(kServerLocalResponseWork, timer.elapsed(), size);
     return true;
