@@ -2,7 +2,6 @@
 #include "core/fault/fault_transport.h"
 
 #include <algorithm>
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
