@@ -2,15 +2,14 @@
 // (loopback and verbs). spawn() only records an actor; run() starts each
 // as a thread with its own Env (the backend's transport for its node, the
 // steady clock, a no-op CPU charge, std synchronisation, a Random forked
-// from the seed in spawn order), daemons first, waits for the workers,
-// then sets the stop flag and joins the daemons. Header-only: both backends link it.
+// from the seed in spawn order), waits for the workers, then sets the stop
+// flag and joins the daemons. Header-only: both backends link it.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,41 +33,24 @@ class ThreadActors {
     pending_.push_back({transport, std::move(name), kind, std::move(fn)});
   }
 
-  // Starts every pending actor, daemons and observers first, then the
-  // workers, each as soon as its thread exists. Workers last: a busy one
-  // (a polling client) takes a core from the thread still starting the
-  // rest, and on 2 cores under ThreadSanitizer a daemon started after ~40
-  // of them began 1.4 s late, so a server crash planned at 0.98 s of the
-  // run fell at 1.44 s (cli_cell_takeover_test). Each actor's Random is
-  // still forked by its place in spawn order. A thread that cannot be
-  // started fails the run, naming the actor, once those started are done.
   Status run() {
-    std::vector<Env> envs;
-    for (auto& a : pending_) {
-      randoms_.push_back(std::make_unique<Random>(seed_rng_.fork(actor_count_++)));
-      envs.push_back(make_env(a.transport, randoms_.back().get()));
-    }
     std::vector<std::thread> workers;
-    Status started;
-    for (const bool worker_pass : {false, true}) {
-      for (size_t i = 0; i < pending_.size() && started.is_ok(); ++i) {
-        Pending& a = pending_[i];
-        if (is_worker(a.kind) != worker_pass) continue;
-        auto body = [env = envs[i], fn = std::move(a.fn)]() mutable { fn(env); };
-        try {
-          (worker_pass ? workers : daemons_).emplace_back(std::move(body));
-        } catch (const std::system_error& e) {
-          started = resource_exhausted("could not start a thread for actor " + a.name + " (" +
-                                       std::to_string(workers.size() + daemons_.size()) + " started): " + e.what());
-          stop_.store(true, std::memory_order_release);
-        }
+    for (auto& a : pending_) {
+      auto rng = std::make_unique<Random>(seed_rng_.fork(actor_count_++));
+      Env env = make_env(a.transport, rng.get());
+      randoms_.push_back(std::move(rng));
+      auto body = [env, fn = std::move(a.fn)]() mutable { fn(env); };
+      if (!is_worker(a.kind)) {
+        daemons_.emplace_back(std::move(body));
+      } else {
+        workers.emplace_back(std::move(body));
       }
     }
     pending_.clear();
     for (auto& t : workers) t.join();
     join_daemons();
     stop_.store(false, std::memory_order_release);
-    return started;
+    return Status();
   }
 
   // An Env for set-up code outside any actor, with a Random of its own.
