@@ -185,7 +185,10 @@ BOOST_AUTO_TEST_CASE(registering_memory_while_another_actor_posts) {
     const Nanos deadline = env.clock->now() + 60 * kSecond;
     while (posting.load(std::memory_order_acquire) && env.clock->now() < deadline) {
       auto reg = env.transport->register_memory(extra.data(), kBytes, kLocalOnly);
-      if (!reg.is_ok()) continue;
+      if (!reg.is_ok()) {
+        rig.failures.fail("register: " + reg.status().to_string());
+        break;
+      }
       registered.fetch_add(1, std::memory_order_relaxed);
       if (!env.transport->deregister_memory(*reg).is_ok()) rig.failures.fail("deregister");
       env.clock->sleep_for(100 * kMicrosecond);  // a restart registers a few times, not in a spin
