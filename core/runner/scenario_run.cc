@@ -63,7 +63,17 @@ struct Shared {
   std::vector<NodeId> servers;
   int64_t serve_machine = -1;  // RunOptions::serve_machine
   std::shared_ptr<workload::AcknowledgedCounter> inserts;
-  Nanos run_start = 0;
+  // When the run's clock starts (kNotStarted until then). The simulator's
+  // clock stands still through set-up, so there it is set-up's end, set
+  // before any actor runs. On OS threads actors begin one by one as their
+  // threads are made, a late one seconds late under a sanitizer, so the
+  // run starts when the last of `clients_to_start` local clients has
+  // connected or given up: no client loses its run to the others' start,
+  // and none connects under faults armed after a fixed warm-up.
+  static constexpr Nanos kNotStarted = -1;
+  std::atomic<Nanos> run_start{kNotStarted};
+  uint32_t clients_to_start = 0;
+  std::atomic<uint32_t> clients_started{0};
   std::atomic<uint64_t> ops{0};
   TimeseriesRecorder timeseries;
   // [check]: every client's calls, and the Random load() drew the records from.
@@ -82,39 +92,56 @@ struct Shared {
   // answered after that: the other servers kept serving.
   std::atomic<Nanos> first_server_crash_ns{check::kNeverNs};
   std::atomic<uint64_t> ok_after_server_crash{0};
+
+  // A local client has connected, or could not: the last one starts the run.
+  void client_started(Env& env) {
+    if (clients_started.fetch_add(1, std::memory_order_acq_rel) + 1 == clients_to_start) {
+      run_start.store(env.clock->now(), std::memory_order_release);
+    }
+  }
+  // The run's start, once it has started; kNotStarted if the run was
+  // stopped before (an actor that is no worker, stopped with the workers).
+  Nanos wait_for_start(Env& env) const {
+    Nanos t = run_start.load(std::memory_order_acquire);
+    while (t == kNotStarted && !env.stop_requested()) {
+      env.clock->sleep_for(100 * kMicrosecond);
+      t = run_start.load(std::memory_order_acquire);
+    }
+    return t;
+  }
 };
 
 // Client `index` (its place in [[phases]]) as one process: connects, runs
 // YCSB operations until the run ends, and records them as history client
 // `history_id` (a restarted client is a new process with an id of its own).
 // `crashed`, set when its host dies, makes it idle to the end instead of
-// failing call after call.
-void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic<bool>& crashed, Shared& sh,
-                ClientOutcome* out) {
+// failing call after call. One of the run's first clients (`starts_run`)
+// counts towards its start once connected (Shared::client_started); it
+// runs from then to the end of the run.
+void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic<bool>& crashed, bool starts_run,
+                Shared& sh, ClientOutcome* out) {
   const scenario::Scenario& s = *sh.scenario;
+  const auto give_up = [&](Status st) {
+    out->error = std::move(st);
+    if (starts_run) sh.client_started(env);
+  };
   Endpoint ep(env, to_ns(s.run.wait_timeout_ms / 1e3));
   ep.set_timeout_setting("run.wait_timeout_ms");
   auto rpc = rpc::RpcClient::create(ep, client_rpc_options(*sh.driver));
-  if (!rpc.is_ok()) {
-    out->error = rpc.status();
-    return;
-  }
+  if (!rpc.is_ok()) return give_up(rpc.status());
   const uint32_t machines = s.platform.servers;
   auto session_or = s.run.clients_on_servers
                         ? sh.driver->connect_on_server(env, ep, **rpc, sh.servers, index % machines)
                         : sh.driver->connect(env, ep, **rpc, sh.servers);
-  if (!session_or.is_ok()) {
-    out->error = session_or.status();
-    return;
-  }
+  if (!session_or.is_ok()) return give_up(session_or.status());
   auto wl = workload::Workload::create(s.workload, sh.inserts);
-  if (!wl.is_ok()) {
-    out->error = wl.status();
-    return;
-  }
+  if (!wl.is_ok()) return give_up(wl.status());
   const Nanos duration = to_ns(s.run.duration_s);
   design::ClientSession& session = **session_or;
   out->connected = true;
+  if (starts_run) sh.client_started(env);
+  const Nanos run_start = sh.wait_for_start(env);
+  if (run_start == Shared::kNotStarted) return;
   if (sh.history) session.record_into({&sh.history->client(history_id), env.clock});
   metrics::OpStats& st = out->stats;
   const auto failures = st.counter("failed_ops");
@@ -122,7 +149,7 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
   YcsbHooks hooks;
   // [[phases]]: a client beyond the active count idles until that changes.
   hooks.idle_for = [&](Nanos now) -> Nanos {
-    const Nanos t = now - sh.run_start;
+    const Nanos t = now - run_start;
     if (crashed.load(std::memory_order_relaxed)) return std::max<Nanos>(duration - t, 1);
     Nanos next_change = duration;
     return index >= active_clients(s, t, &next_change) ? next_change - t : 0;
@@ -136,7 +163,7 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
       out->client_choices += client - client_seen;
     }
     if (sh.timeseries.enabled()) {
-      sh.timeseries.record(done.end_ns - sh.run_start, done.end_ns - done.start_ns, done.status.is_ok(),
+      sh.timeseries.record(done.end_ns - run_start, done.end_ns - done.start_ns, done.status.is_ok(),
                            server - server_seen, client - client_seen);
     }
     server_seen = server;
@@ -147,8 +174,8 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
     }
   };
   YcsbLimits limits;
-  limits.end_ns = sh.run_start + duration;
-  limits.measure_from_ns = sh.run_start + to_ns(s.run.warmup_s);
+  limits.end_ns = run_start + duration;
+  limits.measure_from_ns = run_start + to_ns(s.run.warmup_s);
   out->error = run_ycsb_ops(env, *wl, session, limits, st, hooks).first_error;
   session.report(st);
 }
@@ -214,7 +241,7 @@ Status spawn_daemons(Runtime& runtime, design::IndexDriver& driver, Shared& sh) 
 
 // When each crash happens: `n` distinct members of 0..count-1 drawn from
 // faults.seed (a stream per kind, `salt`), each at a time drawn uniformly
-// in [from_ns, until_ns), in time order.
+// in [from_ns, until_ns) of the run (from its start), in time order.
 std::vector<std::pair<Nanos, uint32_t>> plan_crashes(const scenario::Scenario& s, uint64_t salt, uint32_t n,
                                                      uint32_t count, Nanos from_ns, Nanos until_ns) {
   Random rng = Random(s.faults.seed).fork(salt);
@@ -230,13 +257,16 @@ std::vector<std::pair<Nanos, uint32_t>> plan_crashes(const scenario::Scenario& s
   return plan;
 }
 
-// One actor carries out every crash at its time: `crash(env, index)` kills
-// what the plan's index names.
+// One actor carries out every crash at its time in the run: `crash(env,
+// index)` kills what the plan's index names.
 Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<std::pair<Nanos, uint32_t>> plan,
-                     std::function<void(Env&, uint32_t)> crash) {
+                     const Shared& sh, std::function<void(Env&, uint32_t)> crash) {
   return runtime.spawn(at, std::move(name), ActorKind::kDaemon,
-                       [plan = std::move(plan), crash = std::move(crash)](Env& env) {
-                         for (const auto& [when_ns, index] : plan) {
+                       [plan = std::move(plan), &sh, crash = std::move(crash)](Env& env) {
+                         const Nanos run_start = sh.wait_for_start(env);
+                         if (run_start == Shared::kNotStarted) return;
+                         for (const auto& [at_ns, index] : plan) {
+                           const Nanos when_ns = run_start + at_ns;
                            while (!env.stop_requested() && env.clock->now() < when_ns) {
                              env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
                            }
@@ -247,19 +277,19 @@ Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<
 }
 
 // faults.crash_clients, .restart_after_ms, .crash_servers and
-// .server_outage_ms, from the end
-// of the warm-up (`from_ns`) to the end of the run. A restarted client is a
-// new node on the crashed one's host, made and spawned now (no backend adds
-// nodes mid-run), whose actor waits for its time and then runs as client
-// `index` with history id clients + k.
+// .server_outage_ms, from the end of the warm-up to the end of the run. A
+// restarted client is a new node on the crashed one's host, made and
+// spawned now (no backend adds nodes mid-run), whose actor waits for its
+// time and then runs as client `index` with history id clients + k.
 Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime, design::IndexDriver& driver,
-                                  NodeId at, Nanos from_ns, Shared& sh, const std::vector<NodeId>& clients,
+                                  NodeId at, Shared& sh, const std::vector<NodeId>& clients,
                                   std::vector<ClientOutcome>* restarted) {
-  const Nanos until_ns = sh.run_start + to_ns(s.run.duration_s);
+  const Nanos from_ns = to_ns(s.run.warmup_s);
+  const Nanos until_ns = to_ns(s.run.duration_s);
   const auto client_plan =
       plan_crashes(s, 0xC7A5, s.faults.crash_clients, static_cast<uint32_t>(clients.size()), from_ns, until_ns);
   if (!client_plan.empty()) {
-    LOCUS_RETURN_IF_ERROR(spawn_crashes(runtime, at, "faults.crash", client_plan, [&runtime, &sh, clients](Env&, uint32_t c) {
+    LOCUS_RETURN_IF_ERROR(spawn_crashes(runtime, at, "faults.crash", client_plan, sh, [&runtime, &sh, clients](Env&, uint32_t c) {
       sh.crashed[c].store(true, std::memory_order_relaxed);
       (void)runtime.crash_node(clients[c]);
     }));
@@ -278,10 +308,10 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
       ClientOutcome* out = &(*restarted)[k];
       Shared* shp = &sh;
       LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name, client_kind(s), [=](Env& env) {
-        while (env.clock->now() < std::min(start_ns, until_ns)) {
-          env.clock->sleep_for(std::min<Nanos>(start_ns - env.clock->now(), 10 * kMillisecond));
-        }
-        if (env.clock->now() < until_ns) run_client(env, c, history_id, kNeverCrashed, *shp, out);
+        const Nanos run_start = shp->wait_for_start(env);
+        const Nanos begin = run_start + std::min(start_ns, until_ns);
+        while (env.clock->now() < begin) env.clock->sleep_for(std::min<Nanos>(begin - env.clock->now(), 10 * kMillisecond));
+        if (env.clock->now() < run_start + until_ns) run_client(env, c, history_id, kNeverCrashed, false, *shp, out);
       }));
     }
   }
@@ -297,7 +327,7 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
     }
     std::sort(server_plan.begin(), server_plan.end());
   }
-  return spawn_crashes(runtime, at, "faults.crash_servers", server_plan,
+  return spawn_crashes(runtime, at, "faults.crash_servers", server_plan, sh,
                        [&runtime, &sh, &driver, machines, restart = s.faults.restart_servers](Env& env,
                                                                                                uint32_t event) {
                          if (event >= machines) {
@@ -458,7 +488,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     ClientOutcome* out = &outcomes[c];
     Shared* shp = &sh;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(node, name, client_kind(s), [c, shp, out](Env& env) {
-      run_client(env, c, c, shp->crashed[c], *shp, out);
+      run_client(env, c, c, shp->crashed[c], true, *shp, out);
     }));
   }
   // The machines served here: all, or serve_machine's endpoints.
@@ -472,20 +502,29 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     LOCUS_RETURN_IF_ERROR(options.on_servers_ready(*runtime, std::span<const NodeId>(served, served_count)));
   }
   if (!placement.servers_here) setup = runtime->setup_env(first_client);
-  // Clients read it once they run, after set-up: the clock stands still until then.
-  sh.run_start = setup.clock->now();
+  // The run starts (Shared::run_start) now in simulated time, which stands
+  // still until the actors run, and on OS threads once the local clients
+  // have connected.
+  if (runtime->simulated() || client_nodes.empty()) {
+    sh.run_start.store(setup.clock->now(), std::memory_order_release);
+  } else {
+    sh.clients_to_start = static_cast<uint32_t>(client_nodes.size());
+  }
   if (placement.servers_here) LOCUS_RETURN_IF_ERROR(spawn_daemons(*runtime, *driver, sh));
   if (faults != nullptr) {
     // Loading and connecting run clean; faults start with the measured run.
-    const Nanos arm_at = sh.run_start + to_ns(s.run.warmup_s);
     const NodeId at = placement.servers_here ? served[0] : first_client;
-    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kObserver, [faults, arm_at](Env& env) {
+    const Nanos warmup = to_ns(s.run.warmup_s);
+    LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kObserver, [faults, &sh, warmup](Env& env) {
+      const Nanos run_start = sh.wait_for_start(env);
+      if (run_start == Shared::kNotStarted) return;
+      const Nanos arm_at = run_start + warmup;
       while (!env.stop_requested() && env.clock->now() < arm_at) {
         env.clock->sleep_for(std::min<Nanos>(arm_at - env.clock->now(), 10 * kMillisecond));
       }
       faults->arm();
     }));
-    LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, *driver, at, arm_at, sh, client_nodes, &restarted));
+    LOCUS_RETURN_IF_ERROR(spawn_crashes_and_restarts(s, *runtime, *driver, at, sh, client_nodes, &restarted));
   }
   if (!placement.clients_here || (options.serve_machine >= 0 && options.stop != nullptr)) {
     // Serving until told to stop: one worker actor keeps the run going
@@ -502,9 +541,10 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     const NodeId at = placement.servers_here ? served[0] : first_client;
     LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "progress", ActorKind::kObserver,
                                          [&sh, &on_progress, step, duration](Env& env) {
-                                           while (!env.stop_requested()) {
+                                           const Nanos run_start = sh.wait_for_start(env);
+                                           while (run_start != Shared::kNotStarted && !env.stop_requested()) {
                                              env.clock->sleep_for(step);
-                                             const Nanos t = env.clock->now() - sh.run_start;
+                                             const Nanos t = env.clock->now() - run_start;
                                              on_progress({std::min(1.0, static_cast<double>(t) / static_cast<double>(duration)),
                                                           sh.ops.load(std::memory_order_relaxed)});
                                              if (t >= duration) break;
@@ -550,7 +590,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
                               s.run.warmup_s, s.run.duration_s, runtime->backend_name()) +
                       (runtime->simulated()
                            ? " time"
-                           : " wall time, which includes the clients' connecting: lengthen the run (--set "
+                           : " wall time: lengthen the run (--set "
                              "run.duration_s=2 --set run.warmup_s=0.5)"));
   }
   if (server_choices + client_choices > 0) {
