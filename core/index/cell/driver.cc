@@ -355,6 +355,23 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   client.node_cache_bytes = std::min<uint64_t>(x.node_cache_bytes, tree_bytes);
   client.cpu_node_ns = us_to_ns(x.client_node_us);
   LOCUS_RETURN_IF_ERROR(check_workload(s, st));
+  // Every record is an entry of a leaf, so no more fit than every node of
+  // every meganode full of entries: refused here, before the extents are
+  // sized for them (10 M records on one 512 KB meganode per server made 4 GB
+  // of extents and took 12 s to fail loading, 60 s and more under a sanitizer).
+  const uint64_t most_records = design::saturating_mul(
+      design::saturating_mul(uint64_t{s.platform.servers} * x.stores_per_server, x.meganodes_per_server),
+      uint64_t{st.geometry.meganode_nodes} * st.geometry.max_capacity());
+  if (s.workload.effective_insertcount() > most_records) {
+    return resource_exhausted(
+        "cell: the " + std::to_string(s.workload.effective_insertcount()) +
+        " records (workload.recordcount) cannot fit: index.meganodes_per_server (" +
+        std::to_string(x.meganodes_per_server) + ") x platform.servers (" + std::to_string(s.platform.servers) +
+        ") x index.stores_per_server (" + std::to_string(x.stores_per_server) + ") meganodes of index.meganode_bytes (" +
+        std::to_string(x.meganode_bytes) + ") hold at most " + std::to_string(most_records) + " (" +
+        std::to_string(st.geometry.max_capacity()) + " a node of index.node_bytes, were every node a full leaf): raise "
+        "those or load fewer records");
+  }
   if (x.takeover && s.platform.servers < 2) {
     return scenario::setting_error(s, "index.takeover", "needs platform.servers >= 2: survivors take over a dead one");
   }
