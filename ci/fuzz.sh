@@ -7,11 +7,13 @@
 #                                     from fuzz_make_seeds, text seeds from
 #                                     scenarios/ and config/)
 #
-# Builds the `fuzz` preset (clang, ASan + UBSan, build/fuzz) first. Each run
-# starts from the checked-in seeds corpus/<target>/ and regression inputs
-# regression/<target>/, keeps what it discovers in build/fuzz/work/<target>/
-# (so long runs resume from there; the checked-in corpus is not touched)
-# and writes crashes to build/fuzz/artifacts/<target>/. LOCUS_FUZZ_RUNS=M
+# Builds the targets in the `debug` preset's build (clang, ASan + UBSan,
+# build/debug: the same build runs the test suite under ASan and UBSan)
+# first. Each run starts from the checked-in seeds corpus/<target>/ and
+# regression inputs regression/<target>/, keeps what it discovers in
+# build/debug/work/<target>/ (so long runs resume from there; the
+# checked-in corpus is not touched) and writes crashes to
+# build/debug/artifacts/<target>/. LOCUS_FUZZ_RUNS=M
 # also stops a target after M executions; LOCUS_FUZZ_SEED=S fixes
 # libFuzzer's random seed (0, the default: a new one each run); LOCUS_FUZZ_JOBS=J
 # builds with J jobs. Prints executions, time and exec/s per target; exits non-zero if
@@ -22,21 +24,26 @@ cd "$(dirname "$0")/.."
 
 targets=(rpc_server rpc_client pilaf_server pilaf_layout cell_server cell_replies
          catfish_ring catfish_node catfish_connect catfish_messaging nessie_requests scenario cluster_config)
-build=build/fuzz
+build=build/debug
 fuzz_dir=tests/fuzz
 
 configure_and_build() {
   local launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   if [ ! -f "$build/build.ninja" ]; then
-    CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} cmake --preset fuzz "${launcher[@]}" >/dev/null
+    CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} cmake --preset debug "${launcher[@]}" >/dev/null
+  fi
+  if ! grep -q '^LOCUS_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+    echo "fuzz: $build was configured without LOCUS_FUZZ (by gcc, before the debug preset became the clang" \
+         "fuzz build): remove $build and run again" >&2
+    exit 2
   fi
   CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} cmake --build "$build" -j "${LOCUS_FUZZ_JOBS:-$(nproc)}" --target "$@"
 }
 
 case "${1:-}" in
   ""|-h|--help)
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2 ;;
   --list)
     printf '%s\n' "${targets[@]}"

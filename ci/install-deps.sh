@@ -19,7 +19,7 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers  # the verbs backend (rxe provider included)
   ibverbs-utils perftest iproute2       # ibv_devinfo, ib_read_bw baseline, `rdma link`
   qemu-system-x86 busybox-static kmod   # the Soft-RoCE VM tier (ci/softroce-vm.sh)
-  clang libclang-rt-14-dev              # libFuzzer + ASan/UBSan runtimes for ci/fuzz.sh (the fuzz preset)
+  clang libclang-rt-14-dev              # clang: the debug preset (ASan/UBSan, libFuzzer for ci/fuzz.sh)
   zookeeper default-jre-headless        # membership and region map (docs/membership.md); tests start a real server
   libzookeeper-mt-dev                   # ZooKeeper's C client (multi-threaded), used by locus_zookeeper
 )

@@ -6,14 +6,15 @@
 # where an RDMA device exists: Soft-RoCE in a qemu guest (ci/softroce-vm.sh).
 # LOCUS_VERBS_TIER=0 leaves it out.
 # Then a bounded fuzz step: every libFuzzer target of tests/fuzz for
-# LOCUS_FUZZ_SECONDS each (default 30: 12 targets, 6 minutes, plus the
-# clang build of build/fuzz), with a fixed seed (LOCUS_FUZZ_SEED, default 1)
+# LOCUS_FUZZ_SECONDS each (default 30: 13 targets, 6.5 minutes), built
+# already by the debug preset (clang, ASan + UBSan: one build serves the
+# suite under ASan and UBSan and the fuzzer), with a fixed seed (LOCUS_FUZZ_SEED, default 1)
 # so a red step can be replayed; it fails on any crash (docs/fuzzing.md).
 # LOCUS_FUZZ_STEP=0 leaves it out; ci/fuzz.sh runs targets for longer.
 #
 # The sanitizer presets build and run only the tests their instrumentation
 # has something to find in (CMakePresets.json: LOCUS_SKIP_LABELS and the
-# test presets' label filters): ASan + UBSan everything but the verbs tier;
+# test presets' label filters): ASan + UBSan (clang) everything but the verbs tier;
 # ThreadSanitizer leaves out SimGrid's coroutines, the models' arithmetic
 # and the single-threaded fuzz replays. Every preset compiles with -g1:
 # line tables only, so backtraces and sanitizer reports keep their
