@@ -59,8 +59,9 @@ for preset in $presets; do
   else
     # Two at a time on CI's two cores: the release suite took 530 s at -j 1
     # and 280-306 s at -j 2 (2026-11-27), and the whole run was at 75 of its
-    # 90 minutes. ThreadSanitizer's tests stay serial (they are the slowest
-    # and its races need no neighbour's noise).
+    # 90 minutes. ThreadSanitizer's tests stay serial: at -j 2 they were no
+    # faster (15 of 64 done after 7 min, against 6.5 min at -j 1;
+    # 2026-11-28), since they run threads of their own on both cores.
     ctest --preset "$preset" -j "$jobs"
   fi
   step "$preset: tests"
