@@ -36,6 +36,15 @@ struct ClientOutcome {
 
 Nanos to_ns(double s) { return static_cast<Nanos>(std::llround(s * 1e9)); }
 
+// Sleeps until `when_ns` in steps of at most 10 ms, so that a stop request
+// is seen; false if the run was stopped first.
+bool sleep_until(Env& env, Nanos when_ns) {
+  while (!env.stop_requested() && env.clock->now() < when_ns) {
+    env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
+  }
+  return !env.stop_requested();
+}
+
 // Client workers busy-poll for their completions where the scenario says
 // its design's clients do ([platform] polling_clients).
 ActorKind client_kind(const scenario::Scenario& s) {
@@ -266,11 +275,7 @@ Status spawn_crashes(Runtime& runtime, NodeId at, std::string name, std::vector<
                          const Nanos run_start = sh.wait_for_start(env);
                          if (run_start == Shared::kNotStarted) return;
                          for (const auto& [at_ns, index] : plan) {
-                           const Nanos when_ns = run_start + at_ns;
-                           while (!env.stop_requested() && env.clock->now() < when_ns) {
-                             env.clock->sleep_for(std::min<Nanos>(when_ns - env.clock->now(), 10 * kMillisecond));
-                           }
-                           if (env.stop_requested()) return;
+                           if (!sleep_until(env, run_start + at_ns)) return;
                            crash(env, index);
                          }
                        });
@@ -309,8 +314,7 @@ Status spawn_crashes_and_restarts(const scenario::Scenario& s, Runtime& runtime,
       Shared* shp = &sh;
       LOCUS_RETURN_IF_ERROR(runtime.spawn(node, name, client_kind(s), [=](Env& env) {
         const Nanos run_start = shp->wait_for_start(env);
-        const Nanos begin = run_start + std::min(start_ns, until_ns);
-        while (env.clock->now() < begin) env.clock->sleep_for(std::min<Nanos>(begin - env.clock->now(), 10 * kMillisecond));
+        if (run_start == Shared::kNotStarted || !sleep_until(env, run_start + std::min(start_ns, until_ns))) return;
         if (env.clock->now() < run_start + until_ns) run_client(env, c, history_id, kNeverCrashed, false, *shp, out);
       }));
     }
@@ -527,10 +531,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
     LOCUS_RETURN_IF_ERROR(runtime->spawn(at, "faults", ActorKind::kObserver, [faults, &sh, warmup](Env& env) {
       const Nanos run_start = sh.wait_for_start(env);
       if (run_start == Shared::kNotStarted) return;
-      const Nanos arm_at = run_start + warmup;
-      while (!env.stop_requested() && env.clock->now() < arm_at) {
-        env.clock->sleep_for(std::min<Nanos>(arm_at - env.clock->now(), 10 * kMillisecond));
-      }
+      (void)sleep_until(env, run_start + warmup);
       faults->arm();
     }));
     return spawn_crashes_and_restarts(s, *runtime, *driver, at, sh, client_nodes, &restarted);

@@ -27,17 +27,18 @@ namespace {
 constexpr auto kLate = std::chrono::milliseconds(300);
 
 // The loopback runtime, with the actor named `late` starting kLate after
-// its thread does.
+// its thread does; *began_late is set when it begins.
 class LateActorRuntime final : public Runtime {
  public:
-  LateActorRuntime(std::unique_ptr<Runtime> inner, std::string late) : inner_(std::move(inner)), late_(std::move(late)) {}
+  LateActorRuntime(std::unique_ptr<Runtime> inner, std::string late, std::atomic<bool>* began_late)
+      : inner_(std::move(inner)), late_(std::move(late)), began_late_(began_late) {}
   std::string_view backend_name() const override { return inner_->backend_name(); }
   StatusOr<NodeId> add_node(const NodeOptions& options) override { return inner_->add_node(options); }
   Status spawn(NodeId node, std::string name, ActorKind kind, std::function<void(Env&)> fn) override {
     if (name == late_) {
-      fn = [fn = std::move(fn), this](Env& env) {
+      fn = [fn = std::move(fn), began_late = began_late_](Env& env) {
         std::this_thread::sleep_for(kLate);
-        began_late_.store(true);
+        began_late->store(true);
         fn(env);
       };
     }
@@ -49,13 +50,11 @@ class LateActorRuntime final : public Runtime {
   Status crash_node(NodeId node) override { return inner_->crash_node(node); }
   Status revive_node(NodeId node) override { return inner_->revive_node(node); }
 
-  static std::atomic<bool> began_late_;
-
  private:
   std::unique_ptr<Runtime> inner_;
   std::string late_;
+  std::atomic<bool>* began_late_;
 };
-std::atomic<bool> LateActorRuntime::began_late_{false};
 
 // `ready_at`: when the servers were set up and loaded.
 StatusOr<runner::ScenarioReport> run_with_late_client0(const std::string& faults,
@@ -79,7 +78,7 @@ warmup_s = 0.05
 )" + faults,
                                     "late-client.toml", {});
   BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  LateActorRuntime::began_late_.store(false);
+  std::atomic<bool> began_late{false};
   runner::RunOptions options;
   options.on_servers_ready = [ready_at](Runtime&, std::span<const NodeId>) {
     if (ready_at != nullptr) *ready_at = std::chrono::steady_clock::now();
@@ -87,13 +86,13 @@ warmup_s = 0.05
   };
   auto r = runner::run_scenario(
       *sc, designs::registry(),
-      [](const scenario::Scenario& s) -> std::unique_ptr<Runtime> {
+      [&began_late](const scenario::Scenario& s) -> std::unique_ptr<Runtime> {
         loopback::LoopbackOptions lo;
         lo.seed = s.run.seed;
-        return std::make_unique<LateActorRuntime>(loopback::make_loopback_runtime(lo), "client0");
+        return std::make_unique<LateActorRuntime>(loopback::make_loopback_runtime(lo), "client0", &began_late);
       },
       options);
-  BOOST_TEST(LateActorRuntime::began_late_.load());
+  BOOST_TEST(began_late.load());
   return r;
 }
 
