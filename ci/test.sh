@@ -6,7 +6,7 @@
 # where an RDMA device exists: Soft-RoCE in a qemu guest (ci/softroce-vm.sh).
 # LOCUS_VERBS_TIER=0 leaves it out.
 # Then a bounded fuzz step: every libFuzzer target of tests/fuzz for
-# LOCUS_FUZZ_SECONDS each (default 30: 13 targets, 6.5 minutes), built
+# LOCUS_FUZZ_SECONDS each (default 20: 13 targets, 4.5 minutes), built
 # already by the debug preset (clang, ASan + UBSan: one build serves the
 # suite under ASan and UBSan and the fuzzer), with a fixed seed (LOCUS_FUZZ_SEED, default 1)
 # so a red step can be replayed; it fails on any crash (docs/fuzzing.md).
@@ -69,8 +69,8 @@ done
 echo "=== all presets passed: $presets"
 
 if [ "${LOCUS_FUZZ_STEP:-1}" != 0 ]; then
-  echo "=== fuzz: every target for ${LOCUS_FUZZ_SECONDS:-30}s (ci/fuzz.sh)"
-  LOCUS_FUZZ_SEED=${LOCUS_FUZZ_SEED:-1} ./ci/fuzz.sh all "${LOCUS_FUZZ_SECONDS:-30}"
+  echo "=== fuzz: every target for ${LOCUS_FUZZ_SECONDS:-20}s (ci/fuzz.sh)"
+  LOCUS_FUZZ_SEED=${LOCUS_FUZZ_SEED:-1} ./ci/fuzz.sh all "${LOCUS_FUZZ_SECONDS:-20}"
   step "fuzz: build and run"
 fi
 
