@@ -81,7 +81,7 @@ Status run_model(const ModelOptions& o) {
   }
   fmt::print(
       "locus model: {} ({} servers x {} cores, {} clients; {:.2f} us per RPC, {:.0f} READs/s, "
-      "{:.0f} verb msgs/s per NIC, m = {:.0f}, RTT {:.2f} us)\n",
+      "{:.0f} verb msgs/s per NIC, m = {:.2f}, RTT {:.2f} us)\n",
       s.source, in.platform.servers, in.platform.cores_per_server, in.workload.clients,
       in.platform.server_op_service_time_us, in.platform.nic_read_rate_ops_per_s, in.platform.nic_verb_rate_msgs_per_s,
       in.workload.reads_per_client_op, in.workload.network_rtt_us);

@@ -103,8 +103,11 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s,
   }
   // The simulator gives verb sends and receives separate budgets, each
   // used once per RPC: the slower of the two bounds the RPC rate.
-  in.platform.nic_verb_rate_msgs_per_s = std::min(p.nic.send.ops_per_s(bytes_of(m.rpc_response_bytes)),
-                                                  p.nic.recv.ops_per_s(bytes_of(m.rpc_request_bytes)));
+  const double send_us = m.nic_send_service_us > 0 ? m.nic_send_service_us
+                                                   : 1e6 / p.nic.send.ops_per_s(bytes_of(m.rpc_response_bytes));
+  const double recv_us = m.nic_recv_service_us > 0 ? m.nic_recv_service_us
+                                                   : 1e6 / p.nic.recv.ops_per_s(bytes_of(m.rpc_request_bytes));
+  in.platform.nic_verb_rate_msgs_per_s = 1e6 / std::max(send_us, recv_us);
   in.workload.messages_per_server_op = m.messages_per_server_op;
   in.workload.reads_per_server_op = m.reads_per_server_op;
   in.platform.nic_read_share_with_verbs = p.nic.rdma_share_with_verbs;

@@ -45,6 +45,13 @@ struct ModelProfile {
   double rpc_request_bytes = 0;
   double rpc_response_bytes = 0;
   double messages_per_server_op = 1;  // verb messages at the server NIC per RPC
+  // Designs whose server operations differ in size (Pilaf's gets and
+  // puts): the mean service of an RPC's send (its response) and receive
+  // (its request) at the server NIC, averaged over the operations, since
+  // the rate curves are not linear in bytes; 0: the send and recv curves at
+  // rpc_response_bytes and rpc_request_bytes.
+  double nic_send_service_us = 0;
+  double nic_recv_service_us = 0;
   // One-sided READs of read_bytes a server-side operation makes after its
   // RPC (a hybrid design's leaf READ), one round trip each.
   double reads_per_server_op = 0;

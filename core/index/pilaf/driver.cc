@@ -18,6 +18,7 @@
 #include "core/index/pilaf/config.h"
 #include "core/index/pilaf/server.h"
 #include "core/index/pilaf/session.h"
+#include "core/index/pilaf/sizing.h"
 #include "core/memory/buddy_allocator.h"
 
 namespace locus::pilaf {
@@ -29,19 +30,7 @@ class PilafDriver final : public design::IndexDriver {
     mode_ = config.mode == "vo" ? GetMode::kVerbsOnly : GetMode::kRdma;
   }
 
-  // Each server's store: room for twice its share of the records, so the
-  // load neither grows the table nor the extents.
-  StoreOptions store_options() const {
-    using design::saturating_mul;
-    const uint64_t servers = scenario_.platform.servers;
-    const uint64_t per_server = scenario_.workload.recordcount / servers + 1;
-    StoreOptions o;
-    o.max_kv_bytes = config_.max_kv_bytes;
-    o.initial_buckets = config_.initial_buckets != 0 ? config_.initial_buckets : saturating_mul(2, per_server);
-    const uint64_t record_bytes = uint64_t{scenario_.workload.fieldcount} * scenario_.workload.fieldlength + 64;
-    o.initial_extent_bytes = std::max<uint64_t>(1 << 20, saturating_mul(saturating_mul(2, per_server), record_bytes));
-    return o;
-  }
+  StoreOptions store_options() const { return store_options_for(scenario_, config_); }
 
   // As Store::create and Store::init size them, per server: the table (an
   // entry and a slot hash per bucket), the extents and the buddy
