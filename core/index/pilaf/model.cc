@@ -44,8 +44,8 @@ struct Probes {
 // per entry with the key's tag, done at the key's own extent.
 void walk(const Store& store, std::string_view key, Probes* p) {
   const KeyHash kh = hash_key(key, store.bucket_count() - 1);
-  const auto* table = reinterpret_cast<const Entry*>(const_cast<Store&>(store).table_memory());
-  const std::byte* extents = const_cast<Store&>(store).extents_memory();
+  const auto* table = reinterpret_cast<const Entry*>(store.table_memory());
+  const std::byte* extents = store.extents_memory();
   for (int w = 0; w < kWays; ++w) {
     const uint64_t slot = kh.slot[w];
     if ((w >= 1 && slot == kh.slot[0]) || (w == 2 && slot == kh.slot[1])) continue;

@@ -79,8 +79,10 @@ class Store {
   Status remove(std::string_view key);
 
   std::byte* table_memory() { return table_.data(); }
+  const std::byte* table_memory() const { return table_.data(); }
   uint64_t table_bytes() const { return bucket_count_ * kEntryBytes; }
   std::byte* extents_memory() { return extents_.data(); }
+  const std::byte* extents_memory() const { return extents_.data(); }
   uint64_t extents_bytes() const { return allocator_.capacity_bytes(); }
   std::byte* meta_memory() { return meta_.data(); }
   uint64_t bucket_count() const { return bucket_count_; }
