@@ -1,11 +1,12 @@
 // What the NAM tree's local tests share (nam_tree_test, nam_gc_test): a
-// clock for trees on local arenas, where nothing waits, and the multimap
-// they are checked against.
+// clock for trees on local arenas, where nothing waits, the multimap they
+// are checked against, and a base for NodeAccess decorators.
 #pragma once
 
 #include <cstdint>
 #include <map>
 
+#include "core/index/nam/tree.h"
 #include "core/transport/env.h"
 
 namespace locus::testing {
@@ -17,5 +18,27 @@ class NoClock final : public Clock {
 };
 
 using NamReference = std::multimap<uint64_t, uint64_t>;
+
+// Forwards every call to `inner`, so that a test's decorator overrides only
+// what it changes. Not in_place(): a decorator sees every node a lookup
+// reads unless it opts in to the in-place search.
+class ForwardingAccess : public nam::NodeAccess {
+ public:
+  explicit ForwardingAccess(nam::NodeAccess& inner) : inner_(inner) {}
+  uint32_t page_bytes() const override { return inner_.page_bytes(); }
+  Status read(nam::RemotePtr p, nam::Node& out) override { return inner_.read(p, out); }
+  Status lock(nam::RemotePtr p, uint64_t version) override { return inner_.lock(p, version); }
+  Status install(nam::RemotePtr p, const nam::Node& n) override { return inner_.install(p, n); }
+  Status create(nam::RemotePtr p, const nam::Node& n) override { return inner_.create(p, n); }
+  Status unlock(nam::RemotePtr p, uint64_t held) override { return inner_.unlock(p, held); }
+  StatusOr<nam::RemotePtr> allocate(uint8_t level) override { return inner_.allocate(level); }
+  StatusOr<nam::RemotePtr> root() override { return inner_.root(); }
+  StatusOr<bool> swap_root(nam::RemotePtr old_root, nam::RemotePtr new_root) override {
+    return inner_.swap_root(old_root, new_root);
+  }
+
+ protected:
+  nam::NodeAccess& inner_;
+};
 
 }  // namespace locus::testing

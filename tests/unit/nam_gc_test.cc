@@ -89,10 +89,9 @@ struct LocalTree {
 // Replays old copies of inner nodes: a reader that read the parents before
 // a merge and reaches the merged node afterwards. Records the inner nodes
 // it reads while `record`, returns those copies while `replay`.
-class StaleParents final : public NodeAccess {
+class StaleParents final : public testing::ForwardingAccess {
  public:
-  explicit StaleParents(NodeAccess& inner) : inner_(inner) {}
-  uint32_t page_bytes() const override { return inner_.page_bytes(); }
+  using ForwardingAccess::ForwardingAccess;
   Status read(RemotePtr p, Node& out) override {
     if (auto it = copies_.find(p.raw); replay && it != copies_.end()) {
       std::memcpy(out.data(), it->second.data(), page_bytes());
@@ -102,17 +101,9 @@ class StaleParents final : public NodeAccess {
     if (record && !out.leaf()) copies_[p.raw].assign(out.data(), out.data() + page_bytes());
     return Status();
   }
-  Status lock(RemotePtr p, uint64_t version) override { return inner_.lock(p, version); }
-  Status install(RemotePtr p, const Node& n) override { return inner_.install(p, n); }
-  Status create(RemotePtr p, const Node& n) override { return inner_.create(p, n); }
-  Status unlock(RemotePtr p, uint64_t held) override { return inner_.unlock(p, held); }
-  StatusOr<RemotePtr> allocate(uint8_t level) override { return inner_.allocate(level); }
-  StatusOr<RemotePtr> root() override { return inner_.root(); }
-  StatusOr<bool> swap_root(RemotePtr o, RemotePtr n) override { return inner_.swap_root(o, n); }
   bool record = false, replay = false;
 
  private:
-  NodeAccess& inner_;
   std::map<uint64_t, std::vector<std::byte>> copies_;
 };
 

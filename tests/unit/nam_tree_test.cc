@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
+#include <atomic>
 #include <vector>
 
 #include "core/common/random.h"
@@ -14,6 +16,7 @@
 #include "core/index/nam/local_access.h"
 #include "core/index/nam/protocol.h"
 #include "core/index/nam/tree.h"
+#include "tests/support/failure_log.h"
 #include "tests/support/nam_local.h"
 #include "core/workload/keys.h"
 
@@ -61,6 +64,7 @@ void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_spac
   BlinkTree tree(access);
   Reference ref;
   Random rng(seed);
+  uint64_t lookups = 0;
   for (uint32_t step = 0; step < steps; ++step) {
     const uint64_t key = rng.uniform(key_space);
     const uint64_t payload = rng.uniform(payload_space);
@@ -74,6 +78,7 @@ void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_spac
       BOOST_REQUIRE_EQUAL(*removed, erase_one(ref, {key, payload}));
     } else if (dice < 90) {
       std::vector<uint64_t> got;
+      ++lookups;
       BOOST_REQUIRE(tree.lookup(key, &got).is_ok());
       BOOST_REQUIRE_MESSAGE(got == expected_lookup(ref, key), "lookup of " << key << " at step " << step);
     } else {
@@ -89,19 +94,20 @@ void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_spac
   BOOST_REQUIRE(tree.range({0, 0}, ~0ull, 0, &all).is_ok());
   BOOST_REQUIRE(all == expected_range(ref, {0, 0}, ~0ull, 0));
   BOOST_TEST_MESSAGE("page " << page_bytes << ": " << tree.stats().splits << " splits, " << tree.stats().root_splits
-                             << " root splits, " << ref.size() << " pairs");
+                             << " root splits, " << ref.size() << " pairs; " << tree.stats().in_place_lookups
+                             << " of " << lookups << " lookups searched in place");
+  // Both lookup paths answered: in place, and by copies where a key's
+  // pairs may go on past a leaf.
+  BOOST_REQUIRE_GT(tree.stats().in_place_lookups, 0u);
   BOOST_REQUIRE_GE(tree.stats().root_splits, page_bytes <= 256 ? 3u : 1u);
 }
 
 // Loses the next separator insert (the client splitting a node dies after
 // writing both halves, before the parent level): the next install of an
 // inner node, or the next new root, fails once.
-class LosingSeparator final : public NodeAccess {
+class LosingSeparator final : public testing::ForwardingAccess {
  public:
-  explicit LosingSeparator(NodeAccess& inner) : inner_(inner) {}
-  uint32_t page_bytes() const override { return inner_.page_bytes(); }
-  Status read(RemotePtr p, Node& out) override { return inner_.read(p, out); }
-  Status lock(RemotePtr p, uint64_t version) override { return inner_.lock(p, version); }
+  using ForwardingAccess::ForwardingAccess;
   Status install(RemotePtr p, const Node& n) override {
     if (n.level() > 0 && (abort_parents || (aborts_left > 0 && aborts_left--))) {
       return Status(StatusCode::kAborted, "lease ran out (injected)");
@@ -109,10 +115,6 @@ class LosingSeparator final : public NodeAccess {
     if (armed && n.level() > 0) return lose();
     return inner_.install(p, n);
   }
-  Status create(RemotePtr p, const Node& n) override { return inner_.create(p, n); }
-  Status unlock(RemotePtr p, uint64_t held) override { return inner_.unlock(p, held); }
-  StatusOr<RemotePtr> allocate(uint8_t level) override { return inner_.allocate(level); }
-  StatusOr<RemotePtr> root() override { return inner_.root(); }
   StatusOr<bool> swap_root(RemotePtr o, RemotePtr n) override {
     if (armed) return lose();
     if (swaps_to_refuse > 0) {
@@ -133,7 +135,6 @@ class LosingSeparator final : public NodeAccess {
     ++lost;
     return unavailable("separator lost");
   }
-  NodeAccess& inner_;
 };
 
 // A tree of several levels (keys 0, 10, ..., 390 in 128-byte pages) whose
@@ -250,6 +251,156 @@ BOOST_AUTO_TEST_CASE(leaf_of_one_pair_refuses_to_split) {
   got.clear();
   BOOST_REQUIRE(tree.lookup(7, &got).is_ok());
   BOOST_TEST(got.size() == 3u);
+}
+
+// The in-place lookup (tree_in_place.cc) leaves what it cannot answer
+// alone to the copying path: a node it finds locked, whose writer the
+// copying read waits out, and a key whose pairs go on past a leaf, which
+// the copying path's double collect reads whole.
+class UnlockOnRead final : public testing::ForwardingAccess {
+ public:
+  explicit UnlockOnRead(LocalAccess& inner) : ForwardingAccess(inner), local_(inner) {}
+  // The writer finishes (installs `body` at `at` and unlocks) before the
+  // first copying read after it was armed.
+  Status read(RemotePtr p, Node& out) override {
+    ++reads;
+    if (armed) {
+      armed = false;
+      BOOST_REQUIRE(inner_.install(at, body).is_ok());
+      BOOST_REQUIRE(inner_.unlock(at, held).is_ok());
+    }
+    return inner_.read(p, out);
+  }
+  const uint64_t* in_place(RemotePtr p) const override { return local_.in_place(p); }
+
+  bool armed = false;
+  RemotePtr at;
+  uint64_t held = 0;
+  Node body{nullptr, 0};
+  uint64_t reads = 0;
+
+ private:
+  LocalAccess& local_;
+};
+
+BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_a_locked_node_to_the_copying_read) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 1 << 20, 1024, false);
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess local(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
+  UnlockOnRead access(local);
+  BlinkTree tree(access);
+  BOOST_REQUIRE(tree.insert({5, 50}).is_ok());
+  std::vector<uint64_t> got;
+  BOOST_REQUIRE(tree.lookup(5, &got).is_ok());
+  BOOST_TEST(got == std::vector<uint64_t>({50}));
+  BOOST_TEST(tree.stats().in_place_lookups == 1u);
+  const uint64_t reads_in_place = access.reads;
+
+  // A writer holds the root leaf's lock, adding (5, 51).
+  auto root = local.root();
+  BOOST_REQUIRE(root.is_ok());
+  std::vector<std::byte> page(1024);
+  Node n(page.data(), 1024);
+  BOOST_REQUIRE(local.read(*root, n).is_ok());
+  const uint64_t v = n.word();
+  BOOST_REQUIRE(local.lock(*root, v).is_ok());
+  n.insert_at(n.lower_bound({5, 51}), {5, 51});
+  n.seal(v + 2);
+  access.at = *root;
+  access.held = v | kLockBit;
+  access.body = n;
+  access.armed = true;
+  got.clear();
+  BOOST_REQUIRE(tree.lookup(5, &got).is_ok());
+  BOOST_TEST(got == std::vector<uint64_t>({50, 51}));
+  BOOST_TEST(tree.stats().in_place_lookups == 1u, "the locked leaf was answered in place");
+  BOOST_TEST(access.reads > reads_in_place, "the copying path did not run");
+  // Unlocked again: in place.
+  got.clear();
+  BOOST_REQUIRE(tree.lookup(5, &got).is_ok());
+  BOOST_TEST(got == std::vector<uint64_t>({50, 51}));
+  BOOST_TEST(tree.stats().in_place_lookups == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_pairs_past_a_leaf_to_the_double_collect) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 1 << 20, 128, false);  // four pairs a leaf
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess access(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
+  BlinkTree tree(access);
+  std::vector<uint64_t> want;
+  for (uint64_t p = 1; p <= 10; ++p) {
+    BOOST_REQUIRE(tree.insert({7, p}).is_ok());
+    want.push_back(p);
+  }
+  BOOST_REQUIRE(tree.insert({9, 1}).is_ok());
+  std::vector<uint64_t> got;
+  BOOST_REQUIRE(tree.lookup(7, &got).is_ok());
+  BOOST_TEST(got == want);
+  BOOST_TEST(tree.stats().in_place_lookups == 0u, "pairs over three leaves were answered from one");
+  got.clear();
+  BOOST_REQUIRE(tree.lookup(9, &got).is_ok());
+  BOOST_TEST(got == std::vector<uint64_t>({1}));
+  BOOST_TEST(tree.stats().in_place_lookups == 1u);
+}
+
+// Readers searching in place while writers split leaves and inner nodes
+// (small pages) on the same arena: every key a writer has acknowledged is
+// found, with its payload, exactly once. (ThreadSanitizer runs it too.)
+BOOST_AUTO_TEST_CASE(in_place_lookups_during_splits_find_every_acknowledged_key) {
+  NoClock clock;
+  auto arena = Arena::create(Env{}, 0, 64ull << 20, 256, false);
+  BOOST_REQUIRE(arena.is_ok());
+  LocalAccess access(**arena, clock);
+  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
+  constexpr uint32_t kWriters = 2, kPerWriter = 20000;
+  auto key_of = [](uint64_t n) { return (n * 0x9E3779B97F4A7C15ull) >> 1; };
+  std::atomic<uint32_t> done[kWriters] = {};
+  std::atomic<bool> writing{true};
+  testing::FailureLog failures;
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      BlinkTree tree(access);
+      for (uint32_t i = 0; i < kPerWriter; ++i) {
+        const uint64_t n = uint64_t{i} * kWriters + w;
+        if (Status st = tree.insert({key_of(n), n}); !st.is_ok()) return failures.fail("insert: " + st.to_string());
+        done[w].store(i + 1, std::memory_order_release);
+      }
+    });
+  }
+  std::atomic<uint64_t> in_place{0}, checked{0};
+  for (uint32_t r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      BlinkTree tree(access);
+      Random rng(r + 1);
+      std::vector<uint64_t> got;
+      while (writing.load(std::memory_order_acquire)) {
+        const uint32_t w = static_cast<uint32_t>(rng.uniform(kWriters));
+        const uint32_t acked = done[w].load(std::memory_order_acquire);
+        if (acked == 0) continue;
+        const uint64_t n = uint64_t{static_cast<uint32_t>(rng.uniform(acked))} * kWriters + w;
+        got.clear();
+        if (Status st = tree.lookup(key_of(n), &got); !st.is_ok()) return failures.fail("lookup: " + st.to_string());
+        if (got != std::vector<uint64_t>{n}) {
+          return failures.fail("key " + std::to_string(n) + " acknowledged, lookup found " +
+                               std::to_string(got.size()) + " payloads");
+        }
+        checked.fetch_add(1, std::memory_order_relaxed);
+      }
+      in_place.fetch_add(tree.stats().in_place_lookups, std::memory_order_relaxed);
+    });
+  }
+  for (uint32_t w = 0; w < kWriters; ++w) threads[w].join();
+  writing.store(false, std::memory_order_release);
+  for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
+  BOOST_REQUIRE_MESSAGE(failures.empty(), failures.first());
+  BOOST_TEST_MESSAGE(checked.load() << " lookups during the inserts, " << in_place.load() << " in place");
+  BOOST_TEST(checked.load() > 0u);
+  BOOST_TEST(in_place.load() > 0u);
 }
 
 // A leaf split whose separator never reaches the parent, then many more

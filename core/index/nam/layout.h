@@ -152,10 +152,13 @@ class Node {
   const std::byte* data() const { return p_; }
   uint32_t bytes() const { return bytes_; }
 
- private:
+  // The flags byte (byte 9), for readers that decode a page's words
+  // themselves (tree_in_place.cc).
   static constexpr uint8_t kHighInf = 1;
   static constexpr uint8_t kHead = 2;
   static constexpr uint8_t kDead = 4;
+
+ private:
   uint32_t entry(uint32_t i) const { return kHeaderBytes + i * (leaf() ? 16 : 24); }
   uint32_t entry_bytes() const { return leaf() ? 16 : 24; }
   uint64_t get64(uint32_t at) const {

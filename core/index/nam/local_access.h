@@ -25,10 +25,14 @@ namespace locus::nam {
 
 class LocalAccess final : public NodeAccess {
  public:
-  LocalAccess(Arena& arena, Clock& clock) : arenas_{&arena}, clock_(clock) {}
+  LocalAccess(Arena& arena, Clock& clock) : LocalAccess(std::vector<Arena*>{&arena}, clock) {}
   // Arena i must be memory server i's; the root lives in arena 0.
-  LocalAccess(std::vector<Arena*> arenas, Clock& clock) : arenas_(std::move(arenas)), clock_(clock) {}
-  uint32_t page_bytes() const override { return arenas_[0]->page_bytes(); }
+  LocalAccess(std::vector<Arena*> arenas, Clock& clock)
+      : arenas_(std::move(arenas)),
+        page_(arenas_[0]->page_bytes()),
+        page_mask_((page_ & (page_ - 1)) == 0 ? page_ - 1 : 0),
+        clock_(clock) {}
+  uint32_t page_bytes() const override { return page_; }
   Status read(RemotePtr p, Node& out) override;
   Status lock(RemotePtr p, uint64_t version) override;
   Status install(RemotePtr p, const Node& n) override;
@@ -39,6 +43,7 @@ class LocalAccess final : public NodeAccess {
     return RemotePtr{arenas_[0]->word(kRootOffset).load(std::memory_order_acquire)};
   }
   StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) override;
+  const uint64_t* in_place(RemotePtr p) const override;
 
   uint64_t read_retries() const { return read_retries_.load(std::memory_order_relaxed); }
 
@@ -48,6 +53,8 @@ class LocalAccess final : public NodeAccess {
   Status store_words(RemotePtr p, const Node& n, uint32_t from);
 
   std::vector<Arena*> arenas_;
+  uint32_t page_;
+  uint64_t page_mask_;  // page_ - 1 when page_ is a power of two (else 0: a division)
   // Per level; atomics because several tree objects may share one access
   // (a coarse memory server's request trees, a GC pass beside them).
   std::array<std::atomic<uint32_t>, 256> next_server_{};

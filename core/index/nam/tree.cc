@@ -29,6 +29,8 @@ Status NodeAccess::read_batch(std::span<const RemotePtr> at, std::byte* pages, s
 BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
     : access_(access),
       upper_(upper),
+      leaf_cap_(leaf_capacity(access.page_bytes())),
+      inner_cap_(inner_capacity(access.page_bytes())),
       scratch_(3 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
@@ -128,6 +130,7 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  if (upper_ == nullptr && lookup_in_place(key, payloads)) return Status();
   LOCUS_RETURN_IF_ERROR(restarting("lookup", [&] { return collect({key, 0}, key, 0); }));
   for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();

@@ -63,6 +63,12 @@ class NodeAccess {
   // A traversal found the root it was given no longer the top (it had to
   // move right there): an access that caches the catalog re-reads it.
   virtual void forget_root() {}
+  // The node's words in this process's memory, for a lookup that searches
+  // them in place and re-checks the version word afterwards (Listing 3's
+  // readLockOrRestart and checkOrRestart, without a copy of the page);
+  // nullptr when p is no page here, or when nodes can only be copied
+  // (one-sided READs). The default: copies only.
+  virtual const uint64_t* in_place(RemotePtr) const { return nullptr; }
 };
 
 // The levels above the leaves when another party keeps them (hybrid).
@@ -80,6 +86,7 @@ struct TreeStats {
   uint64_t splits = 0;
   uint64_t root_splits = 0;
   uint64_t moved_right = 0;  // sibling pointers followed past a high key
+  uint64_t in_place_lookups = 0;  // lookups the in-place search answered (the rest copied nodes)
   // Head nodes (fine-grained and hybrid range scans).
   uint64_t head_prefetches = 0;   // head nodes whose leaves a scan prefetched
   uint64_t prefetch_hits = 0;     // leaves a scan took from a prefetch
@@ -168,6 +175,12 @@ class BlinkTree {
   const TreeStats& stats() const { return stats_; }
 
  private:
+  // lookup() searching the nodes in place (NodeAccess::in_place): true
+  // when it answered (payloads appended), false when the general path must
+  // (a node locked or changed under it, a merged node, pairs of the key
+  // past the leaf's end, an access that only copies); it then leaves
+  // `payloads` as it found them. tree_in_place.cc.
+  bool lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads);
   // The node of `level` covering x: its pointer in *ptr, its copy in n.
   // kNotFound when the tree has no such level yet.
   Status descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n);
@@ -235,6 +248,7 @@ class BlinkTree {
 
   NodeAccess& access_;
   UpperLevels* upper_;
+  uint32_t leaf_cap_, inner_cap_;  // entries a page holds (layout.h), for lookup_in_place
   struct Spare {
     RemotePtr page;
     uint8_t level = 0;

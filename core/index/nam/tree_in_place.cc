@@ -1,0 +1,147 @@
+// BlinkTree::lookup on an access whose nodes are in this process's memory
+// (a coarse-grained memory server's arena): optimistic lock coupling as
+// the paper's Listing 3 has it, searching each node where it lies instead
+// of copying the page first. Per node: read the version word
+// (readLockOrRestart; a locked node sends the lookup to the general path,
+// which waits), search the words, and check the version word again before
+// anything read there is used (checkOrRestart): a child or sibling pointer
+// before it is followed, the payloads before they are returned. Every word
+// is read with a relaxed atomic load and the re-check is ordered after
+// them by an acquire fence (a seqlock, as LocalAccess::read), so a reader
+// racing a writer is well-defined and discards what it saw.
+//
+// Anything unusual is left to the copying path (tree.cc), which handles
+// it: a node locked or changed under the search, a merged node, a key
+// whose pairs may continue past the leaf's end (its atomic double
+// collect), an inconsistent header.
+#include <atomic>
+
+#include "core/index/nam/tree.h"
+
+namespace locus::nam {
+namespace {
+
+// A node's words in place, read one at a time.
+class PageWords {
+ public:
+  PageWords(const uint64_t* w, uint32_t page_bytes) : w_(const_cast<uint64_t*>(w)), page_bytes_(page_bytes) {}
+
+  // Asks for the lines of the first `bytes` of the page at once, so that
+  // the search's loads, each depending on the last, find them cached: a
+  // page of a large tree is otherwise a cache miss per halving step.
+  void prefetch(uint32_t bytes) const {
+    const auto* b = reinterpret_cast<const char*>(w_);
+    for (uint32_t at = 64; at < bytes; at += 64) __builtin_prefetch(b + at);
+  }
+  uint64_t at(uint32_t i) const { return std::atomic_ref<uint64_t>(w_[i]).load(std::memory_order_relaxed); }
+  uint64_t version() const { return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_acquire); }
+  // checkOrRestart: the words read since `v` was read are a copy of one
+  // version of the node.
+  bool still(uint64_t v) const {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_relaxed) == v;
+  }
+  // Leaf pair i's key and payload; inner entry i's key and child.
+  uint64_t leaf_key(uint32_t i) const { return at(5 + 2 * i); }
+  uint64_t leaf_payload(uint32_t i) const { return at(6 + 2 * i); }
+  uint64_t inner_key(uint32_t i) const { return at(5 + 3 * i); }
+  RemotePtr inner_child(uint32_t i) const { return {at(7 + 3 * i)}; }
+  // Leaf entry i's delete bit, from the word holding its bitmap byte.
+  bool deleted(uint32_t i, uint32_t leaf_cap) const {
+    const uint32_t byte = page_bytes_ - kFooterBytes - (leaf_cap + 7) / 8 + i / 8;
+    return (at(byte / 8) >> ((byte % 8) * 8 + i % 8) & 1) != 0;
+  }
+
+ private:
+  uint64_t* w_;
+  uint32_t page_bytes_;
+};
+
+// The first of n entries whose key is >= key (n if none): with payloads
+// from 0 up, the first pair >= (key, 0), as Node::lower_bound. Halving by
+// conditional moves (no mispredicted branches) down to a window of eight,
+// then counting the window's keys below key, eight independent compares
+// instead of three dependent steps.
+template <typename KeyAt>
+uint32_t first_at_least(uint32_t n, uint64_t key, KeyAt key_at) {
+  uint32_t base = 0;
+  while (n > 8) {
+    const uint32_t half = n / 2;
+    base = key_at(base + half - 1) < key ? base + half : base;
+    n -= half;
+  }
+  uint32_t below = 0;
+  for (uint32_t i = 0; i < n; ++i) below += key_at(base + i) < key ? 1 : 0;
+  return base + below;
+}
+
+}  // namespace
+
+bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
+  const uint32_t page = access_.page_bytes();
+  const uint32_t leaf_cap = leaf_cap_, inner_cap = inner_cap_;
+  auto root = access_.root();
+  if (!root.is_ok() || root->null()) return false;
+  const uint64_t* words = access_.in_place(*root);
+  if (words == nullptr) return false;
+  PageWords n(words, page);
+  uint64_t v = n.version();
+  int expected_level = -1;  // the root's level is whatever it is
+  uint64_t moved_right = 0;
+  // A bound on the steps: levels plus the siblings moved past; a search
+  // that takes more leaves it to the general path.
+  for (uint32_t steps = 0; steps < 1024; ++steps) {
+    if ((v & kLockBit) != 0) return false;
+    const uint64_t header = n.at(1);
+    const uint32_t level = header & 0xff, flags = (header >> 8) & 0xff, count = (header >> 16) & 0xffff;
+    if ((header >> 32) != kMagic || (flags & (Node::kDead | Node::kHead)) != 0 ||
+        (expected_level >= 0 && level != static_cast<uint32_t>(expected_level))) {
+      return false;
+    }
+    // Move right while the node holds only pairs below (key, 0): its high
+    // key is below key.
+    if ((flags & Node::kHighInf) == 0 && n.at(2) < key) {
+      const RemotePtr next{n.at(4)};
+      if (!n.still(v) || next.null()) return false;
+      const uint64_t* w = access_.in_place(next);
+      if (w == nullptr) return false;
+      ++moved_right;
+      n = PageWords(w, page);
+      v = n.version();
+      expected_level = static_cast<int>(level);
+      continue;
+    }
+    if (level == 0) {
+      if (count > leaf_cap) return false;
+      n.prefetch(kHeaderBytes + 16 * count);
+      const size_t before = payloads->size();
+      uint32_t i = first_at_least(count, key, [&](uint32_t j) { return n.leaf_key(j); });
+      for (; i < count && n.leaf_key(i) == key; ++i) {
+        if (!n.deleted(i, leaf_cap)) payloads->push_back(n.leaf_payload(i));
+      }
+      // The key's pairs may go on in the next leaf when this one's high key
+      // is the key itself: the general path's double collect reads them.
+      const bool may_continue = i == count && (flags & Node::kHighInf) == 0 && n.at(2) == key;
+      if (may_continue || !n.still(v)) {
+        payloads->resize(before);
+        return false;
+      }
+      stats_.moved_right += moved_right;
+      ++stats_.in_place_lookups;
+      return true;
+    }
+    if (count == 0 || count > inner_cap) return false;
+    n.prefetch(kHeaderBytes + 24 * count);
+    const uint32_t i = first_at_least(count, key, [&](uint32_t j) { return n.inner_key(j); });
+    const RemotePtr child = n.inner_child(i < count ? i : count - 1);
+    if (!n.still(v)) return false;
+    const uint64_t* w = access_.in_place(child);
+    if (w == nullptr) return false;
+    n = PageWords(w, page);
+    v = n.version();
+    expected_level = static_cast<int>(level) - 1;
+  }
+  return false;
+}
+
+}  // namespace locus::nam
