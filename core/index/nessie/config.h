@@ -36,8 +36,11 @@ struct NessieConfig final : scenario::IndexConfig {
   // The largest value a data entry holds; 0: workload.fieldcount x fieldlength.
   uint32_t value_bytes = 0;
   // Protocol parameter: data entries each client session owns for its puts
-  // and migrations. Section 4.3.1: it must cover the session's puts over
-  // one expiry period, or puts wait for entries to expire.
+  // and migrations. A put's value stays in its entry until another put
+  // replaces it, so the sessions' entries must hold every record's value
+  // between them (make_driver refuses fewer), plus, per session, its puts
+  // over one expiry period (section 4.3.1), or puts wait for entries to
+  // expire.
   uint32_t client_data_entries = 4096;
   // How long a replaced data entry stays untouched before reuse, and the
   // longest an operation may run before it fails and retries: 1 s, the

@@ -297,6 +297,26 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
   const uint32_t processes = s.run.clients + (s.faults.restart_after_ns > 0 ? s.faults.crash_clients : 0);
   auto g = make_geometry(config, s.platform.servers, s.workload.recordcount, processes, value_bytes, &bad_key);
   if (!g.is_ok()) return scenario::setting_error(s, bad_key, g.status().message());
+  // A put takes a data entry of the putting client's slice (of the key's
+  // owner's, in the server-driven modes), and its value stays there until
+  // another put replaces it (section 4.2.5): once a run has rewritten the
+  // keys, the slices hold every record's current value between them. With
+  // fewer entries than records the puts run out of entries partway through
+  // a run and fail after index.max_attempts (the energy sweep's 3 clients
+  // of 256 entries each over 3,000 records did, 55 ms in).
+  const auto& wl = s.workload;
+  if (wl.updateproportion + wl.insertproportion + wl.readmodifywriteproportion > 0) {
+    const uint64_t holders = uint64_t{processes} * (g->coupled ? s.platform.servers : 1);
+    if (holders * config.client_data_entries < wl.recordcount) {
+      return scenario::setting_error(
+          s, "index.client_data_entries",
+          std::to_string(config.client_data_entries) + " entries a slice x " + std::to_string(holders) +
+              " slices cannot hold the values of workload.recordcount (" + std::to_string(wl.recordcount) +
+              ") records once puts have rewritten them (a value stays in the entry of the client that put it): "
+              "at least " + std::to_string((wl.recordcount + holders - 1) / holders) +
+              ", plus what a client puts within index.expiry_ms");
+    }
+  }
   // The testbed's tuning (config.h) unless the scenario says.
   uint32_t threads = 0;
   if (config.mode != "client")
