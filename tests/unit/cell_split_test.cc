@@ -213,6 +213,24 @@ BOOST_AUTO_TEST_CASE(a_new_meganode_splits_only_once_live) {
   BOOST_TEST(store.meganode_abandon(*root, kSplit).code() == StatusCode::kInvalidArgument);
 }
 
+// A meganode asked for twice is queued once, and no request is dropped:
+// the queue had room for one entry per meganode and kept duplicates, so
+// repeats of one meganode could fill it and another's request was lost
+// (that meganode then never split).
+BOOST_AUTO_TEST_CASE(split_requests_are_queued_once_and_never_dropped) {
+  auto cluster = CellCluster::create(2, tiny_options());
+  cell::CellServer& server = cluster->deployment->server(1);
+  uint32_t meganode = 0;
+  while (server.try_take_split(&meganode)) {
+  }
+  const uint32_t room = tiny_options().store.geometry.meganodes_per_server;
+  for (uint32_t i = 0; i < room + 2; ++i) server.request_split(0);
+  server.request_split(1);
+  std::vector<uint32_t> taken;
+  while (server.try_take_split(&meganode)) taken.push_back(meganode);
+  BOOST_TEST(taken == std::vector<uint32_t>({0, 1}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace locus

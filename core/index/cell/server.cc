@@ -71,7 +71,11 @@ void CellServer::request_split(uint32_t meganode) {
   // end of recovery instead (abort_pending_splits).
   if (replaying_) return;
   MutexLock lock(*queue_mu_);
-  if (pending_.size() < pending_.capacity()) pending_.push_back(meganode);
+  // Once each: the store asks again for meganodes it re-queues after
+  // recovery (queue_needed_splits), and a request queued twice once
+  // filled the queue's room so that another meganode's was dropped and
+  // that meganode never split.
+  if (std::find(pending_.begin(), pending_.end(), meganode) == pending_.end()) pending_.push_back(meganode);
   queue_cv_->notify_one();
 }
 

@@ -197,7 +197,7 @@ class CellServer final : public SplitScheduler {
   // Held by log_if_write around its append and by tick() around the sync.
   std::unique_ptr<Mutex> log_mu_;
   std::unique_ptr<CondVar> queue_cv_;
-  std::vector<uint32_t> pending_;  // capacity: one per meganode (each is queued at most once)
+  std::vector<uint32_t> pending_;  // meganodes to split, each at most once (room for every meganode)
 };
 
 }  // namespace locus::cell
