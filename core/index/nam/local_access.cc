@@ -12,23 +12,9 @@ constexpr uint32_t kSpinsBeforeSleep = 256;
 constexpr Nanos kSleepNs = 1 * kMicrosecond;
 }  // namespace
 
-StatusOr<uint64_t*> LocalAccess::words(RemotePtr p) const {
-  const uint32_t page = page_bytes();
-  Arena* a = nullptr;
-  if (!p.null()) {
-    for (Arena* x : arenas_) {
-      if (x->server() == p.server()) a = x;
-    }
-  }
-  if (a == nullptr || p.offset() < kFirstPageOffset || p.offset() + page > a->bytes() ||
-      (p.offset() - kFirstPageOffset) % page != 0) {
-    return corruption("nam: node pointer " + std::to_string(p.raw) + " outside the arenas here");
-  }
-  return reinterpret_cast<uint64_t*>(a->at(p.offset()));
-}
-
-// words() without the error: the lookup that searches in place calls it
-// on every level, so no status, and no division for a power-of-two page.
+// The page at p if it is one of these arenas' (inside one, on a page
+// boundary), else nullptr: no status and, for a power-of-two page, no
+// division, since the lookup that searches in place calls it on every level.
 const uint64_t* LocalAccess::in_place(RemotePtr p) const {
   if (p.null()) return nullptr;
   Arena* a = nullptr;
@@ -40,6 +26,12 @@ const uint64_t* LocalAccess::in_place(RemotePtr p) const {
   const uint64_t rel = offset - kFirstPageOffset;
   if (page_mask_ != 0 ? (rel & page_mask_) != 0 : rel % page_ != 0) return nullptr;
   return reinterpret_cast<const uint64_t*>(a->at(offset));
+}
+
+StatusOr<uint64_t*> LocalAccess::words(RemotePtr p) const {
+  const uint64_t* w = in_place(p);
+  if (w == nullptr) return corruption("nam: node pointer " + std::to_string(p.raw) + " outside the arenas here");
+  return const_cast<uint64_t*>(w);  // this access writes the arenas it was given
 }
 
 StatusOr<RemotePtr> LocalAccess::allocate(uint8_t level) {

@@ -44,6 +44,7 @@ class LocalAccess final : public NodeAccess {
   }
   StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) override;
   const uint64_t* in_place(RemotePtr p) const override;
+  bool searches_in_place() const override { return true; }
 
   uint64_t read_retries() const { return read_retries_.load(std::memory_order_relaxed); }
 

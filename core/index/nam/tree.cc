@@ -130,7 +130,7 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
-  if (upper_ == nullptr && lookup_in_place(key, payloads)) return Status();
+  if (upper_ == nullptr && access_.searches_in_place() && lookup_in_place(key, payloads)) return Status();
   LOCUS_RETURN_IF_ERROR(restarting("lookup", [&] { return collect({key, 0}, key, 0); }));
   for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();

@@ -69,6 +69,10 @@ class NodeAccess {
   // nullptr when p is no page here, or when nodes can only be copied
   // (one-sided READs). The default: copies only.
   virtual const uint64_t* in_place(RemotePtr) const { return nullptr; }
+  // Whether in_place() can answer at all: asked before a lookup tries it,
+  // so that an access that only copies pays nothing (not even a catalog
+  // READ, whose failure the copying path would then meet again).
+  virtual bool searches_in_place() const { return false; }
 };
 
 // The levels above the leaves when another party keeps them (hybrid).
