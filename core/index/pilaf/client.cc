@@ -104,8 +104,8 @@ StatusOr<std::string_view> PilafClient::rdma_get_once(std::string_view key, cons
   Entry seen[kWays];
   const Entry* other_keys[kWays] = {nullptr, nullptr, nullptr};
   for (int w = 0; w < kWays; ++w) {
+    if (repeats_earlier_way(kh, w)) continue;
     const uint64_t slot = kh.slot[w];
-    if ((w >= 1 && slot == kh.slot[0]) || (w == 2 && slot == kh.slot[1])) continue;
     Entry& e = seen[w];
     LOCUS_RETURN_IF_ERROR(read_entry(slot, &e));
     if (e.empty() || e.key_tag != kh.tag) continue;

@@ -40,8 +40,8 @@ class PilafDriver final : public design::IndexDriver {
     using design::saturating_add;
     using design::saturating_mul;
     const StoreOptions o = store_options();
-    const uint64_t buckets = design::saturating_bit_ceil(std::max<uint64_t>(o.initial_buckets, 8));
-    const uint64_t extents = design::saturating_bit_ceil(std::max<uint64_t>(o.initial_extent_bytes, o.max_kv_bytes));
+    const uint64_t buckets = table_buckets(o);
+    const uint64_t extents = extent_region_bytes(o);
     const uint64_t per_server =
         saturating_add(saturating_add(saturating_mul(buckets, kEntryBytes + sizeof(Hash128)), extents),
                        memory::BuddyAllocator::bookkeeping_bytes(extents, o.min_extent_block_bytes));

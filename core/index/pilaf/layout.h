@@ -68,6 +68,12 @@ KeyHash slots_of(Hash128 h, uint64_t bucket_mask);
 inline KeyHash hash_key(std::string_view key, uint64_t bucket_mask) {
   return slots_of(hash128(key), bucket_mask);
 }
+// Whether way w's slot is one an earlier way of the key already named: a
+// get reads such a slot once (PilafClient, and the model that counts its
+// READs).
+inline bool repeats_earlier_way(const KeyHash& kh, int w) {
+  return (w >= 1 && kh.slot[w] == kh.slot[0]) || (w == 2 && kh.slot[w] == kh.slot[1]);
+}
 
 // The meta object, at offset 0 of the meta region.
 struct Meta {

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <string>
 #include <vector>
 
@@ -47,8 +46,8 @@ void walk(const Store& store, std::string_view key, Probes* p) {
   const auto* table = reinterpret_cast<const Entry*>(store.table_memory());
   const std::byte* extents = store.extents_memory();
   for (int w = 0; w < kWays; ++w) {
+    if (repeats_earlier_way(kh, w)) continue;
     const uint64_t slot = kh.slot[w];
-    if ((w >= 1 && slot == kh.slot[0]) || (w == 2 && slot == kh.slot[1])) continue;
     p->entry_reads += 1;
     const Entry& e = table[slot];
     if (e.empty() || e.key_tag != kh.tag) continue;
@@ -135,10 +134,8 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
                                   extents * design::handler_cost_us(cpu, kClientCrcWork, extent_bytes / extents);
   // What each server registers for READs: its table, extents and meta.
   const StoreOptions full = store_options_for(s, *c);
-  m.remote_read_bytes = static_cast<double>(std::bit_ceil(std::max<uint64_t>(full.initial_buckets, 8)) * kEntryBytes +
-                                            std::bit_ceil(std::max<uint64_t>(full.initial_extent_bytes,
-                                                                             full.max_kv_bytes)) +
-                                            kMetaBytes);
+  m.remote_read_bytes = static_cast<double>(table_buckets(full)) * kEntryBytes +
+                        static_cast<double>(extent_region_bytes(full)) + kMetaBytes;
   m.client_op_us = design::client_op_cost_us(s);
 
   // Server side: each operation's handler at the payload bytes it moves

@@ -26,4 +26,14 @@ inline StoreOptions store_options_for(const scenario::Scenario& s, const PilafCo
   return o;
 }
 
+// What Store::create makes of those options (rounded up to powers of two),
+// saturating instead of wrapping for sizes no machine holds, so that
+// memory estimates can refuse them.
+inline uint64_t table_buckets(const StoreOptions& o) {
+  return design::saturating_bit_ceil(std::max<uint64_t>(o.initial_buckets, 8));
+}
+inline uint64_t extent_region_bytes(const StoreOptions& o) {
+  return design::saturating_bit_ceil(std::max<uint64_t>(o.initial_extent_bytes, o.max_kv_bytes));
+}
+
 }  // namespace locus::pilaf
