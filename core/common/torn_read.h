@@ -37,6 +37,13 @@ struct TornReadPolicy {
   constexpr Nanos pause_ns(uint32_t torn_in_a_row) const {
     return doubling_backoff(torn_in_a_row, backoff_base_ns, backoff_max_ns);
   }
+  // Every pause of a read torn max_attempts times in a row: what a reader
+  // that spends its whole budget sleeps in all.
+  constexpr Nanos total_pause_ns() const {
+    Nanos total = 0;
+    for (uint32_t torn = 1; torn < max_attempts; ++torn) total += pause_ns(torn);
+    return total;
+  }
   // Sleeps pause_ns(torn_in_a_row) on `clock` (not at all if zero). For
   // callers that keep the count themselves (one per node in a batch).
   template <typename SleepingClock>

@@ -1,11 +1,17 @@
 // What the NAM tree's local tests share (nam_tree_test, nam_gc_test): a
-// clock for trees on local arenas, where nothing waits, the multimap they
-// are checked against, and a base for NodeAccess decorators.
+// clock for trees on local arenas, where nothing waits, an arena holding
+// an empty tree, the multimap they are checked against, and a base for
+// NodeAccess decorators.
 #pragma once
+
+#include <boost/test/unit_test.hpp>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 
+#include "core/index/nam/arena.h"
+#include "core/index/nam/local_access.h"
 #include "core/index/nam/tree.h"
 #include "core/transport/env.h"
 
@@ -15,6 +21,23 @@ class NoClock final : public Clock {
  public:
   Nanos now() const override { return 0; }
   void sleep_for(Nanos) override {}
+};
+
+// An arena in this process of `arena_bytes` with pages of `page_bytes`,
+// holding an empty tree, and its local access.
+struct LocalArena {
+  explicit LocalArena(uint32_t page_bytes, uint64_t arena_bytes = 64ull << 20)
+      : arena(make(page_bytes, arena_bytes)), access(*arena, clock) {
+    BOOST_REQUIRE(nam::BlinkTree::create_empty(access).is_ok());
+  }
+  static std::unique_ptr<nam::Arena> make(uint32_t page_bytes, uint64_t arena_bytes) {
+    auto a = nam::Arena::create(Env{}, 0, arena_bytes, page_bytes, false);
+    BOOST_REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
+    return std::move(*a);
+  }
+  NoClock clock;
+  std::unique_ptr<nam::Arena> arena;
+  nam::LocalAccess access;
 };
 
 using NamReference = std::multimap<uint64_t, uint64_t>;

@@ -462,9 +462,7 @@ BOOST_AUTO_TEST_CASE(a_node_locked_too_long_aborts_the_search) {
         inner->charge_work(name, native_ns, bytes);
       }
     } work(env.cpu);
-    const TornReadPolicy torn = catfish::OffloadOptions{}.torn;
-    Nanos slept = 0;
-    for (uint32_t in_a_row = 1; in_a_row < torn.max_attempts; ++in_a_row) slept += torn.pause_ns(in_a_row);
+    const Nanos slept = catfish::OffloadOptions{}.torn.total_pause_ns();
     env.cpu = &work;
     std::vector<Hit> hits;
     lock.begin();

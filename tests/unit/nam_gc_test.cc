@@ -65,24 +65,13 @@ uint64_t check_structure(NodeAccess& access) {
   }
 }
 
-struct LocalTree {
-  explicit LocalTree(uint32_t page_bytes, uint32_t slots = 4)
-      : arena(make_arena(page_bytes)), access(*arena, clock), reclaimer(slots) {
-    BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
-  }
-  static std::unique_ptr<Arena> make_arena(uint32_t page_bytes) {
-    auto a = Arena::create(Env{}, 0, 64ull << 20, page_bytes, false);
-    BOOST_REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
-    return std::move(*a);
-  }
+struct LocalTree : testing::LocalArena {
+  explicit LocalTree(uint32_t page_bytes, uint32_t slots = 4) : LocalArena(page_bytes), reclaimer(slots) {}
   std::unique_ptr<BlinkTree> tree() {
     auto t = std::make_unique<BlinkTree>(access);
     BOOST_REQUIRE(t->set_reclaimer(&reclaimer).is_ok());
     return t;
   }
-  NoClock clock;
-  std::unique_ptr<Arena> arena;
-  LocalAccess access;
   Reclaimer reclaimer;
 };
 

@@ -56,12 +56,8 @@ bool erase_one(Reference& ref, Pair x) {
 // `steps` random operations on keys in [0, key_space) with payloads in
 // [0, payload_space); every answer must be the multimap's.
 void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_space, uint32_t steps, uint64_t seed) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 64ull << 20, page_bytes, false);
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess access(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
-  BlinkTree tree(access);
+  testing::LocalArena local(page_bytes);
+  BlinkTree tree(local.access);
   Reference ref;
   Random rng(seed);
   uint64_t lookups = 0;
@@ -140,19 +136,11 @@ class LosingSeparator final : public testing::ForwardingAccess {
 // A tree of several levels (keys 0, 10, ..., 390 in 128-byte pages) whose
 // node access loses separators on demand; `next` is the next key / 10.
 struct LosingTree {
-  explicit LosingTree(uint64_t arena_bytes)
-      : arena(make_arena(arena_bytes)), local(*arena, clock), losing(local), tree(losing) {
-    BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
+  explicit LosingTree(uint64_t arena_bytes) : base(128, arena_bytes), local(base.access), losing(local), tree(losing) {
     for (; next < 40; ++next) BOOST_REQUIRE(tree.insert({next * 10, 0}).is_ok());
   }
-  static std::unique_ptr<Arena> make_arena(uint64_t bytes) {
-    auto a = Arena::create(Env{}, 0, bytes, 128, false);
-    BOOST_REQUIRE_MESSAGE(a.is_ok(), a.status().to_string());
-    return std::move(*a);
-  }
-  NoClock clock;
-  std::unique_ptr<Arena> arena;
-  LocalAccess local;
+  testing::LocalArena base;
+  LocalAccess& local;
   LosingSeparator losing;
   BlinkTree tree;
   uint64_t next = 0;
@@ -230,12 +218,8 @@ BOOST_AUTO_TEST_CASE(differential_small_pages) { differential(256, 4096, 16, 600
 BOOST_AUTO_TEST_CASE(differential_default_pages) { differential(1024, 1u << 16, 1u << 20, 60000, 4); }
 
 BOOST_AUTO_TEST_CASE(leaf_of_one_pair_refuses_to_split) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 1 << 20, 128, false);
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess access(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
-  BlinkTree tree(access);
+  testing::LocalArena local(128, 1 << 20);
+  BlinkTree tree(local.access);
   for (int i = 0; i < 4; ++i) BOOST_REQUIRE(tree.insert({7, 7}).is_ok());
   const Status s = tree.insert({7, 7});
   BOOST_TEST(s.code() == StatusCode::kResourceExhausted);
@@ -272,6 +256,7 @@ class UnlockOnRead final : public testing::ForwardingAccess {
     return inner_.read(p, out);
   }
   const uint64_t* in_place(RemotePtr p) const override { return local_.in_place(p); }
+  bool searches_in_place() const override { return true; }
 
   bool armed = false;
   RemotePtr at;
@@ -284,11 +269,8 @@ class UnlockOnRead final : public testing::ForwardingAccess {
 };
 
 BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_a_locked_node_to_the_copying_read) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 1 << 20, 1024, false);
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess local(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(local).is_ok());
+  testing::LocalArena arena(1024, 1 << 20);
+  LocalAccess& local = arena.access;
   UnlockOnRead access(local);
   BlinkTree tree(access);
   BOOST_REQUIRE(tree.insert({5, 50}).is_ok());
@@ -325,12 +307,8 @@ BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_a_locked_node_to_the_copying_read) {
 }
 
 BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_pairs_past_a_leaf_to_the_double_collect) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 1 << 20, 128, false);  // four pairs a leaf
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess access(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
-  BlinkTree tree(access);
+  testing::LocalArena local(128, 1 << 20);  // four pairs a leaf
+  BlinkTree tree(local.access);
   std::vector<uint64_t> want;
   for (uint64_t p = 1; p <= 10; ++p) {
     BOOST_REQUIRE(tree.insert({7, p}).is_ok());
@@ -351,11 +329,8 @@ BOOST_AUTO_TEST_CASE(in_place_lookup_leaves_pairs_past_a_leaf_to_the_double_coll
 // (small pages) on the same arena: every key a writer has acknowledged is
 // found, with its payload, exactly once. (ThreadSanitizer runs it too.)
 BOOST_AUTO_TEST_CASE(in_place_lookups_during_splits_find_every_acknowledged_key) {
-  NoClock clock;
-  auto arena = Arena::create(Env{}, 0, 64ull << 20, 256, false);
-  BOOST_REQUIRE(arena.is_ok());
-  LocalAccess access(**arena, clock);
-  BOOST_REQUIRE(BlinkTree::create_empty(access).is_ok());
+  testing::LocalArena local(256);
+  LocalAccess& access = local.access;
   constexpr uint32_t kWriters = 2, kPerWriter = 20000;
   auto key_of = [](uint64_t n) { return (n * 0x9E3779B97F4A7C15ull) >> 1; };
   std::atomic<uint32_t> done[kWriters] = {};
@@ -472,7 +447,7 @@ BOOST_AUTO_TEST_CASE(aborted_splits_leak_no_pages) {
   BOOST_REQUIRE_EQUAL(t.losing.aborts_left, 0u);
   BOOST_REQUIRE_EQUAL(t.losing.swaps_to_refuse, 0u);
   BOOST_TEST(t.tree.stats().restarts >= 2000u);
-  const uint64_t handed_out = t.arena->used_bytes() / 128;
+  const uint64_t handed_out = t.base.arena->used_bytes() / 128;
   BOOST_TEST(handed_out <= reachable_pages(t.local) + 1, handed_out << " pages handed out");
 }
 

@@ -333,8 +333,7 @@ void check_server_answers_inconsistent_key(const std::function<void(pilaf::Entry
   rewrite_entry(store, slot, spoil);
 
   const TornReadPolicy policy;  // the defaults every design uses
-  Nanos pauses_ns = 0;
-  for (uint32_t torn = 1; torn < policy.max_attempts; ++torn) pauses_ns += policy.pause_ns(torn);
+  const Nanos pauses_ns = policy.total_pause_ns();
   pilaf::ClientStats before, after;
   Nanos elapsed_ns = 0;
   cluster->add_client("client0", {}, [&](pilaf::PilafClient& c, Env& env) {
