@@ -1,14 +1,17 @@
 // AlignedBuffer: an owned, zero-filled, cache-line aligned byte array, the
 // backing store of registered regions (RDMA atomics need 8-byte alignment;
-// nodes and entries want cache-line alignment). Buffers of 2 MiB and more
-// are 2 MiB aligned and asked to be backed by transparent huge pages:
-// index regions are read at random, and TLB misses (the CPU's, and the
-// NIC's address translation on real hardware) dominate otherwise. They are
-// anonymous mappings, which the kernel fills with zeros page by page as
-// they are first touched: a store sized for growth costs memory, and time
-// to clear it, only for the part it uses. A simulated run models no TLB
-// and asks for no huge pages (set_huge_pages): with THP on madvise, each
-// touched 2 MiB of a store was then resident whole.
+// nodes and entries want cache-line alignment). Buffers of 64 KiB and
+// more are anonymous mappings, which the kernel fills with zeros page by
+// page as they are first touched: a store sized for growth, or a server's
+// pool of posted receives, costs memory, and time to clear it, only for
+// the part it uses (clearing them up front was a third of the page faults
+// of a 1024-server simulation's set-up; docs/simulator.md, "Scale").
+// Buffers of 2 MiB and more are 2 MiB aligned and asked to be backed by
+// transparent huge pages: index regions are read at random, and TLB
+// misses (the CPU's, and the NIC's address translation on real hardware)
+// dominate otherwise. A simulated run models no TLB and asks for no huge
+// pages (set_huge_pages): with THP on madvise, each touched 2 MiB of a
+// store was then resident whole.
 #pragma once
 
 #include <sys/mman.h>
@@ -26,12 +29,16 @@ class AlignedBuffer {
  public:
   static constexpr size_t kAlignment = 64;
   static constexpr size_t kHugePage = 2u << 20;
+  static constexpr size_t kPage = 4096;  // mmap and munmap round up further where pages are larger
+  static constexpr size_t kMappedFrom = 64u << 10;  // smaller ones come from the heap, cleared
 
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
     if (bytes >= kHugePage) {
       map_huge_aligned(bytes);
+    } else if (bytes >= kMappedFrom) {
+      map_pages(bytes);
     } else {
       const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
       data_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
@@ -69,6 +76,14 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  // Maps `bytes` rounded up to whole pages (page aligned).
+  void map_pages(size_t bytes) {
+    const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    data_ = static_cast<std::byte*>(p);
+    mapped_ = rounded;
+  }
   // Maps `bytes` rounded up to huge pages at a huge-page boundary: maps one
   // huge page more than needed and unmaps the unaligned head and the tail.
   void map_huge_aligned(size_t bytes) {

@@ -13,10 +13,11 @@ BuddyAllocator::BuddyAllocator(uint64_t min_blocks, uint32_t min_block_bytes)
     : min_blocks_(min_blocks),
       min_block_bytes_(min_block_bytes),
       min_block_shift_(std::countr_zero(min_block_bytes)),
-      control_(min_blocks, 0),
-      next_(min_blocks, kNil),
-      prev_(min_blocks, kNil) {
+      control_(min_blocks),
+      next_(min_blocks),
+      prev_(min_blocks) {
   free_head_.fill(kNil);
+  if (control_.size() != min_blocks || next_.size() != min_blocks || prev_.size() != min_blocks) return;
   push_free(0, top_order());
 }
 
@@ -43,7 +44,12 @@ Status BuddyAllocator::check_geometry(uint64_t capacity_bytes, uint64_t min_bloc
 
 StatusOr<BuddyAllocator> BuddyAllocator::create(uint64_t capacity_bytes, uint32_t min_block_bytes) {
   LOCUS_RETURN_IF_ERROR(check_geometry(capacity_bytes, min_block_bytes));
-  return BuddyAllocator(capacity_bytes / min_block_bytes, min_block_bytes);
+  BuddyAllocator a(capacity_bytes / min_block_bytes, min_block_bytes);
+  if (a.control_.size() != a.min_blocks_ || a.next_.size() != a.min_blocks_ || a.prev_.size() != a.min_blocks_) {
+    return resource_exhausted(fmt::format("buddy allocator: cannot allocate the bookkeeping of {} bytes ({} min blocks)",
+                                          capacity_bytes, a.min_blocks_));
+  }
+  return a;
 }
 
 int BuddyAllocator::top_order() const { return std::countr_zero(min_blocks_); }
@@ -60,9 +66,10 @@ Status BuddyAllocator::grow(uint64_t new_capacity_bytes) {
   // Resize before touching any state, so that a failed allocation here
   // leaves the allocator as it was (larger side arrays are harmless).
   const uint64_t new_min_blocks = new_capacity_bytes >> min_block_shift_;
-  control_.resize(new_min_blocks, 0);
-  next_.resize(new_min_blocks, kNil);
-  prev_.resize(new_min_blocks, kNil);
+  if (!control_.grow(new_min_blocks) || !next_.grow(new_min_blocks) || !prev_.grow(new_min_blocks)) {
+    return resource_exhausted(fmt::format("buddy allocator: cannot allocate the bookkeeping of {} bytes",
+                                          new_capacity_bytes));
+  }
 
   // Capacities are powers of two, so the added range is exactly the blocks
   // [n, 2n), [2n, 4n), ... Releasing them in that order lets each one merge

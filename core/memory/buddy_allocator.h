@@ -24,9 +24,9 @@
 
 #include <array>
 #include <cstdint>
-#include <vector>
 
 #include "core/common/status.h"
+#include "core/common/zeroed_array.h"
 
 namespace locus::memory {
 
@@ -120,9 +120,12 @@ class BuddyAllocator {
   uint32_t min_block_bytes_ = 0;
   int min_block_shift_ = 0;
 
-  std::vector<uint8_t> control_;
-  std::vector<BlockIndex> next_;
-  std::vector<BlockIndex> prev_;
+  // Per min block. Zeroed arrays, not vectors: a store sized for growth
+  // touches the pages of only the blocks it uses. next_ and prev_ are read
+  // only for blocks on a free list, which push_free() writes first.
+  ZeroedArray<uint8_t> control_;
+  ZeroedArray<BlockIndex> next_;
+  ZeroedArray<BlockIndex> prev_;
   std::array<BlockIndex, kMaxOrders> free_head_{};
   // Bit k set iff free_head_[k] != kNil: the smallest usable order and the
   // largest free block are one bit scan away instead of a loop over orders.

@@ -6,9 +6,13 @@
 // aligned, zero-filled and writable, and moves hand them over.
 #include "core/memory/buddy_allocator.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <bit>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <new>
 #include <ostream>
@@ -18,6 +22,7 @@
 #include <rapidcheck/boost_test.h>
 
 #include "core/common/aligned_buffer.h"
+#include "core/common/zeroed_array.h"
 #include "core/common/random.h"
 
 // Counting global operator new: the only way to see that allocate()/free()
@@ -405,6 +410,30 @@ BOOST_AUTO_TEST_CASE(large_buffers_are_huge_page_aligned_mappings_and_zeroed) {
   }
 }
 
+// How many of the pages of [p, p + bytes) (page aligned) are resident.
+size_t resident_pages(const void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((bytes + page - 1) / page);
+  BOOST_REQUIRE_EQUAL(mincore(const_cast<void*>(p), bytes, in.data()), 0);
+  size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n;
+}
+
+// From 64 KiB a buffer is a mapping the kernel zeroes as it is touched:
+// untouched pages are not resident (a cleared heap block would be), which
+// is what keeps a 1024-server simulation's posted receives and store
+// bookkeeping from costing a page fault each at set-up.
+BOOST_AUTO_TEST_CASE(medium_buffers_are_page_aligned_and_cost_nothing_until_touched) {
+  for (size_t bytes : {locus::AlignedBuffer::kMappedFrom, size_t{1} << 20, locus::AlignedBuffer::kHugePage - 1}) {
+    locus::AlignedBuffer b(bytes);
+    BOOST_REQUIRE(b.valid());
+    BOOST_TEST(reinterpret_cast<uintptr_t>(b.data()) % 4096 == 0u);
+    BOOST_TEST(resident_pages(b.data(), bytes) == 0u, bytes << " bytes");
+    check_zero_and_writable(b);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(moves_hand_the_buffer_over) {
   locus::AlignedBuffer a(locus::AlignedBuffer::kHugePage + 1);
   std::byte* p = a.data();
@@ -418,6 +447,34 @@ BOOST_AUTO_TEST_CASE(moves_hand_the_buffer_over) {
   BOOST_TEST(c.data() == p);
   BOOST_TEST(static_cast<int>(c.data()[7]) == 7);
   BOOST_TEST(c.size() == locus::AlignedBuffer::kHugePage + 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(zeroed_array)
+
+BOOST_AUTO_TEST_CASE(starts_zero_and_grows_keeping_its_elements) {
+  locus::ZeroedArray<uint32_t> a(1000);
+  BOOST_REQUIRE_EQUAL(a.size(), 1000u);
+  for (size_t i = 0; i < a.size(); ++i) BOOST_REQUIRE_EQUAL(a[i], 0u);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint32_t>(i + 1);
+  BOOST_REQUIRE(a.grow(100'000));
+  BOOST_REQUIRE_EQUAL(a.size(), 100'000u);
+  for (size_t i = 0; i < 1000; ++i) BOOST_REQUIRE_EQUAL(a[i], i + 1);
+  for (size_t i = 1000; i < a.size(); ++i) BOOST_REQUIRE_EQUAL(a[i], 0u);
+  BOOST_REQUIRE(a.grow(10));  // never shrinks
+  BOOST_TEST(a.size() == 100'000u);
+  BOOST_TEST(!a.grow(std::numeric_limits<size_t>::max()));  // refused, unchanged
+  BOOST_TEST(a.size() == 100'000u);
+  BOOST_TEST(a[999] == 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(untouched_elements_cost_no_memory) {
+  constexpr size_t kCount = size_t{1} << 17;  // 1 MiB: below the huge pages' size
+  locus::ZeroedArray<uint64_t> a(kCount);
+  a[0] = 1;
+  a[kCount - 1] = 2;
+  BOOST_TEST(aligned_buffer::resident_pages(&a[0], kCount * sizeof(uint64_t)) == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
