@@ -80,7 +80,7 @@ Status register_design(design::Registry& registry) {
         "(inner levels by RPC, leaves one-sided)",
         false,
         read_keys,
-        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork},
+        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork, kFenceWork, kGcWork},
         /*deletes=*/true},
        make_driver,
        model_profile});

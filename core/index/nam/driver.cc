@@ -94,7 +94,13 @@ class NamDriver final : public design::IndexDriver {
                    env.clock->sleep_for(std::min<Nanos>(next_ns - now, 10 * kMillisecond));
                    continue;
                  }
+                 const WorkTimer timer(env);
+                 const uint64_t leaves_before = server->gc_stats().gc_leaves_read;
                  if (!server->collect_garbage().is_ok()) gc_failures_.fetch_add(1, std::memory_order_relaxed);
+                 // The pass's CPU, by the bytes of the leaves it walked (a
+                 // pass costs what the tree's size makes it).
+                 env.cpu->charge_work(kGcWork, timer.elapsed(),
+                                      (server->gc_stats().gc_leaves_read - leaves_before) * config_.page_bytes);
                  next_ns = env.clock->now() + interval_ns;
                }
              }}};

@@ -57,6 +57,7 @@ Status BlinkTree::collect_garbage() {
 Status BlinkTree::compact_leaves() {
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &p, node_));  // the leftmost leaf
+  ++stats_.gc_leaves_read;
   constexpr uint32_t kTriesPerLeaf = 64;                 // then the leaf is left to the next pass
   for (uint32_t tries = 0;;) {
     if (!node_.head() && node_.live() < node_.count() && tries < kTriesPerLeaf) {
@@ -81,6 +82,7 @@ Status BlinkTree::compact_leaves() {
     p = node_.sibling();
     tries = 0;
     LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
+    ++stats_.gc_leaves_read;
     if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
   }
 }

@@ -36,6 +36,9 @@ inline constexpr const char* kLayoutWork = "nam.layout";
 inline constexpr const char* kLeafWork = "nam.leaf";
 inline constexpr const char* kSeparatorWork = "nam.separator";
 inline constexpr const char* kFenceWork = "nam.fence";
+// A coarse-grained memory server's garbage-collection pass, charged to its
+// CPU by the bytes of the leaves it walked (not an RPC: the server's daemon).
+inline constexpr const char* kGcWork = "nam.gc";
 
 // Bytes of a range response before its pairs.
 inline constexpr uint32_t kRangeResponseHead = 8;

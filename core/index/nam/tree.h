@@ -100,6 +100,7 @@ struct TreeStats {
   uint64_t heads_refreshed = 0;
   // Garbage collection (gc.cc).
   uint64_t gc_passes = 0;
+  uint64_t gc_leaves_read = 0;     // leaves the passes' compaction walked (the bytes of their work)
   uint64_t entries_collected = 0;  // deleted entries removed from leaves
   uint64_t merges = 0;             // nodes merged into their left neighbour
   uint64_t inner_merges = 0;       // of them, nodes above the leaves
