@@ -39,7 +39,8 @@ struct CellConfig final : scenario::IndexConfig {
   // dead machine, ceil(stores_per_server / (platform.servers - 1)).
   uint32_t spares_per_server = 0;
   // A run refuses a log_dir holding an earlier run's logs unless this is
-  // set, when it replays them before the load (driver.cc).
+  // set, when the stores replay them and, if they recovered records, are
+  // not loaded again (driver.cc).
   bool log_replay = false;
 };
 

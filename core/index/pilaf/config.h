@@ -15,6 +15,11 @@ struct PilafConfig final : scenario::IndexConfig {
   uint64_t initial_buckets = 0;  // 0: twice the record count per server
   uint32_t max_kv_bytes = 16 * 1024;
   std::string log_dir;                 // empty: nothing logged, nothing survives a restart
+  // A run whose log_dir holds an earlier run's logs is refused unless this
+  // asks to start from them: each server replays its log, and a server that
+  // recovered records is not loaded again (its records, with every update
+  // and delete made before, came back from the log).
+  bool log_replay = false;
   std::string log_fsync = "interval";  // every_batch | interval | never (log_writer.h)
   // Redis's appendfsync everysec (redis.conf), the asynchronous logging the
   // Pilaf paper describes.

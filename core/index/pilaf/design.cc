@@ -16,6 +16,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("initial_buckets", &c->initial_buckets, 0, 1e12));
   LOCUS_RETURN_IF_ERROR(keys.number("max_kv_bytes", &c->max_kv_bytes, 64, 1 << 26));
   LOCUS_RETURN_IF_ERROR(keys.text("log_dir", &c->log_dir));
+  LOCUS_RETURN_IF_ERROR(keys.flag("log_replay", &c->log_replay));
   LOCUS_RETURN_IF_ERROR(keys.text("log_fsync", &c->log_fsync, {"every_batch", "interval", "never"}));
   LOCUS_RETURN_IF_ERROR(keys.number("log_fsync_interval_ms", &c->log_fsync_interval_ms, 1, 3.6e6));
   LOCUS_RETURN_IF_ERROR(keys.number("log_rewrite_percentage", &c->log_rewrite_percentage, 1, 1e6));

@@ -73,22 +73,44 @@ class PilafDriver final : public design::IndexDriver {
     return l;
   }
 
+  // An earlier run's log would be replayed and then overwritten by this
+  // run's load (every update and delete it holds undone, and the load
+  // logged again): refused unless index.log_replay asks to start from it.
+  Status check_no_earlier_log(Env env, const std::string& dir) const {
+    if (dir.empty() || config_.log_replay || env.files == nullptr || !env.files->exists(dir)) return Status();
+    auto names = env.files->list(dir);
+    if (names.is_ok() && names->empty()) return Status();
+    return invalid_argument("index.log_dir: " + dir + " holds an earlier run's log: a run starts from an empty "
+                            "log_dir; remove it, or set index.log_replay = true to start from what it holds "
+                            "(a server that recovers records is not loaded again)");
+  }
+
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
-    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, store_options(), log_settings(endpoint)));
+    const LogSettings log = log_settings(endpoint);
+    LOCUS_RETURN_IF_ERROR(check_no_earlier_log(env, log.dir));
+    LOCUS_ASSIGN_OR_RETURN(auto server, PilafServer::create(env, store_options(), log));
     LOCUS_RETURN_IF_ERROR(server->attach(rpc));
+    const log::RecoveryReport& r = server->last_recovery();
+    const uint64_t records = r.checkpoint_records + r.log.records;
+    replayed_.push_back(records > 0);
+    replayed_records_ += records;
     servers_.push_back(std::move(server));
     return Status();
   }
 
-  // Sharded by key number, filled on every hardware thread.
+  // Sharded by key number, filled on every hardware thread. A server that
+  // came back from its log (index.log_replay) is skipped: loading it would
+  // put the load's values back over the updates and deletes it recovered.
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
     const uint32_t shards = static_cast<uint32_t>(servers_.size());
     return design::load_records_sharded(
         spec, rng, shards, [shards](uint64_t keynum) { return pilaf_shard_of(keynum, shards); },
         [this](uint32_t shard, std::string_view key, std::string_view value) {
-          return servers_[shard]->load(key, value);
+          return replayed_[shard] ? Status() : servers_[shard]->load(key, value);
         });
   }
+
+  uint32_t replayed_servers() const { return static_cast<uint32_t>(std::count(replayed_.begin(), replayed_.end(), true)); }
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env&, Endpoint& ep, rpc::RpcClient& rpc,
                                                            std::span<const NodeId> servers) override {
@@ -111,6 +133,12 @@ class PilafDriver final : public design::IndexDriver {
   uint32_t rpc_message_bytes() const override { return config_.max_kv_bytes + rpc::kHeaderBytes + 64; }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
+    if (replayed_servers() > 0) {
+      return invalid_argument(
+          "index.log_replay: " + std::to_string(replayed_servers()) +
+          " server(s) started from their logs, whose contents the history checker does not have as the run's "
+          "initial state; check a replayed run with [check] linearizability = false");
+    }
     return design::loaded_puts(spec, rng, out);
   }
   StatusOr<check::CheckResult> check_history(const check::History& history,
@@ -150,6 +178,10 @@ class PilafDriver final : public design::IndexDriver {
     }
     extra["pilaf.keys"] = keys;
     extra["pilaf.cuckoo_kicks"] = kicks;
+    if (replayed_servers() > 0) {
+      extra["pilaf.replayed_servers"] = replayed_servers();
+      extra["pilaf.replayed_records"] = static_cast<double>(replayed_records_);
+    }
     if (restarts_ > 0) {
       extra["pilaf.restarts"] = static_cast<double>(restarts_);
       extra["pilaf.recovered_records"] = static_cast<double>(recovered_records_);
@@ -165,6 +197,8 @@ class PilafDriver final : public design::IndexDriver {
   std::shared_ptr<const std::vector<NodeId>> server_list_;
   uint64_t restarts_ = 0;
   uint64_t recovered_records_ = 0;
+  std::vector<bool> replayed_;  // per server: it recovered records from index.log_dir at set-up
+  uint64_t replayed_records_ = 0;
 };
 
 }  // namespace
