@@ -55,19 +55,9 @@ Status Deployment::init() {
 }
 
 Status Deployment::resolve_splits() {
-  // A meganode is linked once the superblock names it as the root (a new
-  // root meganode, kSetRoot) or its split's source finished: a split's id
-  // names the source's node region (SplitIds).
-  auto finished = [this](uint64_t split_id, uint64_t root) {
-    if (servers_[0]->store().root() == root) return true;
-    for (const auto& s : servers_) {
-      if (s->store().node_region() == SplitIds::source_of(split_id)) return s->store().split_finished(split_id, root);
-    }
-    return false;
-  };
-  auto is_tree_root = [this](uint64_t root) { return servers_[0]->store().root() == root; };
-  for (auto& s : servers_) LOCUS_RETURN_IF_ERROR(s->resolve_splits(finished, is_tree_root));
-  return Status();
+  std::vector<CellServer*> servers;
+  for (auto& s : servers_) servers.push_back(s.get());
+  return CellServer::resolve_replayed_splits(servers);
 }
 
 Status Deployment::spawn_daemons() {

@@ -119,6 +119,11 @@ class CellDriver final : public design::IndexDriver {
     // put the load's values back over them.
     for (const auto& s : servers_) replayed_records_ += s->recovery().checkpoint_records + s->recovery().log.records;
     if (replayed_records_ > 0) {
+      // Ends what a crash left of a split, as a Deployment started on the
+      // logs does (deployment.cc).
+      std::vector<CellServer*> servers;
+      for (auto& s : servers_) servers.push_back(s.get());
+      LOCUS_RETURN_IF_ERROR(CellServer::resolve_replayed_splits(servers));
       for (auto& gate : gates_) gate->open();
       return Status();
     }

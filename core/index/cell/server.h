@@ -116,6 +116,11 @@ class CellServer final : public SplitScheduler {
   // `is_tree_root(ptr)`: whether ptr is the tree's root (Store::queue_needed_splits).
   Status resolve_splits(const std::function<bool(uint64_t split_id, uint64_t root)>& finished,
                         const std::function<bool(uint64_t root)>& is_tree_root = {});
+  // resolve_splits() on every server of a tree that replayed its logs,
+  // `servers[0]` being region 0's (the superblock's): a meganode is linked
+  // once the superblock names it as the root or its split's source
+  // finished (a split's id names the source's node region, SplitIds).
+  static Status resolve_replayed_splits(const std::vector<CellServer*>& servers);
   // Only the second half of it: for a region taken over while other
   // servers serve, whose builds are resolved by requests (takeover.h).
   Status abort_pending_splits(const std::function<bool(uint64_t root)>& is_tree_root = {});

@@ -71,6 +71,21 @@ Status CellServer::open_log() {
   return Status();
 }
 
+Status CellServer::resolve_replayed_splits(const std::vector<CellServer*>& servers) {
+  if (servers.empty()) return Status();
+  CellServer* superblock = servers.front();
+  auto finished = [&](uint64_t split_id, uint64_t root) {
+    if (superblock->store().root() == root) return true;
+    for (CellServer* s : servers) {
+      if (s->store().node_region() == SplitIds::source_of(split_id)) return s->store().split_finished(split_id, root);
+    }
+    return false;
+  };
+  auto is_tree_root = [&](uint64_t root) { return superblock->store().root() == root; };
+  for (CellServer* s : servers) LOCUS_RETURN_IF_ERROR(s->resolve_splits(finished, is_tree_root));
+  return Status();
+}
+
 Status CellServer::plant_tree() {
   if (planted_) return Status();
   planted_ = true;
