@@ -33,4 +33,14 @@ struct LogKeys {
   }
 };
 
+// Whether `dir` (a server's or a store's log directory) holds an earlier
+// run's log: a run replays it only when index.log_replay asks, since its
+// load would otherwise be mixed into what the log recovers. False where
+// there is no file system (`files` null) or no such directory.
+inline bool holds_earlier_log(Files* files, const std::string& dir) {
+  if (files == nullptr || dir.empty() || !files->exists(dir)) return false;
+  auto names = files->list(dir);
+  return !(names.is_ok() && names->empty());
+}
+
 }  // namespace locus::log

@@ -96,11 +96,9 @@ class CellDriver final : public design::IndexDriver {
   // An earlier run's log would be replayed before this run's load, its
   // keys mixed into this run's: refused unless index.log_replay asks for it.
   Status check_no_earlier_log(Env env, CellRegionId region) const {
-    if (server_options_.log_dir.empty() || log_replay_ || env.files == nullptr) return Status();
+    if (server_options_.log_dir.empty() || log_replay_) return Status();
     const std::string dir = server_options_.log_dir + "/region" + std::to_string(region);
-    if (!env.files->exists(dir)) return Status();
-    auto names = env.files->list(dir);
-    if (names.is_ok() && names->empty()) return Status();
+    if (!log::holds_earlier_log(env.files, dir)) return Status();
     return invalid_argument("index.log_dir: " + dir + " holds an earlier run's log of store " +
                             std::to_string(region / 2) +
                             ": a run starts from an empty log_dir; remove it, or set index.log_replay = true "

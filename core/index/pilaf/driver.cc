@@ -19,6 +19,7 @@
 #include "core/index/pilaf/server.h"
 #include "core/index/pilaf/session.h"
 #include "core/index/pilaf/sizing.h"
+#include "core/log/log_keys.h"
 #include "core/memory/buddy_allocator.h"
 
 namespace locus::pilaf {
@@ -77,9 +78,7 @@ class PilafDriver final : public design::IndexDriver {
   // run's load (every update and delete it holds undone, and the load
   // logged again): refused unless index.log_replay asks to start from it.
   Status check_no_earlier_log(Env env, const std::string& dir) const {
-    if (dir.empty() || config_.log_replay || env.files == nullptr || !env.files->exists(dir)) return Status();
-    auto names = env.files->list(dir);
-    if (names.is_ok() && names->empty()) return Status();
+    if (config_.log_replay || !log::holds_earlier_log(env.files, dir)) return Status();
     return invalid_argument("index.log_dir: " + dir + " holds an earlier run's log: a run starts from an empty "
                             "log_dir; remove it, or set index.log_replay = true to start from what it holds "
                             "(a server that recovers records is not loaded again)");
