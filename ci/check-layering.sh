@@ -41,13 +41,14 @@ declare -A allowed=(
   [membership]="common"
   [rpc]="common metrics transport"
   [selector]="common metrics transport"
+  [messaging]="common metrics transport rpc selector"
   [workload]="common"
   [scenario]="common metrics transport fault selector workload"
-  [design]="common check metrics transport fault memory rpc selector workload scenario"
-  [designs]="common check metrics transport fault memory rpc selector workload scenario design index"
-  [runner]="common check metrics transport fault memory rpc selector workload scenario design"
+  [design]="common check metrics transport fault memory rpc messaging selector workload scenario"
+  [designs]="common check metrics transport fault memory rpc messaging selector workload scenario design index"
+  [runner]="common check metrics transport fault memory rpc messaging selector workload scenario design"
 )
-lower="common check metrics transport fault log memory membership rpc selector workload scenario design"
+lower="common check metrics transport fault log memory membership rpc messaging selector workload scenario design"
 for dir in core/*/ core/index/*/; do
   dir=${dir%/}
   case $dir in

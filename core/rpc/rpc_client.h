@@ -14,6 +14,7 @@
 
 #include "core/common/aligned_buffer.h"
 #include "core/common/status.h"
+#include "core/rpc/caller.h"
 #include "core/rpc/message.h"
 #include "core/transport/endpoint.h"
 
@@ -31,22 +32,22 @@ struct RpcClientStats {
   uint64_t timeouts = 0;
 };
 
-class RpcClient {
+class RpcClient final : public Caller {
  public:
   static StatusOr<std::unique_ptr<RpcClient>> create(Endpoint& endpoint,
                                                      const RpcClientOptions& options = {});
-  ~RpcClient();
+  ~RpcClient() override;
   RpcClient(const RpcClient&) = delete;
   RpcClient& operator=(const RpcClient&) = delete;
 
   // Where to build the next request's payload.
-  std::span<std::byte> payload_buffer() {
+  std::span<std::byte> payload_buffer() override {
     return {send_buf_ + kHeaderBytes, options_.max_message_bytes - kHeaderBytes};
   }
   // Sends the first payload_bytes of payload_buffer() as a `type` request to
   // `server` and waits for the response. An error response becomes its
   // Status (code and message from the server); the OK payload is returned.
-  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes);
+  StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type, size_t payload_bytes) override;
   // Convenience: copies `payload` into the buffer first.
   StatusOr<std::span<const std::byte>> call(NodeId server, uint16_t type,
                                             std::span<const std::byte> payload);

@@ -35,10 +35,18 @@ case $design in
   # The NAM index, all three distributions: updates add (key, payload)
   # pairs. Fine-grained and hybrid leaf locks of crashed clients are broken
   # after a 20 ms lease.
-  nam|nam-fine|nam-hybrid) scenario=$root/scenarios/nam/${design#nam-}.toml
-    [ "$design" = nam ] && scenario=$root/scenarios/nam/coarse.toml
+  # nam-mailbox and nam-hybrid-mailbox: the coarse-grained and hybrid RPCs
+  # over RDMA-WRITE mailboxes (index.rpc_transport), whose clients set a
+  # broken connection up again on their next call.
+  nam|nam-fine|nam-hybrid|nam-mailbox|nam-hybrid-mailbox)
+    distribution=${design#nam-}; distribution=${distribution%-mailbox}
+    case $design in nam|nam-mailbox) distribution=coarse ;; esac
+    scenario=$root/scenarios/nam/$distribution.toml
     base=(workload.recordcount=2000 workload.readproportion=0.5 workload.updateproportion=0.5 index.lease_ms=20
-          run.clients=16 run.duration_s=0.05 run.wait_timeout_ms=2) ;;
+          run.clients=16 run.duration_s=0.05 run.wait_timeout_ms=2)
+    # Two mailbox workers a memory server, not one per core (10): on
+    # loopback each is a thread of this 2-core machine.
+    case $design in *-mailbox) base+=(index.rpc_transport=\"mailbox\" index.mailbox_workers=2) ;; esac ;;
   *) echo "fault_campaign.sh: no campaign for design '$design'"; exit 2 ;;
 esac
 out=$(mktemp -d)
@@ -89,9 +97,11 @@ elif [ "$backend" = verbs ]; then
     exit 77
   fi
   # (NessieSD/NessieHY: each node's server threads, three for small.toml's
-  # 256-byte values, have an endpoint each beside the tables'.)
+  # 256-byte values, have an endpoint each beside the tables'. NAM with
+  # mailboxes: two mailbox workers beside each memory server's RPC
+  # endpoint, 4 x (1 + 2).)
   case $design in pilaf) entries=2 ;; cell) entries=2 ;; catfish) entries=3 ;; nessie) entries=3 ;;
-    nessie-server|nessie-hybrid) entries=12 ;; nam*) entries=4 ;; esac
+    nessie-server|nessie-hybrid) entries=12 ;; nam*-mailbox) entries=12 ;; nam*) entries=4 ;; esac
   for _ in $(seq 1 "$entries"); do
     printf '[[server]]\naddress = "%s"\nport = 0\n\n' "$LOCUS_VERBS_ADDRESS"
   done > "$out/cluster.toml"

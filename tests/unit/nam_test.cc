@@ -123,7 +123,7 @@ struct NamCluster {
                                   if (!c.is_ok()) return failures.fail(name + ": " + c.status().to_string());
                                   body(**c, env, c->get());
                                 } else if (config.distribution == nam::Distribution::kHybrid) {
-                                  auto c = nam::HybridClient::connect(ep, **rpc, servers, config, partitioner);
+                                  auto c = nam::HybridClient::connect(ep, **rpc, **rpc, servers, config, partitioner);
                                   if (!c.is_ok()) return failures.fail(name + ": " + c.status().to_string());
                                   body(**c, env, nullptr);
                                 } else {
@@ -467,11 +467,20 @@ BOOST_AUTO_TEST_CASE(index_keys_are_checked) {
   for (const Bad& b : {Bad{"index.distribution=medium", "not one of coarse, fine, hybrid"},
                        Bad{"index.partitioning=list", "index.partitioning"},
                        Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"},
-                       Bad{"index.key_skew=0.5,0.4", "sum to"}, Bad{"index.key_skew=0.5,x", "not a share"}}) {
+                       Bad{"index.key_skew=0.5,0.4", "sum to"}, Bad{"index.key_skew=0.5,x", "not a share"},
+                       Bad{"index.rpc_transport=carrier_pigeon", "index.rpc_transport"},
+                       Bad{"index.mailbox_mode=spin", "index.mailbox_mode"},
+                       Bad{"index.mailbox_workers=-1", "index.mailbox_workers"}}) {
     auto s = designs::parse_scenario(base, "nam.toml", {b.set});
     BOOST_REQUIRE(!s.is_ok());
     BOOST_TEST(s.status().message().find(b.says) != std::string::npos, s.status().message());
   }
+  // Mailboxes carry the coarse-grained and hybrid RPCs; the fine-grained
+  // design sends none.
+  auto fine_mailbox = designs::parse_scenario(base, "nam.toml", {"index.distribution=fine", "index.rpc_transport=mailbox"});
+  BOOST_REQUIRE(!fine_mailbox.is_ok());
+  BOOST_TEST(fine_mailbox.status().message().find("sends no index RPCs") != std::string::npos,
+             fine_mailbox.status().message());
   auto hashed = designs::parse_scenario(base, "nam.toml", {"index.partitioning=hash", "index.key_skew=0.5,0.5"});
   BOOST_REQUIRE(!hashed.is_ok());
   BOOST_TEST(hashed.status().message().find("range") != std::string::npos, hashed.status().message());

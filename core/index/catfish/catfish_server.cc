@@ -1,10 +1,10 @@
 // CatfishServer: set-up, the three handlers and stats. See catfish_server.h.
 #include "core/index/catfish/catfish_server.h"
 
-
 #include <string>
 
 #include "core/index/catfish/connect_rpc.h"
+#include "core/messaging/mailbox.h"
 
 namespace locus::catfish {
 
@@ -79,13 +79,8 @@ Status CatfishServer::serve_connects(rpc::RpcServer& rpc) {
 
 Status CatfishServer::connect(const rpc::RequestContext& ctx, rpc::Reader& request, rpc::Writer& response) {
   LOCUS_ASSIGN_OR_RETURN(ClientInfo client, get_client_info(request));
-  // Written to under the name this server gives the client (connect_rpc.h).
-  client.node = ctx.client;
-  client.response_ring.node = ctx.client;
-  LOCUS_ASSIGN_OR_RETURN(const ConnectionInfo conn, messaging_->accept(client, /*await_first_message=*/true));
+  LOCUS_ASSIGN_OR_RETURN(const ConnectionInfo conn, messaging::accept_from(*messaging_, ctx.client, client));
   put_connect_answer({conn, tree_remote_}, response);
-  // The slot stays claimed; a client that never sends its hello loses it
-  // after first_message_timeout_ns.
   if (!response.ok()) return internal_error("catfish.connect: the answer exceeds the RPC message limit");
   return Status();
 }

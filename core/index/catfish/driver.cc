@@ -29,7 +29,7 @@
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/config.h"
 #include "core/index/catfish/load.h"
-#include "core/index/catfish/messaging_server_internal.h"
+#include "core/messaging/messaging_server_internal.h"
 #include "core/index/catfish/session.h"
 #include "core/workload/spatial.h"
 

@@ -12,7 +12,7 @@
 #include "core/index/nam/layout.h"
 #include "core/index/nam/protocol.h"
 #include "core/index/nam/tree.h"
-#include "core/rpc/rpc_client.h"
+#include "core/rpc/caller.h"
 
 namespace locus::nam {
 
@@ -52,7 +52,8 @@ Status partitioned_range(const Partitioner& partitioner, Pair from, uint32_t lim
 
 class CoarseClient final : public NamClient {
  public:
-  CoarseClient(rpc::RpcClient& rpc, std::span<const NodeId> servers, Partitioner partitioner)
+  // `rpc`: SEND/RECV's RpcClient or the mailboxes (config.h, rpc_transport).
+  CoarseClient(rpc::Caller& rpc, std::span<const NodeId> servers, Partitioner partitioner)
       : rpc_(rpc), servers_(servers.begin(), servers.end()), partitioner_(partitioner) {}
   Status lookup(uint64_t key, std::vector<uint64_t>* payloads) override;
   Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) override;
@@ -64,7 +65,7 @@ class CoarseClient final : public NamClient {
   Status server_range(uint32_t server, Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out);
   StatusOr<std::span<const std::byte>> call_pair(uint16_t type, Pair x);
 
-  rpc::RpcClient& rpc_;
+  rpc::Caller& rpc_;
   std::vector<NodeId> servers_;
   Partitioner partitioner_;
   std::vector<Pair> merge_;

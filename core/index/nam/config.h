@@ -12,6 +12,7 @@ namespace locus::nam {
 
 enum class Distribution { kCoarse, kFine, kHybrid };
 enum class Partitioning { kRange, kHash };
+enum class RpcTransport { kSendRecv, kMailbox };
 
 struct NamConfig final : scenario::IndexConfig {
   // "coarse": one tree per memory server, keys partitioned, operations by
@@ -20,6 +21,22 @@ struct NamConfig final : scenario::IndexConfig {
   // "hybrid": inner levels as coarse, leaves as fine (section 5).
   Distribution distribution = Distribution::kCoarse;
   Partitioning partitioning = Partitioning::kRange;  // coarse and hybrid
+  // How the coarse-grained and hybrid RPCs (range, insert, remove; leaf,
+  // separator) travel. "send_recv": SEND/RECV, the memory server's RPC
+  // workers sharing one receive queue (the paper's section 3.2).
+  // "mailbox": RDMA WRITE into a request ring per client in the memory
+  // server's memory, served by mailbox workers, one per core
+  // (core/messaging; the paper's first author's rewrite,
+  // github.com/toziegler/rdma_tree, replaced the shared receive queue with
+  // such mailboxes). Layout and fence RPCs stay SEND/RECV.
+  RpcTransport rpc_transport = RpcTransport::kSendRecv;
+  // Mailbox workers: "event" sleeps until a request's WRITE_WITH_IMM
+  // wakes it; "polling" scans its rings (core/messaging/messaging.h).
+  bool mailbox_polling = false;
+  // Mailbox workers per memory server, each an endpoint and a thread of
+  // its own serving a share of the clients' rings; 0: one per core
+  // (platform.cores_per_server).
+  uint32_t mailbox_workers = 0;
   uint32_t page_bytes = 1024;                        // the paper's 1 KB pages
   // Each memory server's arena; untouched pages cost no memory.
   uint64_t region_bytes = 64ull << 20;

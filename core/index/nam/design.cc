@@ -41,6 +41,13 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   std::string partitioning = "range";
   LOCUS_RETURN_IF_ERROR(keys.text("partitioning", &partitioning, {"range", "hash"}));
   c->partitioning = partitioning == "range" ? Partitioning::kRange : Partitioning::kHash;
+  std::string transport = "send_recv";
+  LOCUS_RETURN_IF_ERROR(keys.text("rpc_transport", &transport, {"send_recv", "mailbox"}));
+  c->rpc_transport = transport == "mailbox" ? RpcTransport::kMailbox : RpcTransport::kSendRecv;
+  std::string mailbox_mode = "event";
+  LOCUS_RETURN_IF_ERROR(keys.text("mailbox_mode", &mailbox_mode, {"event", "polling"}));
+  c->mailbox_polling = mailbox_mode == "polling";
+  LOCUS_RETURN_IF_ERROR(keys.number("mailbox_workers", &c->mailbox_workers, 0, 1024));
   LOCUS_RETURN_IF_ERROR(keys.number("page_bytes", &c->page_bytes, kMinPageBytes, kMaxPageBytes));
   if (c->page_bytes % 8 != 0) return keys.fail("page_bytes", "must be a multiple of 8 (nodes are 8-byte words)");
   LOCUS_RETURN_IF_ERROR(keys.number("region_bytes", &c->region_bytes, 1 << 16, 1ull << 50));
@@ -62,6 +69,10 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
       return keys.fail("key_skew", "attribute-value skew is modelled for index.partitioning = \"range\" only");
     }
   }
+  if (c->rpc_transport == RpcTransport::kMailbox && c->distribution == Distribution::kFine) {
+    return keys.fail("rpc_transport", "the fine-grained design sends no index RPCs (its operations are one-sided): "
+                                      "mailboxes serve \"coarse\" and \"hybrid\"");
+  }
   if (c->gc_interval_ms > 0 && c->distribution == Distribution::kHybrid) {
     return keys.fail("gc_interval_ms",
                      "periodic garbage collection is built for index.distribution = \"coarse\" "
@@ -80,7 +91,8 @@ Status register_design(design::Registry& registry) {
         "(inner levels by RPC, leaves one-sided)",
         false,
         read_keys,
-        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork, kFenceWork, kGcWork},
+        {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork, kFenceWork, kGcWork,
+         kMailboxWork},
         /*deletes=*/true},
        make_driver,
        model_profile});

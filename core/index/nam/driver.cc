@@ -7,6 +7,11 @@
 // would a client's, the leaves spread over every server's arena.
 // index.gc_interval_ms: a daemon per memory server (coarse) or the first
 // client session (fine, a compute server) runs a GC pass that often.
+// index.rpc_transport = "mailbox": each memory server machine has, after
+// the endpoint of its RpcServer (layout, fence, the mailbox set-up), a
+// mailbox worker endpoint per core, each served by a daemon
+// (core/messaging); a client connects to every memory server's mailboxes
+// and sends its index RPCs there.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -22,6 +27,8 @@
 #include "core/index/nam/hybrid_client.h"
 #include "core/index/nam/server.h"
 #include "core/index/nam/session.h"
+#include "core/messaging/mailbox.h"
+#include "core/messaging/wire.h"
 
 namespace locus::nam {
 namespace {
@@ -33,19 +40,58 @@ class NamDriver final : public design::IndexDriver {
   // (a lost unlock, a crashed client): the walk's reads would wait for it
   // forever, and on SimGrid outside an actor (fault_campaign nam-fine
   // aborted there).
-  NamDriver(const NamConfig& config, uint32_t servers, const workload::WorkloadSpec& spec, bool count_marked)
+  NamDriver(const NamConfig& config, const scenario::Scenario& s, bool count_marked)
       : config_(config),
-        servers_count_(servers),
-        partitioner_(config.partitioning, servers, spec, config.key_skew),
-        count_marked_(count_marked) {}
+        servers_count_(static_cast<uint32_t>(s.platform.servers)),
+        partitioner_(config.partitioning, servers_count_, s.workload, config.key_skew),
+        count_marked_(count_marked) {
+    if (config.rpc_transport != RpcTransport::kMailbox) return;
+    mailbox_workers_ = config.mailbox_workers != 0 ? config.mailbox_workers
+                                                   : std::max<uint32_t>(1, s.platform.cores_per_server);
+    // Payloads as large as SEND/RECV's, so a range response holds as many
+    // pairs on either transport (protocol.h, pairs_per_response).
+    const uint32_t payload = rpc_message_bytes() - rpc::kHeaderBytes;
+    // Four of the largest message: one always fits after a wrap, and a
+    // client's next request finds room before the head is published.
+    const uint32_t ring = 4 * ring::message_bytes(payload);
+    messaging::MessagingServerOptions& m = mailbox_server_;
+    m.mode = config.mailbox_polling ? messaging::ServerMode::kPolling : messaging::ServerMode::kEvent;
+    // Every client connects to every memory server once; slack for
+    // reconnections while a dropped slot waits to be reclaimed.
+    m.connections_per_worker = static_cast<uint32_t>(s.run.clients / mailbox_workers_) + 4;
+    m.request_ring_bytes = ring;
+    m.segment_bytes = ring::round_up8(payload);
+    m.max_response_bytes = payload;
+    m.heartbeat_interval_ns = 0;  // no selector reads them
+    messaging::MessagingClientOptions& c = mailbox_client_;
+    c.response_ring_bytes = ring;
+    c.max_request_bytes = payload;
+    c.max_response_bytes = payload;
+    c.recv_buffers = 8;  // one response in flight; the rest for late ones
+  }
+
+  std::vector<design::EndpointSpec> server_endpoints() const override {
+    std::vector<design::EndpointSpec> e{design::EndpointSpec{}};
+    for (uint32_t w = 0; w < mailbox_workers_; ++w) e.push_back({".mailbox" + std::to_string(w), false});
+    return e;
+  }
 
   Status setup_server(uint32_t endpoint, Env env, rpc::RpcServer& rpc) override {
-    LOCUS_ASSIGN_OR_RETURN(auto server, MemoryServer::create(env, endpoint, config_));
-    LOCUS_RETURN_IF_ERROR(server->attach(rpc, rpc_message_bytes()));
-    if (servers_.size() <= endpoint) servers_.resize(endpoint + 1);
-    servers_[endpoint] = std::move(server);
-    clock_ = env.clock;
-    return Status();
+    const uint32_t m = endpoint / per_server(), k = endpoint % per_server();
+    if (k == 0) {
+      LOCUS_ASSIGN_OR_RETURN(auto server, MemoryServer::create(env, m, config_));
+      LOCUS_RETURN_IF_ERROR(server->attach(rpc, rpc_message_bytes()));
+      if (servers_.size() <= m) servers_.resize(m + 1);
+      servers_[m] = std::move(server);
+      mailbox_envs_.clear();
+      clock_ = env.clock;
+      return Status();
+    }
+    if (servers_.size() != m + 1) return internal_error("nam: a memory server's endpoints set up out of order");
+    mailbox_envs_.push_back(env);
+    if (k < mailbox_workers_) return Status();
+    LOCUS_ASSIGN_OR_RETURN(auto mailbox, messaging::MessagingServer::create(mailbox_envs_, mailbox_server_));
+    return servers_[m]->attach_mailbox(std::move(mailbox), rpc_message_bytes());
   }
 
   Status load(const workload::WorkloadSpec& spec, Random& rng) override {
@@ -82,10 +128,16 @@ class NamDriver final : public design::IndexDriver {
   }
 
   std::vector<design::DaemonSpec> server_daemons(uint32_t endpoint) override {
+    const uint32_t m = endpoint / per_server(), k = endpoint % per_server();
+    MemoryServer* server = servers_[m].get();
+    if (k > 0) {
+      // The mailbox worker of this endpoint; polling ones busy-poll a core.
+      return {{"server" + std::to_string(m) + ".mailbox" + std::to_string(k - 1), false,
+               [server, k](Env& env) { server->serve_mailbox(k - 1, env); }, config_.mailbox_polling}};
+    }
     if (config_.gc_interval_ms <= 0 || config_.distribution != Distribution::kCoarse) return {};
-    MemoryServer* server = servers_[endpoint].get();
     const auto interval_ns = static_cast<Nanos>(config_.gc_interval_ms * 1e6);
-    return {{"server" + std::to_string(endpoint) + ".gc", false, [this, server, interval_ns](Env& env) {
+    return {{"server" + std::to_string(m) + ".gc", false, [this, server, interval_ns](Env& env) {
                Nanos next_ns = env.clock->now() + interval_ns;
                while (!env.stop_requested()) {
                  const Nanos now = env.clock->now();
@@ -107,10 +159,25 @@ class NamDriver final : public design::IndexDriver {
   }
 
   StatusOr<std::unique_ptr<design::ClientSession>> connect(Env& env, Endpoint& ep, rpc::RpcClient& rpc,
-                                                           std::span<const NodeId> servers) override {
-    if (servers.size() != servers_count_) {
-      return invalid_argument("nam: " + std::to_string(servers.size()) + " memory servers reachable, " +
-                              std::to_string(servers_count_) + " configured");
+                                                           std::span<const NodeId> endpoints) override {
+    if (endpoints.size() != uint64_t{servers_count_} * per_server()) {
+      return invalid_argument("nam: " + std::to_string(endpoints.size()) + " server endpoints reachable, " +
+                              std::to_string(servers_count_) + " memory servers of " + std::to_string(per_server()) +
+                              " configured");
+    }
+    // Each memory server's first endpoint: its RpcServer.
+    std::vector<NodeId> servers;
+    for (uint32_t m = 0; m < servers_count_; ++m) servers.push_back(endpoints[m * per_server()]);
+    std::unique_ptr<messaging::MailboxCaller> mailboxes;
+    rpc::Caller* index_rpc = &rpc;
+    if (mailbox_workers_ > 0) {
+      // The exchange runs again on a reconnection, long after this call:
+      // it keeps its own copy of the servers (`rpc` is the session's).
+      auto set_up = [&rpc, servers](uint32_t i, const messaging::ClientInfo& info, uint32_t replaces) {
+        return exchange(rpc, servers[i], info, replaces);
+      };
+      LOCUS_ASSIGN_OR_RETURN(mailboxes, messaging::MailboxCaller::connect(ep, servers, mailbox_client_, set_up));
+      index_rpc = mailboxes.get();
     }
     std::unique_ptr<NamClient> client;
     BlinkTree* collects = nullptr;
@@ -120,11 +187,11 @@ class NamDriver final : public design::IndexDriver {
       if (config_.gc_interval_ms > 0 && !collector_taken_.exchange(true)) collects = &fine->tree();
       client = std::move(fine);
     } else if (config_.distribution == Distribution::kHybrid) {
-      LOCUS_ASSIGN_OR_RETURN(client, HybridClient::connect(ep, rpc, servers, config_, partitioner_));
+      LOCUS_ASSIGN_OR_RETURN(client, HybridClient::connect(ep, rpc, *index_rpc, servers, config_, partitioner_));
     } else {
-      client = std::make_unique<CoarseClient>(rpc, servers, partitioner_);
+      client = std::make_unique<CoarseClient>(*index_rpc, servers, partitioner_);
     }
-    auto session = std::make_unique<NamSession>(std::move(client), &partitioner_);
+    auto session = std::make_unique<NamSession>(std::move(client), &partitioner_, std::move(mailboxes));
     if (collects != nullptr) {
       session->collect_garbage_every(env.clock, static_cast<Nanos>(config_.gc_interval_ms * 1e6), collects);
     }
@@ -150,6 +217,18 @@ class NamDriver final : public design::IndexDriver {
       passes += static_cast<double>(s->gc_stats().gc_passes);
       collected += static_cast<double>(s->gc_stats().entries_collected);
       merges += static_cast<double>(s->gc_stats().merges);
+    }
+    if (mailbox_workers_ > 0) {
+      double requests = 0, dropped = 0, malformed = 0;
+      for (const auto& s : servers_) {
+        const messaging::MessagingServerStats m = s->mailbox_stats();
+        requests += static_cast<double>(m.requests);
+        dropped += static_cast<double>(m.dropped_connections);
+        malformed += static_cast<double>(m.malformed + m.incomplete);
+      }
+      extra["nam.mailbox_requests"] = requests;
+      extra["nam.mailbox_dropped_connections"] = dropped;
+      extra["nam.mailbox_malformed"] = malformed;
     }
     extra["nam.server_gc_passes"] = passes;
     extra["nam.server_gc_entries_collected"] = collected;
@@ -180,13 +259,25 @@ class NamDriver final : public design::IndexDriver {
   }
 
   design::MemoryEstimate server_memory() const override {
-    return {design::saturating_mul(servers_count_, config_.region_bytes), "index.region_bytes x platform.servers"};
+    const uint64_t arenas = design::saturating_mul(servers_count_, config_.region_bytes);
+    if (mailbox_workers_ == 0) return {arenas, "index.region_bytes x platform.servers"};
+    // Mailboxes: a request ring (and its control words) per connection slot.
+    const uint64_t slots = uint64_t{mailbox_workers_} * mailbox_server_.connections_per_worker;
+    const uint64_t rings = design::saturating_mul(
+        design::saturating_mul(servers_count_, slots), uint64_t{mailbox_server_.request_ring_bytes} + 64);
+    return {design::saturating_add(arenas, rings),
+            "index.region_bytes x platform.servers, and a mailbox per client and memory server "
+            "(index.rpc_transport = \"mailbox\", run.clients)"};
   }
   design::MemoryEstimate client_memory() const override {
     // Scratch pages, plus a head node's prefetch (twice: the registered
     // buffer and the tree's copy).
-    return {(4 + 2 * uint64_t{config_.head_node_interval}) * config_.page_bytes,
-            "index.page_bytes x (4 + 2 x index.head_node_interval)"};
+    const uint64_t pages = (4 + 2 * uint64_t{config_.head_node_interval}) * config_.page_bytes;
+    if (mailbox_workers_ == 0) return {pages, "index.page_bytes x (4 + 2 x index.head_node_interval)"};
+    // A response ring (and control words) and a request's staging per memory server.
+    const uint64_t rings = uint64_t{servers_count_} * (uint64_t{mailbox_client_.response_ring_bytes} + 64 +
+                                                        2 * uint64_t{mailbox_client_.max_request_bytes});
+    return {pages + rings, "index.page_bytes x (4 + 2 x index.head_node_interval), and a mailbox per memory server"};
   }
 
   Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const override {
@@ -208,8 +299,26 @@ class NamDriver final : public design::IndexDriver {
   }
 
  private:
+  uint32_t per_server() const { return 1 + mailbox_workers_; }
+  // The mailbox set-up RPC to memory server `server` (its RpcServer).
+  static StatusOr<messaging::ConnectionInfo> exchange(rpc::RpcClient& rpc, NodeId server,
+                                                      const messaging::ClientInfo& info, uint32_t replaces) {
+    rpc::Writer w(rpc.payload_buffer());
+    messaging::put_setup_request(info, replaces, w);
+    if (!w.ok()) return internal_error("nam.mailbox: the request exceeds the RPC message limit");
+    LOCUS_ASSIGN_OR_RETURN(auto body, rpc.call(server, kMailboxRpc, w.size()));
+    rpc::Reader r(body);
+    LOCUS_ASSIGN_OR_RETURN(messaging::ConnectionInfo conn, messaging::get_connection_info(r, "nam.mailbox answer"));
+    if (!r.at_end()) return corruption("nam.mailbox answer: trailing bytes after the connection");
+    return conn;
+  }
+
   NamConfig config_;
   uint32_t servers_count_;
+  uint32_t mailbox_workers_ = 0;  // per memory server; 0: SEND/RECV
+  messaging::MessagingServerOptions mailbox_server_;
+  messaging::MessagingClientOptions mailbox_client_;
+  std::vector<Env> mailbox_envs_;  // the memory server being set up's mailbox workers
   Partitioner partitioner_;
   std::vector<std::unique_ptr<MemoryServer>> servers_;
   Clock* clock_ = nullptr;
@@ -231,9 +340,7 @@ StatusOr<std::unique_ptr<design::IndexDriver>> make_driver(const scenario::Scena
                          "has " + std::to_string(config.key_skew.size()) + " shares, one per memory server: "
                          "platform.servers is " + std::to_string(s.platform.servers));
   }
-  return std::unique_ptr<design::IndexDriver>(
-      new NamDriver(config, static_cast<uint32_t>(s.platform.servers), s.workload,
-                    !s.faults.any()));
+  return std::unique_ptr<design::IndexDriver>(new NamDriver(config, s, !s.faults.any()));
 }
 
 }  // namespace locus::nam

@@ -30,11 +30,11 @@ Status HybridClient::RpcUpper::add_separator(Pair sep, RemotePtr right) {
   return rpc_.call(servers_[server], kSeparatorRpc, w.size()).status();
 }
 
-StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc::RpcClient& rpc,
+StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc::RpcClient& rpc, rpc::Caller& index_rpc,
                                                               std::span<const NodeId> servers, const NamConfig& config,
                                                               Partitioner partitioner) {
   LOCUS_ASSIGN_OR_RETURN(auto regions, fetch_layout(rpc, servers, config.page_bytes));
-  std::unique_ptr<HybridClient> c(new HybridClient(rpc, servers, partitioner));
+  std::unique_ptr<HybridClient> c(new HybridClient(index_rpc, servers, partitioner));
   const auto lease_ns = static_cast<Nanos>(config.lease_ms * 1e6);
   LOCUS_ASSIGN_OR_RETURN(c->access_,
                          RemoteAccess::create(ep, rpc, std::move(regions), config.page_bytes, lease_ns, kLeafCursorOffset));

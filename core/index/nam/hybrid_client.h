@@ -16,12 +16,16 @@
 #include "core/index/nam/client.h"
 #include "core/index/nam/config.h"
 #include "core/index/nam/remote_access.h"
+#include "core/rpc/rpc_client.h"
 
 namespace locus::nam {
 
 class HybridClient final : public NamClient {
  public:
-  static StatusOr<std::unique_ptr<HybridClient>> connect(Endpoint& ep, rpc::RpcClient& rpc,
+  // `rpc` fetches the layout and fences lock holders; `index_rpc` (the
+  // same RpcClient, or the mailboxes: config.h, rpc_transport) carries
+  // the inner levels' RPCs.
+  static StatusOr<std::unique_ptr<HybridClient>> connect(Endpoint& ep, rpc::RpcClient& rpc, rpc::Caller& index_rpc,
                                                          std::span<const NodeId> servers, const NamConfig& config,
                                                          Partitioner partitioner);
   Status lookup(uint64_t key, std::vector<uint64_t>* payloads) override;
@@ -35,18 +39,18 @@ class HybridClient final : public NamClient {
   // The inner levels of one memory server's tree, by RPC.
   class RpcUpper final : public UpperLevels {
    public:
-    RpcUpper(rpc::RpcClient& rpc, std::span<const NodeId> servers)
+    RpcUpper(rpc::Caller& rpc, std::span<const NodeId> servers)
         : rpc_(rpc), servers_(servers.begin(), servers.end()) {}
     StatusOr<RemotePtr> find_leaf(Pair x) override;
     Status add_separator(Pair sep, RemotePtr right) override;
     uint32_t server = 0;  // whose tree the operation at hand is in
 
    private:
-    rpc::RpcClient& rpc_;
+    rpc::Caller& rpc_;
     std::vector<NodeId> servers_;
   };
 
-  HybridClient(rpc::RpcClient& rpc, std::span<const NodeId> servers, Partitioner partitioner)
+  HybridClient(rpc::Caller& rpc, std::span<const NodeId> servers, Partitioner partitioner)
       : upper_(rpc, servers), partitioner_(partitioner) {}
 
   RpcUpper upper_;

@@ -29,6 +29,9 @@ inline constexpr uint16_t kSeparatorRpc = 6;  // (separator key, payload, right 
 // A lock breaker's request that the memory server fence the holder off
 // its memory first (remote_access.h, "Leases").
 inline constexpr uint16_t kFenceRpc = 7;  // (holder's NodeId) -> ()
+// index.rpc_transport = "mailbox": a client's mailbox at this memory
+// server (core/messaging/wire.h: ClientInfo -> ConnectionInfo).
+inline constexpr uint16_t kMailboxRpc = 8;
 inline constexpr const char* kRangeWork = "nam.range";
 inline constexpr const char* kInsertWork = "nam.insert";
 inline constexpr const char* kRemoveWork = "nam.remove";
@@ -36,6 +39,7 @@ inline constexpr const char* kLayoutWork = "nam.layout";
 inline constexpr const char* kLeafWork = "nam.leaf";
 inline constexpr const char* kSeparatorWork = "nam.separator";
 inline constexpr const char* kFenceWork = "nam.fence";
+inline constexpr const char* kMailboxWork = "nam.mailbox";
 // A coarse-grained memory server's garbage-collection pass, charged to its
 // CPU by the bytes of the leaves it walked (not an RPC: the server's daemon).
 inline constexpr const char* kGcWork = "nam.gc";

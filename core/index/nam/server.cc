@@ -2,6 +2,8 @@
 #include "core/index/nam/server.h"
 
 #include "core/index/nam/protocol.h"
+#include "core/messaging/mailbox.h"
+#include "core/messaging/wire.h"
 
 namespace locus::nam {
 
@@ -96,10 +98,48 @@ Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
         return transport->fence_peer(holder);
       }));
   if (config_.distribution == Distribution::kFine) return Status();
-  if (config_.distribution == Distribution::kHybrid) return attach_hybrid(rpc);
+  if (config_.rpc_transport == RpcTransport::kMailbox) {
+    return rpc.handle(kMailboxRpc, kMailboxWork,
+                      [this](const rpc::RequestContext& ctx, rpc::Reader& r, rpc::Writer& w) -> Status {
+                        messaging::MessagingServer* mailbox = mailbox_.load(std::memory_order_acquire);
+                        if (mailbox == nullptr) return unavailable("nam.mailbox: the mailboxes are not set up yet");
+                        LOCUS_ASSIGN_OR_RETURN(const messaging::ConnectionInfo conn,
+                                               messaging::accept_request(*mailbox, ctx.client, r, "nam.mailbox request"));
+                        messaging::put_connection_info(conn, w);
+                        if (!w.ok()) return internal_error("nam.mailbox: the answer exceeds the RPC message limit");
+                        return Status();
+                      });
+  }
+  return attach_index([&rpc](uint16_t type, const char* work, rpc::Handler h) { return rpc.handle(type, work, std::move(h)); },
+                      message_bytes);
+}
+
+Status MemoryServer::attach_mailbox(std::unique_ptr<messaging::MessagingServer> mailbox, uint32_t message_bytes) {
+  messaging::MessagingServer* m = mailbox.get();
+  LOCUS_RETURN_IF_ERROR(attach_index(
+      [m](uint16_t type, const char* work, rpc::Handler h) {
+        return m->handle(type, work,
+                         [h = std::move(h)](const messaging::MessageContext& c, rpc::Reader& r, rpc::Writer& w) {
+                           const rpc::RequestContext ctx{c.client, c.type, c.request_id};
+                           return h(ctx, r, w);
+                         });
+      },
+      message_bytes));
+  mailbox_owned_ = std::move(mailbox);
+  mailbox_.store(m, std::memory_order_release);
+  return Status();
+}
+
+messaging::MessagingServerStats MemoryServer::mailbox_stats() const {
+  const messaging::MessagingServer* m = mailbox_.load(std::memory_order_acquire);
+  return m == nullptr ? messaging::MessagingServerStats{} : m->stats();
+}
+
+Status MemoryServer::attach_index(const Register& add, uint32_t message_bytes) {
+  if (config_.distribution == Distribution::kHybrid) return attach_hybrid(add);
   const uint32_t max_pairs = pairs_per_response(message_bytes);
   LOCUS_RETURN_IF_ERROR(
-      rpc.handle(kRangeRpc, kRangeWork, [this, max_pairs](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) {
+      add(kRangeRpc, kRangeWork, [this, max_pairs](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) {
         Pair from;
         uint64_t to_key = 0;
         uint32_t limit = 0;
@@ -140,20 +180,20 @@ Status MemoryServer::attach(rpc::RpcServer& rpc, uint32_t message_bytes) {
       return s;
     };
   };
-  LOCUS_RETURN_IF_ERROR(rpc.handle(kInsertRpc, kInsertWork, pair_handler(true)));
-  return rpc.handle(kRemoveRpc, kRemoveWork, pair_handler(false));
+  LOCUS_RETURN_IF_ERROR(add(kInsertRpc, kInsertWork, pair_handler(true)));
+  return add(kRemoveRpc, kRemoveWork, pair_handler(false));
 }
 
-Status MemoryServer::attach_hybrid(rpc::RpcServer& rpc) {
+Status MemoryServer::attach_hybrid(const Register& add) {
   LOCUS_RETURN_IF_ERROR(
-      rpc.handle(kLeafRpc, kLeafWork, [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) -> Status {
+      add(kLeafRpc, kLeafWork, [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) -> Status {
         Pair x;
         if (!r.get(&x.key) || !r.get(&x.payload)) return invalid_argument("nam.leaf: truncated request");
         LOCUS_ASSIGN_OR_RETURN(RemotePtr leaf, find_leaf(x));
         w.put(leaf.raw);
         return Status();
       }));
-  return rpc.handle(kSeparatorRpc, kSeparatorWork,
+  return add(kSeparatorRpc, kSeparatorWork,
                     [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer&) -> Status {
                       Pair sep;
                       RemotePtr right;

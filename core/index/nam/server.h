@@ -9,6 +9,8 @@
 // of, and never touches a leaf (their locks are RDMA atomics).
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "core/index/nam/config.h"
 #include "core/index/nam/local_access.h"
 #include "core/index/nam/tree.h"
+#include "core/messaging/messaging.h"
 #include "core/rpc/rpc_server.h"
 
 namespace locus::nam {
@@ -25,9 +28,18 @@ class MemoryServer final : public UpperLevels {
  public:
   static StatusOr<std::unique_ptr<MemoryServer>> create(Env env, uint32_t server, const NamConfig& config);
 
-  // Registers the handlers (range, insert, remove: coarse-grained only;
-  // leaf and separator: hybrid only).
+  // Registers the handlers: layout and fence; then range, insert and
+  // remove (coarse-grained) or leaf and separator (hybrid), here with
+  // index.rpc_transport = "send_recv", else the mailbox RPC that sets up
+  // a client's connection to the mailbox server (attach_mailbox).
   Status attach(rpc::RpcServer& rpc, uint32_t message_bytes);
+  // index.rpc_transport = "mailbox": the index's handlers on `mailbox`
+  // (its workers are the memory server's mailbox endpoints, each served
+  // by a daemon: serve_mailbox). Clients connect once it is attached.
+  Status attach_mailbox(std::unique_ptr<messaging::MessagingServer> mailbox, uint32_t message_bytes);
+  void serve_mailbox(uint32_t worker, const Env& env) { mailbox_.load(std::memory_order_acquire)->serve(worker, env); }
+  // Zero without mailboxes.
+  messaging::MessagingServerStats mailbox_stats() const;
 
   // Hybrid: the inner levels' side of the tree (the RPCs', and the
   // loader's before any client runs).
@@ -52,7 +64,10 @@ class MemoryServer final : public UpperLevels {
   // actors serve requests concurrently.
   BlinkTree* acquire();
   void release(BlinkTree* t);
-  Status attach_hybrid(rpc::RpcServer& rpc);
+  // Where the index's own RPCs are registered: the RpcServer or the mailboxes.
+  using Register = std::function<Status(uint16_t type, const char* work, rpc::Handler handler)>;
+  Status attach_index(const Register& add, uint32_t message_bytes);
+  Status attach_hybrid(const Register& add);
 
   Env env_;
   NamConfig config_;
@@ -66,6 +81,8 @@ class MemoryServer final : public UpperLevels {
   std::unique_ptr<Reclaimer> reclaimer_ = std::make_unique<Reclaimer>(kEpochSlots);
   std::unique_ptr<BlinkTree> gc_;
   ShortMutex gc_mu_;  // one pass at a time
+  std::unique_ptr<messaging::MessagingServer> mailbox_owned_;
+  std::atomic<messaging::MessagingServer*> mailbox_{nullptr};  // set once its handlers are in
 };
 
 }  // namespace locus::nam

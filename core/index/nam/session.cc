@@ -123,6 +123,15 @@ void NamSession::report(metrics::OpStats& stats) const {
                                {"nam.gc_entries_collected", t.entries_collected},
                                {"nam.gc_merges", t.merges},
                                {"nam.gc_failures", gc_failures_}});
+  if (mailboxes_ != nullptr) {
+    const messaging::MailboxStats& m = mailboxes_->stats();
+    const messaging::MessagingClientStats c = mailboxes_->client_stats();
+    design::add_counters(stats, {{"nam.mailbox_calls", m.calls},
+                                 {"nam.mailbox_reconnects", m.reconnects},
+                                 {"nam.mailbox_reconnect_failures", m.reconnect_failures},
+                                 {"nam.mailbox_stale_responses", c.stale_responses},
+                                 {"nam.mailbox_space_waits", c.space_waits}});
+  }
   // Leased locks (remote_access.h): only runs where a lease ran out add these.
   const RemoteStats r = client_->remote_stats();
   if (r.broken_locks + r.lease_give_ups + r.fenced > 0) {

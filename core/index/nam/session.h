@@ -13,13 +13,18 @@
 
 #include "core/design/client_session.h"
 #include "core/index/nam/client.h"
+#include "core/messaging/mailbox.h"
 
 namespace locus::nam {
 
 class NamSession final : public design::ClientSession {
  public:
   // `keys` maps workload keys to index keys (index.key_skew); outlives this.
-  NamSession(std::unique_ptr<NamClient> client, const Partitioner* keys) : client_(std::move(client)), keys_(keys) {}
+  // `mailboxes`: the client's index RPCs' transport when it is the
+  // mailboxes (config.h, rpc_transport), which `client` calls; else null.
+  NamSession(std::unique_ptr<NamClient> client, const Partitioner* keys,
+             std::unique_ptr<messaging::MailboxCaller> mailboxes = nullptr)
+      : mailboxes_(std::move(mailboxes)), client_(std::move(client)), keys_(keys) {}
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   void report(metrics::OpStats& stats) const override;
@@ -43,6 +48,7 @@ class NamSession final : public design::ClientSession {
   Status insert(std::string_view key, uint64_t k, uint64_t payload);
   Status remove_key(std::string_view key, uint64_t k);
 
+  std::unique_ptr<messaging::MailboxCaller> mailboxes_;  // before client_: outlives it
   std::unique_ptr<NamClient> client_;
   const Partitioner* keys_;
   std::vector<uint64_t> payloads_;

@@ -1,9 +1,9 @@
 // Heartbeats: see heartbeat.h.
-#include "core/index/catfish/heartbeat.h"
+#include "core/messaging/heartbeat.h"
 
 #include <algorithm>
 
-namespace locus::catfish {
+namespace locus::messaging {
 
 void HeartbeatSampler::start(Nanos now) {
   last_at_ = now;
@@ -25,4 +25,4 @@ HeartbeatRecord HeartbeatSampler::sample(Nanos now) {
   return r;
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging

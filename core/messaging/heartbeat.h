@@ -1,5 +1,6 @@
-// Heartbeats of a Catfish server (paper section IV-A): how busy its CPU
-// was over the last interval, for the clients' back-off selectors.
+// Heartbeats of a messaging server (the Catfish paper's section IV-A): how
+// busy its CPU was over the last interval, for the clients' back-off
+// selectors.
 //
 // Utilisation is the busy time of the server's handler threads over the
 // interval divided by the threads' capacity (interval x threads). Busy
@@ -17,7 +18,7 @@
 #include "core/common/time.h"
 #include "core/selector/server_feedback.h"
 
-namespace locus::catfish {
+namespace locus::messaging {
 
 using selector::HeartbeatRecord;
 
@@ -58,4 +59,4 @@ class HeartbeatSampler {
   uint64_t sequence_ = 0;
 };
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging

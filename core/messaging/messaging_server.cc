@@ -5,36 +5,36 @@
 #include <string>
 
 #include "core/common/check.h"
-#include "core/index/catfish/messaging_server_internal.h"
+#include "core/messaging/messaging_server_internal.h"
 
-namespace locus::catfish {
+namespace locus::messaging {
 
 StatusOr<std::unique_ptr<MessagingServer>> MessagingServer::create(
     std::vector<Env> worker_envs, const MessagingServerOptions& o) {
   if (worker_envs.empty() || o.connections_per_worker == 0) {
-    return invalid_argument("catfish messaging: need at least one worker and one connection per worker");
+    return invalid_argument("messaging: need at least one worker and one connection per worker");
   }
   if (o.request_ring_bytes % kMessageAlignBytes != 0 || o.request_ring_bytes > kMaxRingBytes ||
       o.request_ring_bytes < 2 * kMessageOverheadBytes) {
-    return invalid_argument("catfish messaging: request_ring_bytes must be a multiple of 8 in [64, 1 GiB], got " +
+    return invalid_argument("messaging: request_ring_bytes must be a multiple of 8 in [64, 1 GiB], got " +
                             std::to_string(o.request_ring_bytes));
   }
   if (o.segment_bytes == 0 || o.segment_bytes % kMessageAlignBytes != 0 || o.max_response_bytes == 0) {
-    return invalid_argument("catfish messaging: segment_bytes must be a positive multiple of 8 and "
+    return invalid_argument("messaging: segment_bytes must be a positive multiple of 8 and "
                             "max_response_bytes positive");
   }
   if (o.first_message_timeout_ns <= 0) {
-    return invalid_argument("catfish messaging: first_message_timeout_ns must be positive");
+    return invalid_argument("messaging: first_message_timeout_ns must be positive");
   }
   // Polling takes a request as whole once its trailer (its last word)
   // carries the sequence: sound only where WRITEs land in address order.
   for (const Env& env : worker_envs) {
     if (o.mode == ServerMode::kPolling && !env.transport->limits().writes_land_in_order) {
       return invalid_argument(
-          "index.server_mode = \"polling\": this transport does not promise that an RDMA WRITE's data lands in "
-          "order (on verbs: ibv_query_qp_data_in_order says no for this device), so a polling worker could take a "
-          "half-landed request for a whole one; use index.server_mode = \"event\" (woken by each request's "
-          "WRITE_WITH_IMM completion)");
+          "polling messaging workers (Catfish's index.server_mode, the NAM index's index.mailbox_mode = "
+          "\"polling\"): this transport does not promise that an RDMA WRITE's data lands in order (on verbs: "
+          "ibv_query_qp_data_in_order says no for this device), so a polling worker could take a half-landed "
+          "request for a whole one; use \"event\" (woken by each request's WRITE_WITH_IMM completion)");
     }
   }
   std::unique_ptr<MessagingServer> server(new MessagingServer(o));
@@ -70,7 +70,7 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
     const uint64_t slot_bytes = 16 + segment_bytes;
     const uint64_t local_bytes = response_bytes + kMaxSendsInFlight * slot_bytes + kHeartbeatBuffers * 16 + 8;
     w->local = AlignedBuffer(local_bytes);
-    if (!w->local.valid()) return resource_exhausted("catfish messaging: cannot allocate worker buffers");
+    if (!w->local.valid()) return resource_exhausted("messaging: cannot allocate worker buffers");
     LOCUS_ASSIGN_OR_RETURN(w->local_region,
                            w->env.transport->register_memory(w->local.data(), local_bytes, kLocalOnly));
     w->registered = true;
@@ -98,7 +98,7 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
       c->worker = i;
       const uint64_t bytes = uint64_t{options_.request_ring_bytes} + kControlBytes;
       c->memory = AlignedBuffer(bytes);
-      if (!c->memory.valid()) return resource_exhausted("catfish messaging: cannot allocate a request ring");
+      if (!c->memory.valid()) return resource_exhausted("messaging: cannot allocate a request ring");
       // Its own region: the rkey reaches this client's ring and nothing else.
       LOCUS_ASSIGN_OR_RETURN(c->region, w->env.transport->register_memory(c->memory.data(), bytes, kRemoteWrite));
       c->registered = true;
@@ -124,7 +124,7 @@ Status MessagingServer::init(std::vector<Env> worker_envs) {
 
 Status MessagingServer::handle(uint16_t type, std::string name, MessageHandler handler) {
   if (type == 0 || type >= handlers_.size()) {
-    return invalid_argument("catfish handler type " + std::to_string(type) + " (" + name + ") outside [1, " +
+    return invalid_argument("messaging: handler type " + std::to_string(type) + " (" + name + ") outside [1, " +
                             std::to_string(handlers_.size()) + ")");
   }
   handlers_[type] = Slot{std::move(name), std::move(handler)};
@@ -135,7 +135,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool 
   const uint32_t ring = client.response_ring_bytes;
   if (ring % kMessageAlignBytes != 0 || ring > kMaxRingBytes || ring < message_bytes(options_.segment_bytes) ||
       client.response_ring.length < uint64_t{ring} + kControlBytes) {
-    return invalid_argument("catfish accept: client " + std::to_string(client.node) + " response ring of " +
+    return invalid_argument("messaging accept: client " + std::to_string(client.node) + " response ring of " +
                             std::to_string(ring) + " bytes cannot hold a " +
                             std::to_string(options_.segment_bytes) + "-byte segment (or is malformed)");
   }
@@ -170,7 +170,7 @@ StatusOr<ConnectionInfo> MessagingServer::accept(const ClientInfo& client, bool 
     c.state.store(await_first_message ? kAwaiting : kConnected, std::memory_order_release);
     return info;
   }
-  return resource_exhausted("catfish accept: all " + std::to_string(total) + " connection slots are taken");
+  return resource_exhausted("messaging accept: all " + std::to_string(total) + " connection slots are taken");
 }
 
 MessagingServerStats MessagingServer::stats() const {
@@ -191,7 +191,24 @@ MessagingServerStats MessagingServer::stats() const {
   s.send_slot_waits = get(k.send_slot_waits);
   s.rescans_after_heartbeat = get(k.rescans_after_heartbeat);
   s.reclaimed = get(k.reclaimed);
+  s.retired = get(k.retired);
   return s;
+}
+
+Status MessagingServer::retire(uint32_t connection_id, NodeId client, uint64_t response_ring_addr) {
+  if (connection_id >= connections_.size()) {
+    return invalid_argument("messaging retire: no connection " + std::to_string(connection_id));
+  }
+  Connection& c = *connections_[connection_id];
+  // c.client and c.response_ring are set before the state turns served (acquire).
+  if (!is_served(c.state.load(std::memory_order_acquire)) || c.client != client ||
+      c.response_ring.base_addr != response_ring_addr) {
+    return invalid_argument("messaging retire: connection " + std::to_string(connection_id) +
+                            " is not a served connection of node " + std::to_string(client) + "'s ring");
+  }
+  c.retire_ring.store(response_ring_addr, std::memory_order_relaxed);
+  c.retire_for.store(client, std::memory_order_release);
+  return Status();
 }
 
 Status MessagingServer::connection_status(uint32_t connection_id) const {
@@ -219,4 +236,4 @@ void MessagingServer::serve(uint32_t worker, const Env& env) {
   finish_sends(w);
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging

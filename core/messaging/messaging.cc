@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "core/index/catfish/messaging_server_internal.h"
+#include "core/messaging/messaging_server_internal.h"
 
-namespace locus::catfish {
+namespace locus::messaging {
 namespace {
 
 Status error_status(const RingReader::View& v) {
@@ -23,7 +23,7 @@ StatusOr<std::unique_ptr<MessagingClient>> MessagingClient::create(Endpoint& end
                                                                    const MessagingClientOptions& o) {
   if (o.response_ring_bytes % kMessageAlignBytes != 0 || o.response_ring_bytes > kMaxRingBytes ||
       o.response_ring_bytes < 2 * kMessageOverheadBytes || o.recv_buffers == 0) {
-    return invalid_argument("catfish client: response_ring_bytes must be a multiple of 8 in [64, 1 GiB] "
+    return invalid_argument("messaging client: response_ring_bytes must be a multiple of 8 in [64, 1 GiB] "
                             "and recv_buffers positive");
   }
   std::unique_ptr<MessagingClient> client(new MessagingClient(endpoint, o));
@@ -47,7 +47,7 @@ Status MessagingClient::init() {
   const uint64_t local_bytes = staging_bytes + 8 + 8;
   local_memory_ = AlignedBuffer(local_bytes);
   if (!ring_memory_.valid() || !local_memory_.valid()) {
-    return resource_exhausted("catfish client: cannot allocate ring buffers");
+    return resource_exhausted("messaging client: cannot allocate ring buffers");
   }
   LOCUS_ASSIGN_OR_RETURN(ring_region_,
                          endpoint_.transport().register_memory(ring_memory_.data(), ring_bytes, kRemoteWrite));
@@ -62,7 +62,7 @@ Status MessagingClient::init() {
   response_.resize(options_.max_response_bytes);
   reader_.reset(ring_memory_.data(), options_.response_ring_bytes);
   // Notifications carry no data, but the endpoint's buffers are shared.
-  LOCUS_RETURN_IF_ERROR(endpoint_.add_receiver(RecvKind::kImmediates, "catfish messaging", options_.recv_buffers, 0));
+  LOCUS_RETURN_IF_ERROR(endpoint_.add_receiver(RecvKind::kImmediates, "messaging", options_.recv_buffers, 0));
   receiving_ = true;
   return Status();
 }
@@ -79,7 +79,7 @@ Status MessagingClient::connect(const ConnectionInfo& info) {
   if (info.request_ring_bytes % kMessageAlignBytes != 0 || info.request_ring_bytes > kMaxRingBytes ||
       message_bytes(options_.max_request_bytes) > info.request_ring_bytes ||
       info.request_ring.length < uint64_t{info.request_ring_bytes} + kControlBytes) {
-    return invalid_argument("catfish connect: the server's " + std::to_string(info.request_ring_bytes) +
+    return invalid_argument("messaging connect: the server's " + std::to_string(info.request_ring_bytes) +
                             "-byte request ring cannot hold a " + std::to_string(options_.max_request_bytes) +
                             "-byte request (or is malformed)");
   }
@@ -112,7 +112,7 @@ Status MessagingClient::reset() {
 
 Status MessagingClient::check_request_bytes(size_t payload_bytes) const {
   if (payload_bytes <= options_.max_request_bytes) return Status();
-  return invalid_argument("catfish request of " + std::to_string(payload_bytes) + " bytes exceeds the " +
+  return invalid_argument("messaging: a request of " + std::to_string(payload_bytes) + " bytes exceeds the " +
                           std::to_string(options_.max_request_bytes) + "-byte limit");
 }
 
@@ -140,7 +140,7 @@ Status MessagingClient::wait_for_room(uint32_t size_bytes, RingWriter::Placement
   while (true) {
     const uint64_t head = load_head_word(control_ + kHeadWordOffset);
     if (!writer_.head_valid(head)) {
-      return fail(corruption("catfish: server " + std::to_string(conn_.server) +
+      return fail(corruption("messaging: server " + std::to_string(conn_.server) +
                              " published an impossible request-ring head " + std::to_string(head)));
     }
     if (auto p = writer_.place(size_bytes, head)) {
@@ -148,7 +148,7 @@ Status MessagingClient::wait_for_room(uint32_t size_bytes, RingWriter::Placement
       return Status();
     }
     if (env.clock->now() >= deadline) {
-      return timeout_error("catfish: no room in the request ring of server " + std::to_string(conn_.server) +
+      return timeout_error("messaging: no room in the request ring of server " + std::to_string(conn_.server) +
                            " within " + std::to_string(endpoint_.timeout() / kMillisecond) + " ms");
     }
     // The server's head update is a plain WRITE: nothing to wait on but time.
@@ -159,7 +159,7 @@ Status MessagingClient::wait_for_room(uint32_t size_bytes, RingWriter::Placement
 
 Status MessagingClient::write_request(uint16_t type, MessageKind kind, size_t payload_bytes,
                                       uint64_t request_id) {
-  if (!connected_) return invalid_argument("catfish client: not connected");
+  if (!connected_) return invalid_argument("messaging client: not connected");
   if (!broken_.is_ok()) return broken_;
   LOCUS_RETURN_IF_ERROR(check_request_bytes(payload_bytes));
   const uint32_t size = message_bytes(static_cast<uint32_t>(payload_bytes));
@@ -241,7 +241,7 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
     while ((r = reader_.poll(&v, &problem)) == RingReader::Poll::kMessage) {
       const MessageHeader& h = v.header;
       if (h.kind != MessageKind::kCont && h.kind != MessageKind::kEnd && h.kind != MessageKind::kError) {
-        return fail(corruption("catfish: server " + std::to_string(conn_.server) + " sent a request-kind message"));
+        return fail(corruption("messaging: server " + std::to_string(conn_.server) + " sent a request-kind message"));
       }
       if (h.request_id != request_id && h.request_id != kConnectionErrorId) {
         ++stats_.stale_responses;
@@ -265,7 +265,7 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
       reader_.consume(v);
       if (h.kind == MessageKind::kEnd) {
         if (overflow) {
-          return resource_exhausted("catfish response exceeds the client's " +
+          return resource_exhausted("messaging: a response exceeds the client's " +
                                     std::to_string(response_.size()) + "-byte limit");
         }
         return std::span<const std::byte>(response_.data(), got);
@@ -290,7 +290,7 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
                          : endpoint_.await_recv_for(RecvKind::kImmediates, settle);
     if (settle >= 0 && !rc.is_ok() && rc.status().code() == StatusCode::kTimeout) continue;  // poll once more
     if (!rc.is_ok()) {
-      return Status(rc.status().code(), "catfish call type " + std::to_string(type) + " to server " +
+      return Status(rc.status().code(), "messaging: call type " + std::to_string(type) + " to server " +
                                             std::to_string(conn_.server) + ": " + rc.status().message());
     }
     LOCUS_RETURN_IF_ERROR(endpoint_.release(rc->buffer));
@@ -298,4 +298,4 @@ StatusOr<std::span<const std::byte>> MessagingClient::call(uint16_t type, size_t
   }
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/index/catfish/messaging.h"
+#include "core/messaging/messaging.h"
 
-namespace locus::catfish {
+namespace locus::messaging {
 
 // Send wr_ids carry kSendTag, the connection id (low 32 bits) and the
 // send slot whose memory the WRITE reads (bits 32..47, slot + 1; 0: none);
@@ -69,6 +69,11 @@ struct MessagingServer::Connection {
   Nanos partial_since = -1;  // since when the message at the read position looks incomplete or malformed
   Nanos awaiting_since = -1;  // when the worker first saw it kAwaiting
   bool dirty = false;        // a WRITE_WITH_IMM named it (kEvent)
+  // retire(): the client and response ring it was asked for (the ring's
+  // address stored first); its worker retires the connection only if
+  // they are still its own (kInvalidNode: none asked).
+  std::atomic<NodeId> retire_for{kInvalidNode};
+  std::atomic<uint64_t> retire_ring{0};
   bool send_failed = false;  // a WRITE to the client failed
   uint32_t sends_pending = 0;  // WRITEs to the client posted and not yet completed
   uint32_t slots_held = 0;     // send slots with WRITEs to the client in flight
@@ -126,7 +131,7 @@ struct MessagingServer::Worker {
 struct MessagingServer::Counters {
   std::atomic<uint64_t> requests{0}, handler_errors{0}, unknown_type{0}, malformed{0},
       incomplete{0}, dropped_connections{0}, disconnected{0}, response_segments{0}, response_stalls{0},
-      send_failures{0}, heartbeats{0}, send_slot_waits{0}, rescans_after_heartbeat{0}, reclaimed{0};
+      send_failures{0}, heartbeats{0}, send_slot_waits{0}, rescans_after_heartbeat{0}, reclaimed{0}, retired{0};
 };
 
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -145,4 +150,4 @@ inline uint64_t load_head_word(const std::byte* p) {
   return __atomic_load_n(reinterpret_cast<const uint64_t*>(p), __ATOMIC_ACQUIRE);
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging

@@ -17,9 +17,9 @@
 #include <cstring>
 #include <string>
 
-#include "core/index/catfish/messaging_server_internal.h"
+#include "core/messaging/messaging_server_internal.h"
 
-namespace locus::catfish {
+namespace locus::messaging {
 namespace {
 constexpr size_t kBatch = 32;
 constexpr uint32_t kMaxPerDrain = 16;  // fairness between connections of a worker
@@ -388,6 +388,17 @@ void MessagingServer::drop(Worker& w, Connection& c, const Status& why, bool inc
 // have landed before the old rkey fails, as the client looks for it then
 // (MessagingClient::told_why). A failed registration leaves it dropped,
 // to be tried on the next scan.
+void MessagingServer::retire_now(Connection& c) {
+  uint8_t state = c.state.load(std::memory_order_acquire);
+  if (!is_served(state) || !c.state.compare_exchange_strong(state, kDropped, std::memory_order_acq_rel)) return;
+  c.outbox_pending = false;
+  bump(counters_->retired);
+  std::lock_guard<ShortMutex> lock(problems_mu_);
+  c.problem = Status(StatusCode::kUnavailable, "connection " + std::to_string(c.id) + " from node " +
+                                                   std::to_string(c.client) +
+                                                   " retired: its client set up another");
+}
+
 void MessagingServer::reclaim(Worker& w, Connection& c) {
   if (c.sends_pending > 0) return;
   const uint64_t bytes = uint64_t{options_.request_ring_bytes} + kControlBytes;
@@ -411,6 +422,7 @@ void MessagingServer::reclaim(Worker& w, Connection& c) {
   c.outbox_bytes = c.outbox_sent = 0;
   c.stalled_since = -1;
   c.heartbeat_in_flight = false;
+  c.retire_for.store(kInvalidNode, std::memory_order_relaxed);
   bump(counters_->reclaimed);
   c.state.store(kFree, std::memory_order_release);
 }
@@ -472,6 +484,12 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
       const uint8_t state = c.state.load(std::memory_order_acquire);
       if (state == kDropped) reclaim(w, c);
       if (!is_served(state)) continue;
+      if (const NodeId r = c.retire_for.exchange(kInvalidNode, std::memory_order_acq_rel); r != kInvalidNode) {
+        if (r == c.client && c.retire_ring.load(std::memory_order_relaxed) == c.response_ring.base_addr) {
+          retire_now(c);
+          continue;
+        }
+      }
       if (c.send_failed) {  // a WRITE to it failed since we last looked
         drop(w, c, c.send_error, false);
         continue;
@@ -537,4 +555,4 @@ size_t MessagingServer::serve_once(uint32_t worker, Nanos timeout) {
   return handled;
 }
 
-}  // namespace locus::catfish
+}  // namespace locus::messaging
