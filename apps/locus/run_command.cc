@@ -106,7 +106,7 @@ class ProgressReporter {
 std::string format_usage(const std::vector<ResourceUsage>& usage) {
   std::map<std::string, std::vector<const ResourceUsage*>> by_kind;
   for (const auto& u : usage) by_kind[u.kind].push_back(&u);
-  std::string out = fmt::format("{:<8} {:>6} {:>9} {:>9}  {}\n", "resource", "count", "mean %", "max %", "busiest");
+  std::string out = fmt::format("{:<11} {:>6} {:>9} {:>9}  {}\n", "resource", "count", "mean %", "max %", "busiest");
   for (auto& [kind, list] : by_kind) {
     double sum = 0;
     const ResourceUsage* top = list.front();
@@ -114,7 +114,7 @@ std::string format_usage(const std::vector<ResourceUsage>& usage) {
       sum += u->utilization;
       if (u->utilization > top->utilization) top = u;
     }
-    out += fmt::format("{:<8} {:>6} {:>9.1f} {:>9.1f}  {}\n", kind, list.size(),
+    out += fmt::format("{:<11} {:>6} {:>9.1f} {:>9.1f}  {}\n", kind, list.size(),
                        100.0 * sum / static_cast<double>(list.size()), 100.0 * top->utilization, top->name);
   }
   std::vector<const ResourceUsage*> busiest;

@@ -402,6 +402,21 @@ std::vector<ResourceUsage> World::usage(double duration_s) const {
     out.push_back({n->name + ".link.out", "link", static_cast<double>(t.bytes_out) / link_bytes_s});
     out.push_back({n->name + ".pcie", "pcie", static_cast<double>(std::max(t.bytes_in, t.bytes_out)) / pcie_bytes_s});
   }
+  // Client hosts (the compute servers; named after their SimGrid hosts,
+  // chost<i>): the cores and the link every client on the host shares.
+  // Their own kinds, so the server lines above keep their means. (Each
+  // client has a NIC model of its own, not one per host: not listed.)
+  std::vector<bool> listed(server_hosts_.size() + client_hosts_.size(), false);
+  for (const auto& n : nodes_) {
+    if (n->is_server || !n->owns_host || listed[n->host_index]) continue;
+    listed[n->host_index] = true;
+    const HostTotals& t = totals[n->host_index];
+    const std::string host(n->host->get_name());
+    out.push_back({host + ".cpu", "client-cpu",
+                   t.cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
+    out.push_back({host + ".link.in", "client-link", static_cast<double>(t.bytes_in) / link_bytes_s});
+    out.push_back({host + ".link.out", "client-link", static_cast<double>(t.bytes_out) / link_bytes_s});
+  }
   return out;
 }
 

@@ -183,7 +183,8 @@ BOOST_AUTO_TEST_CASE(polling_workers_where_the_device_allows_and_the_jsq_selecto
     const std::string out = verbs::testing::refused_serve(
         "catfish_polling_refused", verbs::testing::scenario_path("catfish.toml"), {"index.server_mode=polling"},
         verbs::testing::kCatfishEndpoints);
-    BOOST_TEST(out.find("index.server_mode = \"polling\"") != std::string::npos, out);
+    BOOST_TEST(out.find("index.server_mode") != std::string::npos, out);
+    BOOST_TEST(out.find("\"polling\"") != std::string::npos, out);
     BOOST_TEST(out.find("ibv_query_qp_data_in_order") != std::string::npos, out);
   }
   verbs::testing::ServedIndex t = start_tree("catfish_jsq", in_order ? "polling" : "event");
