@@ -26,8 +26,8 @@ void Node::init(uint8_t level) {
 void Node::set_head(const RemotePtr* leaves, uint32_t n) {
   p_[9] = static_cast<std::byte>(static_cast<uint8_t>(p_[9]) | kHead);
   for (uint32_t i = 0; i < n; ++i) {
-    put64(word_at(0, i), leaves[i].raw);
-    put64(word_at(1, i), 0);
+    put64(entry(i), leaves[i].raw);
+    put64(entry(i) + 8, 0);
   }
   set_count(n);
 }
@@ -47,7 +47,7 @@ void Node::absorb(const Node& right) {
   uint32_t n = count();
   for (uint32_t i = 0; i < right.count(); ++i) {
     if (leaf() && right.deleted(i)) continue;
-    move_entries(n, right, i, 1);
+    std::memcpy(p_ + entry(n), right.p_ + right.entry(i), entry_bytes());
     if (leaf()) set_deleted(n, false);
     ++n;
   }
@@ -70,17 +70,8 @@ void Node::set_deleted(uint32_t i, bool d) {
   b = d ? (b | bit) : (b & ~bit);
 }
 
-void Node::move_entries(uint32_t to, const Node& src, uint32_t from, uint32_t n) {
-  for (uint32_t a = 0; a < arrays(); ++a) std::memmove(p_ + word_at(a, to), src.p_ + src.word_at(a, from), 8 * n);
-}
-
 uint32_t Node::lower_bound(Pair x) const {
-  // The first key >= x.key, then (keys being non-unique) the first pair
-  // >= x among the pairs from there: a halving over their payloads while
-  // the keys equal x.key.
-  uint32_t lo = first_key_at_least(count(), x.key, [this](uint32_t i) { return key(i); });
-  if (x.payload == 0) return lo;
-  uint32_t hi = count();
+  uint32_t lo = 0, hi = count();
   while (lo < hi) {
     const uint32_t mid = (lo + hi) / 2;
     if (pair(mid) < x) {
@@ -100,20 +91,21 @@ uint32_t Node::child_index(Pair x) const {
 
 void Node::insert_at(uint32_t i, Pair x, RemotePtr c) {
   const uint32_t n = count();
-  move_entries(i + 1, *this, i, n - i);
+  const uint32_t eb = entry_bytes();
+  std::memmove(p_ + entry(i + 1), p_ + entry(i), (n - i) * eb);
   if (leaf()) {
     for (uint32_t j = n; j > i; --j) set_deleted(j, deleted(j - 1));
     set_deleted(i, false);
   }
-  put64(word_at(0, i), x.key);
-  put64(word_at(1, i), x.payload);
+  put64(entry(i), x.key);
+  put64(entry(i) + 8, x.payload);
   if (!leaf()) set_child(i, c);
   set_count(n + 1);
 }
 
 void Node::erase_at(uint32_t i) {
   const uint32_t n = count();
-  move_entries(i, *this, i + 1, n - i - 1);
+  std::memmove(p_ + entry(i), p_ + entry(i + 1), (n - i - 1) * entry_bytes());
   if (leaf()) {
     for (uint32_t j = i; j + 1 < n; ++j) set_deleted(j, deleted(j + 1));
     set_deleted(n - 1, false);
@@ -124,7 +116,7 @@ void Node::erase_at(uint32_t i) {
 void Node::split_into(uint32_t from, Node& right, RemotePtr right_ptr) {
   const uint32_t n = count();
   right.init(level());
-  right.move_entries(0, *this, from, n - from);
+  std::memcpy(right.p_ + kHeaderBytes, p_ + entry(from), (n - from) * entry_bytes());
   if (leaf()) {
     for (uint32_t j = from; j < n; ++j) {
       right.set_deleted(j - from, deleted(j));
@@ -145,7 +137,7 @@ uint32_t Node::compact() {
   for (uint32_t i = 0; i < n; ++i) {
     if (deleted(i)) continue;
     if (kept != i) {
-      move_entries(kept, *this, i, 1);
+      std::memmove(p_ + entry(kept), p_ + entry(i), entry_bytes());
       set_deleted(kept, false);
     }
     ++kept;

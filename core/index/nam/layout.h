@@ -12,10 +12,7 @@
 //       node, bit 2 merged away), count (u16), magic (u32)
 //   16  high key (key, payload): the node holds entries <= it
 //   32  sibling: RemotePtr of the right neighbour (null at the right end)
-//   40  entries as arrays, cap = leaf_capacity or inner_capacity (the same
-//       capacities as when entries were interleaved): keys x cap, then
-//       payloads x cap, then (inner) children x cap; a search reads only
-//       the keys, packed eight to a cache line (key_offset and friends)
+//   40  entries: leaf (key, payload) x cap; inner (key, payload, child) x cap
 //   ... leaf: delete bits, one per entry
 //   -16 CRC-64 of bytes [8, page - 16)
 //   -8  trailer: the version word the body was written for
@@ -76,17 +73,13 @@ inline constexpr uint32_t kMaxPageBytes = 64 * 1024;
 uint32_t leaf_capacity(uint32_t page_bytes);
 uint32_t inner_capacity(uint32_t page_bytes);
 
-// Byte offsets of entry i's words in a node of capacity cap (layout above),
-// for Node and for readers that search a page's words in place.
-inline constexpr uint32_t key_offset(uint32_t i) { return kHeaderBytes + 8 * i; }
-inline constexpr uint32_t payload_offset(uint32_t cap, uint32_t i) { return kHeaderBytes + 8 * (cap + i); }
-inline constexpr uint32_t child_offset(uint32_t cap, uint32_t i) { return kHeaderBytes + 8 * (2 * cap + i); }
-
 // The first of n ascending keys that is >= key (n if none), key_at(i)
-// reading key i: std::lower_bound over the keys alone, without a branch
-// that depends on them. The window halves by conditional moves down to
-// eight keys or fewer, whose keys are then counted below key: independent
-// compares on at most two cache lines instead of three dependent steps.
+// reading key i: std::lower_bound over keys, without a branch that depends
+// on them. The window halves by conditional moves down to eight keys or
+// fewer, which are then counted below key: independent compares instead of
+// three dependent steps. The in-place lookup (tree_in_place.cc) searches a
+// page's words with it; with payloads from 0 up, the first key >= key is
+// the first pair >= (key, 0). nam_layout_test checks it.
 template <typename KeyAt>
 inline uint32_t first_key_at_least(uint32_t n, uint64_t key, KeyAt key_at) {
   uint32_t base = 0;
@@ -103,11 +96,7 @@ inline uint32_t first_key_at_least(uint32_t n, uint64_t key, KeyAt key_at) {
 // A view of one node's bytes (a page in an arena or a client's copy).
 class Node {
  public:
-  Node(std::byte* page, uint32_t page_bytes)
-      : p_(page),
-        bytes_(page_bytes),
-        leaf_cap_(static_cast<uint16_t>(leaf_capacity(page_bytes))),
-        inner_cap_(static_cast<uint16_t>(inner_capacity(page_bytes))) {}
+  Node(std::byte* page, uint32_t page_bytes) : p_(page), bytes_(page_bytes) {}
 
   // An empty node of `level` with a +inf high key and no sibling.
   void init(uint8_t level);
@@ -124,7 +113,7 @@ class Node {
   // Makes this (leaf-level) node a head node over `leaves`, at most
   // leaf_capacity() of them.
   void set_head(const RemotePtr* leaves, uint32_t n);
-  RemotePtr head_leaf(uint32_t i) const { return {key(i)}; }
+  RemotePtr head_leaf(uint32_t i) const { return {get64(entry(i))}; }
   // Merged into its left neighbour by garbage collection (gc.cc): its
   // content lives on there, and a traversal that reaches it (through a
   // pointer read before the merge) starts over. Its sibling field names
@@ -143,19 +132,18 @@ class Node {
   void set_high(bool inf, Pair h);
   RemotePtr sibling() const { return {get64(32)}; }
   void set_sibling(RemotePtr s) { put64(32, s.raw); }
-  uint32_t capacity() const { return leaf() ? leaf_cap_ : inner_cap_; }
+  uint32_t capacity() const { return leaf() ? leaf_capacity(bytes_) : inner_capacity(bytes_); }
   bool full() const { return count() >= capacity(); }
   // Whether `x` belongs here or to the left (else: move right).
   bool covers(Pair x) const { return high_inf() || x <= high(); }
 
-  uint64_t key(uint32_t i) const { return get64(key_offset(i)); }
-  Pair pair(uint32_t i) const { return {key(i), get64(payload_offset(capacity(), i))}; }
+  Pair pair(uint32_t i) const { return {get64(entry(i)), get64(entry(i) + 8)}; }
   // Leaves.
   bool deleted(uint32_t i) const;
   void set_deleted(uint32_t i, bool d);
   // Inner nodes.
-  RemotePtr child(uint32_t i) const { return {get64(child_offset(inner_cap_, i))}; }
-  void set_child(uint32_t i, RemotePtr c) { put64(child_offset(inner_cap_, i), c.raw); }
+  RemotePtr child(uint32_t i) const { return {get64(entry(i) + 16)}; }
+  void set_child(uint32_t i, RemotePtr c) { put64(entry(i) + 16, c.raw); }
 
   // First entry whose pair is >= x (count() if none).
   uint32_t lower_bound(Pair x) const;
@@ -191,13 +179,8 @@ class Node {
   static constexpr uint8_t kDead = 4;
 
  private:
-  // The entry arrays of this node's kind: keys, payloads and (inner) children.
-  uint32_t arrays() const { return leaf() ? 2 : 3; }
-  // Entry i's word in array a (0 keys, 1 payloads, 2 children).
-  uint32_t word_at(uint32_t a, uint32_t i) const { return kHeaderBytes + 8 * (a * capacity() + i); }
-  // Copies entries [from, from + n) of src to [to, to + n) here, every
-  // array; the two may be one node (memmove), of one kind.
-  void move_entries(uint32_t to, const Node& src, uint32_t from, uint32_t n);
+  uint32_t entry(uint32_t i) const { return kHeaderBytes + i * (leaf() ? 16 : 24); }
+  uint32_t entry_bytes() const { return leaf() ? 16 : 24; }
   uint64_t get64(uint32_t at) const {
     uint64_t v;
     std::memcpy(&v, p_ + at, 8);
@@ -213,11 +196,10 @@ class Node {
     const uint16_t v = static_cast<uint16_t>(n);
     std::memcpy(p_ + 10, &v, 2);
   }
-  uint32_t bitmap_at() const { return bytes_ - kFooterBytes - (leaf_cap_ + 7) / 8; }
+  uint32_t bitmap_at() const { return bytes_ - kFooterBytes - (leaf_capacity(bytes_) + 7) / 8; }
 
   std::byte* p_;
   uint32_t bytes_;
-  uint16_t leaf_cap_, inner_cap_;
 };
 
 }  // namespace locus::nam

@@ -26,12 +26,12 @@ class PageWords {
  public:
   PageWords(const uint64_t* w, uint32_t page_bytes) : w_(const_cast<uint64_t*>(w)), page_bytes_(page_bytes) {}
 
-  // Asks for the lines of bytes [from, to) of the page at once, so that
+  // Asks for the lines of the first `bytes` of the page at once, so that
   // the search's loads, each depending on the last, find them cached: a
   // page of a large tree is otherwise a cache miss per halving step.
-  void prefetch(uint32_t from, uint32_t to) const {
+  void prefetch(uint32_t bytes) const {
     const auto* b = reinterpret_cast<const char*>(w_);
-    for (uint32_t at = from & ~63u; at < to; at += 64) __builtin_prefetch(b + at);
+    for (uint32_t at = 64; at < bytes; at += 64) __builtin_prefetch(b + at);
   }
   uint64_t at(uint32_t i) const { return std::atomic_ref<uint64_t>(w_[i]).load(std::memory_order_relaxed); }
   uint64_t version() const { return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_acquire); }
@@ -41,10 +41,11 @@ class PageWords {
     std::atomic_thread_fence(std::memory_order_acquire);
     return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_relaxed) == v;
   }
-  // Entry i's key, payload and child in a node of capacity cap (layout.h).
-  uint64_t key(uint32_t i) const { return at(key_offset(i) / 8); }
-  uint64_t payload(uint32_t cap, uint32_t i) const { return at(payload_offset(cap, i) / 8); }
-  RemotePtr child(uint32_t cap, uint32_t i) const { return {at(child_offset(cap, i) / 8)}; }
+  // Leaf pair i's key and payload; inner entry i's key and child.
+  uint64_t leaf_key(uint32_t i) const { return at(5 + 2 * i); }
+  uint64_t leaf_payload(uint32_t i) const { return at(6 + 2 * i); }
+  uint64_t inner_key(uint32_t i) const { return at(5 + 3 * i); }
+  RemotePtr inner_child(uint32_t i) const { return {at(7 + 3 * i)}; }
   // Leaf entry i's delete bit, from the word holding its bitmap byte.
   bool deleted(uint32_t i, uint32_t leaf_cap) const {
     const uint32_t byte = page_bytes_ - kFooterBytes - (leaf_cap + 7) / 8 + i / 8;
@@ -66,13 +67,6 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
   const uint64_t* words = access_.in_place(*root);
   if (words == nullptr) return false;
   PageWords n(words, page);
-  // Asks for the lines a search of node n at `level` (-1: not known yet)
-  // reads, all at once, before its header says how many there are: its
-  // keys, and an inner node's children.
-  auto prefetch = [&](int level) {
-    n.prefetch(0, key_offset(level == 0 ? leaf_cap : inner_cap));
-    if (level != 0) n.prefetch(child_offset(inner_cap, 0), child_offset(inner_cap, inner_cap));
-  };
   uint64_t v = n.version();
   int expected_level = -1;  // the root's level is whatever it is
   uint64_t moved_right = 0;
@@ -95,19 +89,17 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
       if (w == nullptr) return false;
       ++moved_right;
       n = PageWords(w, page);
-      expected_level = static_cast<int>(level);
       v = n.version();
+      expected_level = static_cast<int>(level);
       continue;
     }
     if (level == 0) {
       if (count > leaf_cap) return false;
-      n.prefetch(key_offset(0), key_offset(count));
+      n.prefetch(kHeaderBytes + 16 * count);
       const size_t before = payloads->size();
-      // With payloads from 0 up, the first key >= key is the first pair >=
-      // (key, 0), as Node::lower_bound.
-      uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.key(j); });
-      for (; i < count && n.key(i) == key; ++i) {
-        if (!n.deleted(i, leaf_cap)) payloads->push_back(n.payload(leaf_cap, i));
+      uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.leaf_key(j); });
+      for (; i < count && n.leaf_key(i) == key; ++i) {
+        if (!n.deleted(i, leaf_cap)) payloads->push_back(n.leaf_payload(i));
       }
       // The key's pairs may go on in the next leaf when this one's high key
       // is the key itself: the general path's double collect reads them.
@@ -121,16 +113,15 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
       return true;
     }
     if (count == 0 || count > inner_cap) return false;
-    n.prefetch(key_offset(0), key_offset(count));
-    n.prefetch(child_offset(inner_cap, 0), child_offset(inner_cap, count));
-    const uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.key(j); });
-    const RemotePtr child = n.child(inner_cap, i < count ? i : count - 1);
+    n.prefetch(kHeaderBytes + 24 * count);
+    const uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.inner_key(j); });
+    const RemotePtr child = n.inner_child(i < count ? i : count - 1);
     if (!n.still(v)) return false;
     const uint64_t* w = access_.in_place(child);
     if (w == nullptr) return false;
     n = PageWords(w, page);
-    expected_level = static_cast<int>(level) - 1;
     v = n.version();
+    expected_level = static_cast<int>(level) - 1;
   }
   return false;
 }
