@@ -73,6 +73,36 @@ inline constexpr uint32_t kMaxPageBytes = 64 * 1024;
 uint32_t leaf_capacity(uint32_t page_bytes);
 uint32_t inner_capacity(uint32_t page_bytes);
 
+// The first of n ascending keys that is >= key (n if none), key_at(i)
+// reading key i: std::lower_bound over keys, without a branch that depends
+// on them. The window halves by conditional moves until it holds eight
+// keys or fewer; then the eight keys from its start (or the last eight,
+// near the end) are counted below key: eight independent compares instead
+// of three dependent steps, always eight so the loop unrolls and its exit
+// never mispredicts. Keys before the window are below key and keys after
+// it are not, so the count lands on the answer either way. The in-place
+// lookup (tree_in_place.cc) searches a page's words with it; with payloads
+// from 0 up, the first key >= key is the first pair >= (key, 0).
+// nam_layout_test checks it against std::lower_bound.
+template <typename KeyAt>
+inline uint32_t first_key_at_least(uint32_t n, uint64_t key, KeyAt key_at) {
+  if (n < 8) {
+    uint32_t below = 0;
+    for (uint32_t i = 0; i < n; ++i) below += key_at(i) < key ? 1 : 0;
+    return below;
+  }
+  uint32_t base = 0, len = n;
+  while (len > 8) {
+    const uint32_t half = len / 2;
+    base = key_at(base + half - 1) < key ? base + half : base;
+    len -= half;
+  }
+  const uint32_t start = base < n - 8 ? base : n - 8;
+  uint32_t below = 0;
+  for (uint32_t i = 0; i < 8; ++i) below += key_at(start + i) < key ? 1 : 0;
+  return start + below;
+}
+
 // A view of one node's bytes (a page in an arena or a client's copy).
 class Node {
  public:

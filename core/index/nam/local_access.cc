@@ -16,16 +16,11 @@ constexpr Nanos kSleepNs = 1 * kMicrosecond;
 // boundary), else nullptr: no status and, for a power-of-two page, no
 // division, since the lookup that searches in place calls it on every level.
 const uint64_t* LocalAccess::in_place(RemotePtr p) const {
-  if (p.null()) return nullptr;
   Arena* a = nullptr;
   for (Arena* x : arenas_) {
     if (x->server() == p.server()) a = x;
   }
-  const uint64_t offset = p.offset();
-  if (a == nullptr || offset < kFirstPageOffset || offset + page_ > a->bytes()) return nullptr;
-  const uint64_t rel = offset - kFirstPageOffset;
-  if (page_mask_ != 0 ? (rel & page_mask_) != 0 : rel % page_ != 0) return nullptr;
-  return reinterpret_cast<const uint64_t*>(a->at(offset));
+  return a == nullptr ? nullptr : map_of(*a).words(p);
 }
 
 StatusOr<uint64_t*> LocalAccess::words(RemotePtr p) const {

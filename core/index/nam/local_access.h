@@ -44,6 +44,7 @@ class LocalAccess final : public NodeAccess {
   }
   StatusOr<bool> swap_root(RemotePtr old_root, RemotePtr new_root) override;
   const uint64_t* in_place(RemotePtr p) const override;
+  InPlaceMap in_place_map() const override { return arenas_.size() == 1 ? map_of(*arenas_[0]) : InPlaceMap{}; }
   bool searches_in_place() const override { return true; }
 
   uint64_t read_retries() const { return read_retries_.load(std::memory_order_relaxed); }
@@ -51,6 +52,9 @@ class LocalAccess final : public NodeAccess {
  private:
   // The node's words, or kCorruption for a pointer outside every arena.
   StatusOr<uint64_t*> words(RemotePtr p) const;
+  InPlaceMap map_of(Arena& a) const {
+    return {a.at(0), a.server(), page_, kFirstPageOffset, a.bytes(), page_mask_};
+  }
   Status store_words(RemotePtr p, const Node& n, uint32_t from);
 
   std::vector<Arena*> arenas_;

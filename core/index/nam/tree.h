@@ -34,6 +34,26 @@
 
 namespace locus::nam {
 
+// One arena's pages in this process's memory: the node a pointer names,
+// or nullptr for a pointer to another server, outside the pages, or not at
+// a page's start. LocalAccess::in_place answers with it too.
+struct InPlaceMap {
+  const std::byte* base = nullptr;  // nullptr: an empty map
+  uint32_t server = 0;
+  uint32_t page_bytes = 0;
+  uint64_t first = 0, end = 0;  // the arena's first page and its size
+  uint64_t page_mask = 0;  // page_bytes - 1 when a power of two (else 0: a division)
+
+  bool empty() const { return base == nullptr; }
+  const uint64_t* words(RemotePtr p) const {
+    const uint64_t offset = p.offset();
+    if (p.null() || p.server() != server || offset < first || offset + page_bytes > end) return nullptr;
+    const uint64_t rel = offset - first;
+    if (page_mask != 0 ? (rel & page_mask) != 0 : rel % page_bytes != 0) return nullptr;
+    return reinterpret_cast<const uint64_t*>(base + offset);
+  }
+};
+
 class NodeAccess {
  public:
   virtual ~NodeAccess() = default;
@@ -69,6 +89,10 @@ class NodeAccess {
   // nullptr when p is no page here, or when nodes can only be copied
   // (one-sided READs). The default: copies only.
   virtual const uint64_t* in_place(RemotePtr) const { return nullptr; }
+  // Where in_place() finds every node, when that is one arena of this
+  // process: the in-place lookup then translates pointers itself, without
+  // a virtual call per node. Empty (the default): call in_place().
+  virtual InPlaceMap in_place_map() const { return {}; }
   // Whether in_place() can answer at all: asked before a lookup tries it,
   // so that an access that only copies pays nothing (not even a catalog
   // READ, whose failure the copying path would then meet again).

@@ -26,12 +26,14 @@ class PageWords {
  public:
   PageWords(const uint64_t* w, uint32_t page_bytes) : w_(const_cast<uint64_t*>(w)), page_bytes_(page_bytes) {}
 
-  // Asks for the lines of the first `bytes` of the page at once, so that
-  // the search's loads, each depending on the last, find them cached: a
-  // page of a large tree is otherwise a cache miss per halving step.
-  void prefetch(uint32_t bytes) const {
+  // Asks for all the page's lines at once, as soon as the page is known
+  // and before its header is read, so that the search's loads, each
+  // depending on the last, find them cached: a page of a large tree is
+  // otherwise a cache miss for the header, then for the entries the header
+  // says are there, then for the leaf's delete bits at the page's end.
+  void prefetch() const {
     const auto* b = reinterpret_cast<const char*>(w_);
-    for (uint32_t at = 64; at < bytes; at += 64) __builtin_prefetch(b + at);
+    for (uint32_t at = 0; at < page_bytes_; at += 64) __builtin_prefetch(b + at);
   }
   uint64_t at(uint32_t i) const { return std::atomic_ref<uint64_t>(w_[i]).load(std::memory_order_relaxed); }
   uint64_t version() const { return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_acquire); }
@@ -57,24 +59,6 @@ class PageWords {
   uint32_t page_bytes_;
 };
 
-// The first of n entries whose key is >= key (n if none): with payloads
-// from 0 up, the first pair >= (key, 0), as Node::lower_bound. Halving by
-// conditional moves (no mispredicted branches) down to a window of eight,
-// then counting the window's keys below key, eight independent compares
-// instead of three dependent steps.
-template <typename KeyAt>
-uint32_t first_at_least(uint32_t n, uint64_t key, KeyAt key_at) {
-  uint32_t base = 0;
-  while (n > 8) {
-    const uint32_t half = n / 2;
-    base = key_at(base + half - 1) < key ? base + half : base;
-    n -= half;
-  }
-  uint32_t below = 0;
-  for (uint32_t i = 0; i < n; ++i) below += key_at(base + i) < key ? 1 : 0;
-  return base + below;
-}
-
 }  // namespace
 
 bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
@@ -82,9 +66,14 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
   const uint32_t leaf_cap = leaf_cap_, inner_cap = inner_cap_;
   auto root = access_.root();
   if (!root.is_ok() || root->null()) return false;
-  const uint64_t* words = access_.in_place(*root);
+  // Pointers to pages here, translated without a virtual call when the
+  // pages are one arena's (LocalAccess::in_place_map).
+  const InPlaceMap map = access_.in_place_map();
+  auto in_place = [&](RemotePtr p) { return map.empty() ? access_.in_place(p) : map.words(p); };
+  const uint64_t* words = in_place(*root);
   if (words == nullptr) return false;
   PageWords n(words, page);
+  n.prefetch();
   uint64_t v = n.version();
   int expected_level = -1;  // the root's level is whatever it is
   uint64_t moved_right = 0;
@@ -103,19 +92,19 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
     if ((flags & Node::kHighInf) == 0 && n.at(2) < key) {
       const RemotePtr next{n.at(4)};
       if (!n.still(v) || next.null()) return false;
-      const uint64_t* w = access_.in_place(next);
+      const uint64_t* w = in_place(next);
       if (w == nullptr) return false;
       ++moved_right;
       n = PageWords(w, page);
+      n.prefetch();
       v = n.version();
       expected_level = static_cast<int>(level);
       continue;
     }
     if (level == 0) {
       if (count > leaf_cap) return false;
-      n.prefetch(kHeaderBytes + 16 * count);
       const size_t before = payloads->size();
-      uint32_t i = first_at_least(count, key, [&](uint32_t j) { return n.leaf_key(j); });
+      uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.leaf_key(j); });
       for (; i < count && n.leaf_key(i) == key; ++i) {
         if (!n.deleted(i, leaf_cap)) payloads->push_back(n.leaf_payload(i));
       }
@@ -131,13 +120,13 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
       return true;
     }
     if (count == 0 || count > inner_cap) return false;
-    n.prefetch(kHeaderBytes + 24 * count);
-    const uint32_t i = first_at_least(count, key, [&](uint32_t j) { return n.inner_key(j); });
+    const uint32_t i = first_key_at_least(count, key, [&](uint32_t j) { return n.inner_key(j); });
     const RemotePtr child = n.inner_child(i < count ? i : count - 1);
     if (!n.still(v)) return false;
-    const uint64_t* w = access_.in_place(child);
+    const uint64_t* w = in_place(child);
     if (w == nullptr) return false;
     n = PageWords(w, page);
+    n.prefetch();
     v = n.version();
     expected_level = static_cast<int>(level) - 1;
   }
