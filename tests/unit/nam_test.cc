@@ -469,12 +469,21 @@ BOOST_AUTO_TEST_CASE(index_keys_are_checked) {
                        Bad{"index.page_bytes=1001", "multiple of 8"}, Bad{"index.page_bytes=64", "index.page_bytes"},
                        Bad{"index.key_skew=0.5,0.4", "sum to"}, Bad{"index.key_skew=0.5,x", "not a share"},
                        Bad{"index.rpc_transport=carrier_pigeon", "index.rpc_transport"},
-                       Bad{"index.mailbox_mode=spin", "index.mailbox_mode"},
-                       Bad{"index.mailbox_workers=-1", "index.mailbox_workers"}}) {
+                       Bad{"index.mailbox_mode=polling", "applies to index.rpc_transport = \"mailbox\" only"},
+                       Bad{"index.mailbox_workers=4", "applies to index.rpc_transport = \"mailbox\" only"}}) {
     auto s = designs::parse_scenario(base, "nam.toml", {b.set});
     BOOST_REQUIRE(!s.is_ok());
     BOOST_TEST(s.status().message().find(b.says) != std::string::npos, s.status().message());
   }
+  for (const char* set : {"index.mailbox_mode=spin", "index.mailbox_workers=-1"}) {
+    auto bad = designs::parse_scenario(base, "nam.toml", {"index.rpc_transport=mailbox", set});
+    BOOST_REQUIRE(!bad.is_ok());
+    BOOST_TEST(bad.status().message().find("index.mailbox_") != std::string::npos, bad.status().message());
+  }
+  auto mailbox = designs::parse_scenario(base, "nam.toml",
+                                         {"index.rpc_transport=mailbox", "index.mailbox_workers=2",
+                                          "index.mailbox_mode=polling"});
+  BOOST_TEST(mailbox.is_ok(), mailbox.status().to_string());
   // Mailboxes carry the coarse-grained and hybrid RPCs; the fine-grained
   // design sends none.
   auto fine_mailbox = designs::parse_scenario(base, "nam.toml", {"index.distribution=fine", "index.rpc_transport=mailbox"});

@@ -69,6 +69,11 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
       return keys.fail("key_skew", "attribute-value skew is modelled for index.partitioning = \"range\" only");
     }
   }
+  for (const char* key : {"mailbox_mode", "mailbox_workers"}) {
+    if (c->rpc_transport != RpcTransport::kMailbox && keys.has(key)) {
+      return keys.fail(key, "applies to index.rpc_transport = \"mailbox\" only (this scenario's RPCs are SEND/RECV)");
+    }
+  }
   if (c->rpc_transport == RpcTransport::kMailbox && c->distribution == Distribution::kFine) {
     return keys.fail("rpc_transport", "the fine-grained design sends no index RPCs (its operations are one-sided): "
                                       "mailboxes serve \"coarse\" and \"hybrid\"");
