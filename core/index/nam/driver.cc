@@ -8,10 +8,10 @@
 // index.gc_interval_ms: a daemon per memory server (coarse) or the first
 // client session (fine, a compute server) runs a GC pass that often.
 // index.rpc_transport = "mailbox": each memory server machine has, after
-// the endpoint of its RpcServer (layout, fence, the mailbox set-up), a
-// mailbox worker endpoint per core, each served by a daemon
-// (core/messaging); a client connects to every memory server's mailboxes
-// and sends its index RPCs there.
+// the endpoint of its RpcServer (layout, fence, the mailbox set-up),
+// index.mailbox_workers mailbox worker endpoints (one per core by
+// default), each served by a daemon (core/messaging); a client connects to
+// every memory server's mailboxes and sends its index RPCs there.
 #include <algorithm>
 #include <atomic>
 #include <map>
