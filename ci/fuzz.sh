@@ -23,7 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets=(rpc_server rpc_client pilaf_server pilaf_layout cell_server cell_replies
-         catfish_ring catfish_node catfish_connect catfish_messaging nessie_requests scenario cluster_config)
+         catfish_ring catfish_node catfish_connect catfish_messaging mailbox_setup nessie_requests scenario
+         cluster_config)
 build=build/debug
 fuzz_dir=tests/fuzz
 

@@ -11,6 +11,7 @@
 
 #include "core/index/catfish/catfish_server.h"
 #include "core/index/catfish/connect_rpc.h"
+#include "core/messaging/mailbox.h"
 #include "core/index/catfish/layout.h"
 #include "core/rpc/ring_buffer.h"
 #include "core/index/cell/protocol.h"
@@ -349,6 +350,25 @@ void catfish_seeds() {
   const auto refused = encoded([&](rpc::Writer& w) { put_client_info(small, w); });
   served.put<uint16_t>(static_cast<uint16_t>(refused.size())).raw(refused);
   save("catfish_connect", "served", served.b);
+  // mailbox_setup: a set-up, one replacing it (retired), one naming a
+  // connection that is not the client's, and one with trailing bytes.
+  {
+    ClientInfo mine;
+    mine.node = 5;
+    mine.response_ring = region(5, 9, 1024 + kControlBytes);
+    mine.response_ring_bytes = 1024;
+    Bytes setups;
+    for (const uint32_t replaces : {messaging::kNoConnection, 0u, 2u}) {
+      const auto req = encoded([&](rpc::Writer& w) { messaging::put_setup_request(mine, replaces, w); });
+      setups.put<uint16_t>(static_cast<uint16_t>(req.size())).raw(req);
+    }
+    const auto trailing = encoded([&](rpc::Writer& w) {
+      messaging::put_setup_request(mine, messaging::kNoConnection, w);
+      w.put<uint32_t>(7);
+    });
+    setups.put<uint16_t>(static_cast<uint16_t>(trailing.size())).raw(trailing);
+    save("mailbox_setup", "setups", setups.b);
+  }
 
   // catfish_messaging: inserts, a search, serve, consume, then a raw write.
   Bytes m;
