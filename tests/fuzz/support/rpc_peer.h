@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,6 +65,27 @@ class RpcRequester {
 
   // Where the response lands.
   std::byte* response() { return mem_.data() + max_; }
+
+  // Takes the completions the last send() left and checks (FUZZ_CHECK)
+  // that the server answered request `request_id`: the OK answer's
+  // payload, or nullopt for an error answer.
+  std::optional<std::span<const std::byte>> answer(uint64_t request_id) {
+    Completion cs[8];
+    bool answered = false;
+    std::optional<std::span<const std::byte>> ok;
+    size_t got;
+    while ((got = client_.poll(cs)) > 0) {
+      for (size_t i = 0; i < got; ++i) {
+        if (cs[i].op != Opcode::kRecv) continue;
+        const rpc::MessageHeader rh = rpc::read_header(response());
+        FUZZ_CHECK(cs[i].ok() && rh.magic == rpc::kMagic && rh.request_id == request_id, "answer header");
+        answered = true;
+        if (rh.status == 0) ok = std::span<const std::byte>(response() + rpc::kHeaderBytes, rh.payload_bytes);
+      }
+    }
+    FUZZ_CHECK(answered, "request %llu got no answer", static_cast<unsigned long long>(request_id));
+    return ok;
+  }
 
  private:
   FakeTransport& client_;
