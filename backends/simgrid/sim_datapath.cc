@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "backends/simgrid/sim_world.h"
 
@@ -50,6 +52,23 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   // A request to a crashed node fails when its transport retries run out.
   std::vector<double> fails_at(n, 0);
   const double retry_exceeded_s = static_cast<double>(platform_.nic.retry_exceeded_after()) * 1e-9;
+  // The ends of each flow on the wire, for the links' sharing with packets
+  // (sim_events.cc). Ended when waited for, or when a crash kills the actor.
+  struct OnWire {
+    World* world;
+    std::vector<std::pair<const SimNode*, const SimNode*>> ends;
+    void start(size_t i, const SimNode& a, const SimNode& b) {
+      world->flow_started(a, b);
+      ends[i] = {&a, &b};
+    }
+    void end(size_t i) {
+      if (ends[i].first != nullptr) world->flow_ended(*ends[i].first, *ends[i].second);
+      ends[i] = {nullptr, nullptr};
+    }
+    ~OnWire() {
+      for (size_t i = 0; i < ends.size(); ++i) end(i);
+    }
+  } on_wire{this, std::vector<std::pair<const SimNode*, const SimNode*>>(n, {nullptr, nullptr})};
 
   // 1. Requests onto the wire.
   for (size_t i = 0; i < n; ++i) {
@@ -71,6 +90,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     }
     from.bytes_out += bytes;
     target->bytes_in += bytes;
+    on_wire.start(i, from, *target);
     flows[i] = sg4::Comm::sendto_async(from.host, target->host, bytes);
   }
 
@@ -79,6 +99,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     const WorkRequest& wr = batch.wrs[i];
     Connection& conn = connection_to(from, wr.remote.node);
     if (flows[i]) flows[i]->wait();
+    on_wire.end(i);
     wait_turn(from, conn, &Connection::serving, batch.tickets[i]);
     if (status[i] == WcStatus::kSuccess) {
       SimNode& target = *node(wr.remote.node);
@@ -120,6 +141,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
     const uint64_t bytes = response_bytes(wr, status[i] == WcStatus::kSuccess);
     target.bytes_out += bytes;
     from.bytes_in += bytes;
+    on_wire.start(i, target, from);
     flows[i] = sg4::Comm::sendto_async(target.host, from.host, bytes);
   }
 
@@ -127,6 +149,7 @@ void World::execute_batch(SimNode& from, Batch& batch) {
   for (size_t i = 0; i < n; ++i) {
     const WorkRequest& wr = batch.wrs[i];
     if (flows[i]) flows[i]->wait();
+    on_wire.end(i);
     if (fails_at[i] > 0) sleep_until(fails_at[i]);
     Connection& conn = connection_to(from, wr.remote.node);
     wait_turn(from, conn, &Connection::completing, batch.tickets[i]);

@@ -19,6 +19,7 @@
 // let another drain interleave. Which effects run before the engine's
 // clock reaches them is decided in sim_run_ahead.cc.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backends/simgrid/sim_world.h"
@@ -81,9 +82,8 @@ InFlight* World::new_flight() {
   return f;
 }
 
-double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s) {
-  if (a.host == b.host) return t_s;
-  PacketLink* hops[6];
+size_t World::route(const SimNode& a, const SimNode& b, PacketLink** hops) {
+  if (a.host == b.host) return 0;
   size_t n = 0;
   PacketLink* links = packet_links_.data();
   const size_t racks_at = 4 * (server_hosts_.size() + client_hosts_.size());
@@ -99,6 +99,13 @@ double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, dou
   }
   hops[n++] = &links[4 * b.host_index + kLinkDown];
   hops[n++] = &links[4 * b.host_index + kPcieDown];
+  return n;
+}
+
+double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s) {
+  PacketLink* hops[6];
+  const size_t n = route(a, b, hops);
+  if (n == 0) return t_s;
   // Cut-through: each link is busy for the packet's serialisation and
   // passes its head on after the link latency; the tail arrives one
   // serialisation on the slowest link after the head.
@@ -106,13 +113,120 @@ double World::packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, dou
   double slowest = 0;
   for (size_t i = 0; i < n; ++i) {
     PacketLink& l = *hops[i];
-    const double ser = size / l.bytes_per_s;
+    const uint32_t queued = l.packets_after(t_s);
+    const double ser = size / (l.flows == 0 ? l.bytes_per_s : packet_share(l, queued + 1));
     const double start = std::max(t_s, l.free_s);
     l.free_s = start + ser;
+    l.packet_ends.push_back(l.free_s);
+    note_packet_bytes(l, size, start);
     t_s = start + l.latency_s;
     slowest = std::max(slowest, ser);
   }
   return t_s + slowest;
+}
+
+// Packets and flows on one link. Messages up to platform.packet_bytes
+// queue first-come-first-served on a PacketLink; longer ones are CM02
+// flows on the same direction of SimGrid's link. Sharing the link as
+// max-min fairness would between n flows and k queued packets (each a
+// message, as all are when packet_bytes = 0):
+//  * the packets are serialised at the rate the flows leave free, and at
+//    least at the k messages' fair share, k / (n + k) of C;
+//  * the flows' capacity is C less the packets' rate over the last
+//    window, and at least their own share, n / (n + k) of C.
+// So the link carries no more than C, and neither kind starves the other.
+// Links that carry only packets or only flows are unchanged: nothing here
+// runs until a flow crosses a link that packets cross too.
+namespace {
+// The window over which the packets' rate is measured, and the least
+// change of the flows' capacity worth telling SimGrid (a fraction of C).
+// Not hardware figures: halving or doubling the window moves the NAM
+// coarse-grained scan rate (scenarios/nam/range.toml) by 0.2%
+// (docs/simulator.md).
+constexpr double kShareWindowS = 5e-6;
+constexpr double kShareStep = 0.01;
+}  // namespace
+
+double World::packet_share(PacketLink& l, uint32_t packets) {
+  const double c = l.bytes_per_s;
+  const double left = c - l.flow_link->get_usage();
+  const double fair = c * packets / (l.flows + packets);
+  if (left >= fair) return left;
+  // The packets take their fair share from the flows: tell SimGrid soon.
+  request_share(l);
+  return fair;
+}
+
+double World::flow_share(PacketLink& l) const {
+  const double c = l.bytes_per_s;
+  if (l.flows == 0) return c;
+  const uint32_t packets = l.packets_after(engine_clock_s());
+  const double share = packets == 0 ? c - l.packet_bytes_per_s : c * l.flows / (l.flows + packets);
+  return std::max(share, kShareStep * c);  // SimGrid needs some capacity
+}
+
+void World::note_packet_bytes(PacketLink& l, double bytes, double at_s) {
+  l.window_bytes += bytes;
+  if (at_s - l.window_start_s < kShareWindowS) return;
+  l.packet_bytes_per_s = l.window_bytes / (at_s - l.window_start_s);
+  l.window_start_s = at_s;
+  l.window_bytes = 0;
+  if (l.flows > 0) request_share(l);
+}
+
+void World::request_share(PacketLink& l) {
+  if (l.share_pending) return;
+  if (std::abs(flow_share(l) - l.flow_bytes_per_s) < kShareStep * l.bytes_per_s) return;
+  l.share_pending = true;
+  pending_shares_.push_back(&l);
+  if (shares_timer_ == nullptr) {
+    shares_timer_ = timer::Timer::set(engine_clock_s(), [this] {
+      shares_timer_ = nullptr;
+      apply_shares();
+    });
+  }
+}
+
+void World::apply_shares() {
+  for (PacketLink* l : pending_shares_) {
+    l->share_pending = false;
+    const double share = flow_share(*l);
+    if (share == l->flow_bytes_per_s) continue;
+    l->flow_bytes_per_s = share;
+    l->flow_link->set_bandwidth(share);
+  }
+  pending_shares_.clear();
+}
+
+void World::flow_started(const SimNode& a, const SimNode& b) {
+  PacketLink* hops[6];
+  const size_t n = route(a, b, hops);
+  for (size_t i = 0; i < n; ++i) {
+    PacketLink& l = *hops[i];
+    ++l.flows;
+    // Packets gone quiet since the window opened count as idle time.
+    const double now = engine_clock_s();
+    if (now - l.window_start_s >= kShareWindowS) {
+      l.packet_bytes_per_s = l.window_bytes / (now - l.window_start_s);
+      l.window_start_s = now;
+      l.window_bytes = 0;
+    }
+    // Set at once (this actor may yield: nothing of its own is half done).
+    const double share = flow_share(l);
+    if (share != l.flow_bytes_per_s) {
+      l.flow_bytes_per_s = share;
+      l.flow_link->set_bandwidth(share);
+    }
+  }
+}
+
+void World::flow_ended(const SimNode& a, const SimNode& b) {
+  PacketLink* hops[6];
+  const size_t n = route(a, b, hops);
+  for (size_t i = 0; i < n; ++i) {
+    --hops[i]->flows;
+    if (hops[i]->flows > 0) request_share(*hops[i]);
+  }
 }
 
 void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double now) {

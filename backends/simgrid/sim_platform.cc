@@ -19,6 +19,13 @@ namespace {
 
 double bytes_per_s(double gbps) { return gbps * 1e9 / 8.0; }
 
+PacketLink packet_link(const scenario::LinkSpec& spec) {
+  PacketLink l;
+  l.bytes_per_s = l.flow_bytes_per_s = bytes_per_s(spec.bandwidth_gbps);
+  l.latency_s = spec.latency_us * 1e-6;
+  return l;
+}
+
 // Mappings the process has besides the actors' stacks (its libraries,
 // heap arenas, the run's own threads), a generous allowance.
 constexpr uint64_t kMappingsBesideStacks = 4096;
@@ -126,6 +133,7 @@ World::~World() {
   // Kernel timers outlive the engine: cancel those still pending, which
   // point into this world.
   if (events_timer_ != nullptr) events_timer_->remove();
+  if (shares_timer_ != nullptr) shares_timer_->remove();
   for (auto& n : nodes_) {
     if (n->timeout_timer != nullptr) n->timeout_timer->remove();
   }
@@ -158,9 +166,14 @@ void World::build_platform() {
     routes->add_host(h, pcie, link, rack);
     ++hosts;
     // The same links for the packet-level model: pcie up/down, link up/down.
-    const PacketLink pcie_dir{bytes_per_s(p.pcie.bandwidth_gbps), p.pcie.latency_us * 1e-6, 0};
-    const PacketLink link_dir{bytes_per_s(p.host_link.bandwidth_gbps), p.host_link.latency_us * 1e-6, 0};
+    const PacketLink pcie_dir = packet_link(p.pcie);
+    const PacketLink link_dir = packet_link(p.host_link);
     packet_links_.insert(packet_links_.end(), {pcie_dir, pcie_dir, link_dir, link_dir});
+    PacketLink* dirs = &packet_links_[packet_links_.size() - 4];
+    dirs[0].flow_link = pcie->get_link_up();
+    dirs[1].flow_link = pcie->get_link_down();
+    dirs[2].flow_link = link->get_link_up();
+    dirs[3].flow_link = link->get_link_down();
     return h;
   };
   for (uint32_t s = 0; s < p.servers; ++s)
@@ -171,13 +184,15 @@ void World::build_platform() {
   if (two_level) {
     const uint32_t racks = hosts == 0 ? 0 : (hosts - 1) / std::max<uint32_t>(p.hosts_per_rack, 1) + 1;
     racks_ = racks;
-    const PacketLink up_dir{bytes_per_s(p.rack_uplink.bandwidth_gbps), p.rack_uplink.latency_us * 1e-6, 0};
+    const PacketLink up_dir = packet_link(p.rack_uplink);
     for (uint32_t r = 0; r < racks; ++r) {
-      packet_links_.insert(packet_links_.end(), {up_dir, up_dir});
       sg4::SplitDuplexLink* up = zone->create_split_duplex_link("rack" + std::to_string(r) + ".uplink",
                                                                 bytes_per_s(p.rack_uplink.bandwidth_gbps));
       up->set_latency(p.rack_uplink.latency_us * 1e-6);
       up->seal();
+      packet_links_.insert(packet_links_.end(), {up_dir, up_dir});
+      packet_links_[packet_links_.size() - 2].flow_link = up->get_link_up();
+      packet_links_.back().flow_link = up->get_link_down();
       routes->add_uplink(r, up);
       links_.push_back(up);
     }

@@ -294,9 +294,16 @@ StatusOr<SimNode*> World::add_node(const std::string& name, bool is_server, SimN
     if (platform_.nic.model == scenario::NicModel::kProcessorSharing) {
       node->nic_host = sg4::Host::by_name(node->host->get_name() + ".nic");
     }
-    nics_.push_back(std::make_unique<NicQueues>());
-    node->nic = nics_.back().get();
-    node->nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
+    // One NIC per host: the clients a client host runs share its NIC's
+    // budgets, as its threads share one HCA.
+    if (host_nics_.size() <= node->host_index) host_nics_.resize(node->host_index + 1, nullptr);
+    NicQueues*& nic = host_nics_[node->host_index];
+    if (nic == nullptr) {
+      nics_.push_back(std::make_unique<NicQueues>());
+      nic = nics_.back().get();
+      nic->configure(platform_.nic.rdma_share_with_verbs, platform_.nic.verbs_share_with_rdma);
+    }
+    node->nic = nic;
   }
   node->region_table = &regions_;
   node->host_cores = static_cast<uint32_t>(node->host->get_core_count());
@@ -403,9 +410,8 @@ std::vector<ResourceUsage> World::usage(double duration_s) const {
     out.push_back({n->name + ".pcie", "pcie", static_cast<double>(std::max(t.bytes_in, t.bytes_out)) / pcie_bytes_s});
   }
   // Client hosts (the compute servers; named after their SimGrid hosts,
-  // chost<i>): the cores and the link every client on the host shares.
-  // Their own kinds, so the server lines above keep their means. (Each
-  // client has a NIC model of its own, not one per host: not listed.)
+  // chost<i>): the cores, the NIC and the link every client on the host
+  // shares. Their own kinds, so the server lines above keep their means.
   std::vector<bool> listed(server_hosts_.size() + client_hosts_.size(), false);
   for (const auto& n : nodes_) {
     if (n->is_server || !n->owns_host || listed[n->host_index]) continue;
@@ -414,6 +420,9 @@ std::vector<ResourceUsage> World::usage(double duration_s) const {
     const std::string host(n->host->get_name());
     out.push_back({host + ".cpu", "client-cpu",
                    t.cpu_busy_s / (duration_s * static_cast<double>(n->host->get_core_count()))});
+    out.push_back({host + ".nic.rdma", "client-nic", n->nic->busy_s(NicQueues::kRdma) / duration_s});
+    out.push_back({host + ".nic.send", "client-nic", n->nic->busy_s(NicQueues::kSend) / duration_s});
+    out.push_back({host + ".nic.recv", "client-nic", n->nic->busy_s(NicQueues::kRecv) / duration_s});
     out.push_back({host + ".link.in", "client-link", static_cast<double>(t.bytes_in) / link_bytes_s});
     out.push_back({host + ".link.out", "client-link", static_cast<double>(t.bytes_out) / link_bytes_s});
   }
@@ -421,8 +430,8 @@ std::vector<ResourceUsage> World::usage(double duration_s) const {
 }
 
 void World::reset_usage() {
+  for (auto& nic : nics_) nic->reset_busy();
   for (auto& n : nodes_) {
-    n->nic->reset_busy();
     n->cpu_busy_s = 0;
     n->bytes_in = n->bytes_out = 0;
   }

@@ -76,10 +76,29 @@ class NicQueues {
 
 // One direction of a link under the packet-level model: when it is free
 // again, how fast it serialises and how long a bit takes to cross it.
+// The same direction carries SimGrid's CM02 flows (longer messages); the
+// two share its capacity as sim_events.cc ("Packets and flows on one
+// link") describes.
 struct PacketLink {
   double bytes_per_s = 0;
   double latency_s = 0;
   double free_s = 0;
+  sg4::Link* flow_link = nullptr;  // this direction in SimGrid's model
+  uint32_t flows = 0;              // executor flows crossing it now
+  double flow_bytes_per_s = 0;     // the capacity set for them
+  // Packet bytes serialised since window_start_s, and the packets' rate
+  // over the last closed window.
+  double window_start_s = 0;
+  double window_bytes = 0;
+  double packet_bytes_per_s = 0;
+  bool share_pending = false;  // in World::pending_shares_
+  // When the packets queued on it finish serialising, in order: those
+  // after a moment are the packets still there then.
+  std::deque<double> packet_ends;
+  uint32_t packets_after(double t_s) {
+    while (!packet_ends.empty() && packet_ends.front() <= t_s) packet_ends.pop_front();
+    return static_cast<uint32_t>(packet_ends.size());
+  }
 };
 
 struct Connection;
@@ -446,6 +465,21 @@ class World {
   void launch(SimNode& from, Connection& c, const WorkRequest& wr, double now);
   // When a message of `bytes` sent at `t_s` has fully arrived.
   double packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s);
+  // The packet links a message from `a` to `b` crosses, in order (at most
+  // six); none between two nodes of one host.
+  size_t route(const SimNode& a, const SimNode& b, PacketLink** hops);
+  // Packets and flows on one link (sim_events.cc): an executor flow from
+  // `a` to `b` starts or ends; the capacity flows get on a link, from the
+  // packets' rate; a packet's serialisation rate beside the link's flows.
+  void flow_started(const SimNode& a, const SimNode& b);
+  void flow_ended(const SimNode& a, const SimNode& b);
+  double flow_share(PacketLink& l) const;
+  double packet_share(PacketLink& l, uint32_t packets);
+  void note_packet_bytes(PacketLink& l, double bytes, double at_s);
+  // Queues `l` for apply_shares() if its flows' share moved.
+  void request_share(PacketLink& l);
+  // Sets the flow capacity of the links whose share changed (in maestro).
+  void apply_shares();
   // Carries the connection's requests up to `now_s`. With `may_wake`
   // false (an event run ahead of the engine's clock) it stops before
   // anything that could wake an actor: a message delivery, a completion.
@@ -500,7 +534,12 @@ class World {
   // then per rack {uplink up, uplink down}.
   std::vector<PacketLink> packet_links_;
   uint32_t racks_ = 0;
+  // Links whose flow capacity is to be set, by one kernel timer (a
+  // capacity set from an actor would be a simcall, and let others run).
+  std::vector<PacketLink*> pending_shares_;
+  simgrid::kernel::timer::Timer* shares_timer_ = nullptr;
   std::vector<std::unique_ptr<NicQueues>> nics_;  // one per host in use
+  std::vector<NicQueues*> host_nics_;             // by host_index
   std::vector<uint32_t> host_actors_;             // by host_index
   // The event-driven datapath's own queue: a binary min-heap of (time,
   // sequence) entries, one SimGrid kernel timer at its earliest. An

@@ -16,6 +16,7 @@
 #include "backends/simgrid/sim_runtime.h"
 #include "core/designs/designs.h"
 #include "core/runner/scenario_run.h"
+#include "core/metrics/resource_usage.h"
 #include "core/metrics/run_result.h"
 #include "core/scenario/scenario.h"
 #include "tests/support/sim_scenario.h"
@@ -151,6 +152,52 @@ BOOST_AUTO_TEST_CASE(a_slow_link_limits_reads) {
       expect_within(rate_of(r, "TRAVERSAL"), expected, 0.03, "5-READ traversals on a 2 Gbps link");
     }
   }
+}
+
+// Packets and flows on one link: 1 KB READ responses leave the server as
+// packets, 64 KB RPC responses as CM02 flows, both over its 8 Gbps link.
+// Together they carry no more than the link's capacity, and the rates of
+// both kinds are those of the same run with every message a flow (which
+// SimGrid shares max-min fairly). Before the two models shared links
+// (2026-11-28) each kept the link to itself: the packets went as if the
+// flows were not there, and the link was reported busier than 100%.
+BOOST_AUTO_TEST_CASE(packets_and_flows_share_a_link) {
+  const std::vector<std::string> mixed = {"index.rpc_fraction=0.5", "index.rpc_response_bytes=65536",
+                                          "platform.link.bandwidth_gbps=8.0"};
+  auto with = [&](const char* model) {
+    std::vector<std::string> sets = mixed;
+    sets.emplace_back(model);
+    return simulate(sets);
+  };
+  const auto flows = with("platform.packet_bytes=0");
+  const auto both = with("platform.packet_bytes=4096");
+  double out = -1;
+  for (const ResourceUsage& u : both.result.resources) {
+    if (u.name == "server0.link.out") out = u.utilization;
+  }
+  BOOST_TEST_MESSAGE("server0.link.out " << out);
+  BOOST_TEST(out <= 1.02);
+  expect_within(rate_of(both, "RPC"), rate_of(flows, "RPC"), 0.05, "64 KB RPCs beside 1 KB READs (against all flows)");
+  expect_within(rate_of(both, "TRAVERSAL"), rate_of(flows, "TRAVERSAL"), 0.05, "1 KB READs beside 64 KB RPCs (against all flows)");
+}
+
+// One NIC per host: 96 clients send 2 KB RPC requests through one client
+// host's NIC, whose verb-send budget for them (100 K/s here) binds before
+// the server's core (158.7 K/s, as it does with a host per client).
+// Until 2026-11-28 every client had a NIC of its own: the core bound both.
+BOOST_AUTO_TEST_CASE(clients_on_a_host_share_its_nic) {
+  auto run = [](const char* hosts) {
+    return simulate({"index.rpc_fraction=1.0", "index.rpc_request_bytes=2048", hosts,
+                     "platform.nic.send=[[64, 1.0e6], [2048, 1.0e5]]"});
+  };
+  const auto one = run("platform.client_hosts=1");
+  expect_within(rate_of(one, "RPC"), 1.0e5, 0.03, "RPCs through one client host's NIC");
+  double send = -1;
+  for (const ResourceUsage& u : one.result.resources) {
+    if (u.name == "chost0.nic.send") send = u.utilization;
+  }
+  BOOST_TEST(send > 0.97);
+  expect_within(rate_of(run("platform.client_hosts=96"), "RPC"), 1e6 / 6.3, 0.02, "RPCs from a host per client");
 }
 
 // Effects of one-sided requests run ahead of the engine's clock only when
