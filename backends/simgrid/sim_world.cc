@@ -56,7 +56,17 @@ Connection& World::open_connection(SimNode& from, NodeId to) {
   c->peer = to;
   from.active_connections.push_back(c);
   from.active_peers.push_back(to);
-  if (const SimNode* peer = node(to)) note_post_between_clients(from, *peer);
+  if (SimNode* peer = node(to)) {
+    note_post_between_clients(from, *peer);
+    // A pair's first connection sets up its queue pair, on both NICs.
+    if (platform_.nic.qp_cache_entries > 0 && peer != &from) {
+      SimNode& lo = from.id < peer->id ? from : *peer;
+      if (lo.qp_peers.insert(from.id < peer->id ? peer->id : from.id).second) {
+        ++from.nic->qps;
+        if (peer->nic != from.nic) ++peer->nic->qps;
+      }
+    }
+  }
   return *c;
 }
 
@@ -99,6 +109,17 @@ uint64_t World::response_bytes(const WorkRequest& wr, bool success) const {
 }
 
 Nanos World::service_ns(const WorkRequest& wr, const SimNode& target) const {
+  const scenario::NicSpec& nic = platform_.nic;
+  if (nic.qp_cache_entries > 0) {
+    // Beyond its curve (and address-translation misses): fetching the
+    // queue pair's state, when the NIC's memory cannot hold them all.
+    const double ns = static_cast<double>(curve_service_ns(wr, target)) + nic.qp_extra_ns(target.nic->qps);
+    return std::max<Nanos>(1, static_cast<Nanos>(std::llround(ns)));
+  }
+  return curve_service_ns(wr, target);
+}
+
+Nanos World::curve_service_ns(const WorkRequest& wr, const SimNode& target) const {
   const scenario::NicSpec& nic = platform_.nic;
   const uint32_t len = op_bytes(wr);
   switch (wr.op) {

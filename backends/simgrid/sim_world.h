@@ -67,6 +67,9 @@ class NicQueues {
   // Bytes registered for remote READs on this NIC's host: what its
   // address-translation cache must cover (NicSpec::atc_extra_ns).
   uint64_t readable_bytes = 0;
+  // Queue pairs that end on this NIC: what its queue-pair state cache
+  // must hold (NicSpec::qp_extra_ns). Counted only with that cache.
+  uint64_t qps = 0;
 
  private:
   double free_s_[3] = {0, 0, 0};
@@ -320,6 +323,9 @@ struct alignas(64) SimNode {
   // ids instead of loading every Connection (a cache miss each on a
   // server with dozens of clients in flight).
   std::vector<NodeId> active_peers;
+  // Peers with a higher id this node has a queue pair with (one per pair
+  // of nodes, whichever posted first), kept only under a queue-pair cache.
+  std::unordered_set<NodeId> qp_peers;
   // Peers this node has posted to through executors (World::post).
   std::unordered_set<NodeId> executor_peers;
   // Event-driven SENDs to this node waiting (RNR) for a posted receive.
@@ -405,9 +411,10 @@ class World {
   // On the wire: the request, and its response (data, atomic result, ACK).
   uint64_t request_bytes(const WorkRequest& wr) const;
   uint64_t response_bytes(const WorkRequest& wr, bool success) const;
-  // The target NIC's service time for the request.
   // The target NIC's service time for `wr`.
   Nanos service_ns(const WorkRequest& wr, const SimNode& target) const;
+  // The same from the NIC's rate curves and address-translation cache only.
+  Nanos curve_service_ns(const WorkRequest& wr, const SimNode& target) const;
   void reset_usage();
   // Server handlers that ran with no cost (none in handler_cost_us and no
   // default_handler_us): the run fails naming them (SimRuntime::run).

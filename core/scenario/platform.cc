@@ -33,6 +33,11 @@ double NicSpec::atc_extra_ns(uint64_t registered_bytes) const {
   return atc_miss_ns * (atc_miss_fraction(registered_bytes) - atc_miss_fraction(read_region_bytes));
 }
 
+double NicSpec::qp_extra_ns(uint64_t qps) const {
+  if (qp_cache_entries == 0 || qps <= qp_cache_entries) return 0;
+  return qp_miss_ns * (1.0 - static_cast<double>(qp_cache_entries) / static_cast<double>(qps));
+}
+
 Nanos NicSpec::retry_exceeded_after() const {
   RcRetry rc;
   rc.ack_timeout = ack_timeout;

@@ -67,6 +67,16 @@ struct NicSpec {
   std::vector<std::pair<uint64_t, double>> read_by_region;  // (registered bytes, ops/s)
   uint64_t read_region_bytes = 0;
   double atc_miss_ns = 0;  // fitted (fit_atc)
+  // The queue-pair state cache: a request on a queue pair whose context
+  // is not in the NIC's memory costs a fetch of it over PCIe. With Q queue
+  // pairs on a NIC and room for qp_cache_entries, requests spread over
+  // them miss with probability max(0, 1 - entries / Q), each costing
+  // qp_miss_ns more of the target NIC's service. The calibration says only
+  // that state beyond "a few thousand connections" overflows, so the size
+  // has no default (0 leaves the cache out); the miss cost defaults to the
+  // fitted address-translation miss (the same kind of fetch over PCIe).
+  uint32_t qp_cache_entries = 0;
+  double qp_miss_ns = 0;
   // The queue pairs' ACK timeout and transport retries (the verbs
   // backend's defaults): how long a request to a dead node takes to fail
   // on SimGrid and loopback. On verbs the cluster file's [verbs] sets them.
@@ -77,6 +87,9 @@ struct NicSpec {
   // What a READ costs over `registered_bytes` beyond the `read` curve (at
   // read_region_bytes); negative below it (fewer misses), in ns.
   double atc_extra_ns(uint64_t registered_bytes) const;
+  // What a request costs beyond its curve on a NIC holding `qps` queue
+  // pairs, in ns (0 without the cache or while they fit).
+  double qp_extra_ns(uint64_t qps) const;
   // Fits atc_miss_ns; an error says why the points do not fit.
   Status fit_atc();
   // RcRetry::retry_exceeded_after of ack_timeout and retry_count.

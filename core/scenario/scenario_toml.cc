@@ -70,7 +70,8 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   const std::string s = "platform.nic";
   LOCUS_RETURN_IF_ERROR(d.only(t, s, {"model", "read", "write", "atomic", "send", "recv",
                                       "rdma_share_with_verbs", "verbs_share_with_rdma", "atc_reach_bytes",
-                                      "read_by_region", "read_region_bytes", "ack_timeout", "retry_count"}));
+                                      "read_by_region", "read_region_bytes", "ack_timeout", "retry_count",
+                                      "qp_cache_entries", "qp_miss_ns"}));
   std::string model = nic->model == NicModel::kFcfs ? "fcfs" : "ps";
   LOCUS_RETURN_IF_ERROR(d.text(t, s, "model", &model, {"fcfs", "ps"}));
   nic->model = model == "fcfs" ? NicModel::kFcfs : NicModel::kProcessorSharing;
@@ -105,6 +106,16 @@ Status read_nic(const Decoder& d, const toml::table& t, NicSpec* nic) {
   }
   if (Status st = nic->fit_atc(); !st.is_ok()) {
     return d.fail(t.get("atc_reach_bytes"), s + ".atc_reach_bytes", st.message());
+  }
+  // The queue-pair state cache (NicSpec::qp_*).
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "qp_cache_entries", &nic->qp_cache_entries, 0, 1 << 24));
+  LOCUS_RETURN_IF_ERROR(d.number(t, s, "qp_miss_ns", &nic->qp_miss_ns, 0, 1e9));
+  if (nic->qp_cache_entries > 0 && nic->qp_miss_ns == 0) {
+    if (nic->atc_miss_ns <= 0) {
+      return d.fail(t.get("qp_cache_entries"), s + ".qp_cache_entries",
+                    "needs qp_miss_ns, or atc_reach_bytes and read_by_region to fit the miss cost from");
+    }
+    nic->qp_miss_ns = nic->atc_miss_ns;
   }
   return Status();
 }
