@@ -38,12 +38,18 @@ StatusOr<ConnectionInfo> accept_request(MessagingServer& server, NodeId from, rp
 
 StatusOr<std::unique_ptr<MailboxCaller>> MailboxCaller::connect(Endpoint& endpoint, std::span<const NodeId> servers,
                                                                 const MessagingClientOptions& options,
-                                                                Exchange exchange) {
-  std::unique_ptr<MailboxCaller> m(new MailboxCaller(servers, std::move(exchange), options.max_request_bytes));
+                                                                Exchange exchange, const MailboxOptions& mailbox) {
+  if (mailbox.reconnect_wait_min_ns <= 0 || mailbox.reconnect_wait_max_ns < mailbox.reconnect_wait_min_ns) {
+    return invalid_argument("mailbox: the reconnect waits must be positive with min <= max");
+  }
+  std::unique_ptr<MailboxCaller> m(
+      new MailboxCaller(*endpoint.env().clock, servers, std::move(exchange), options.max_request_bytes, mailbox));
   for (uint32_t i = 0; i < servers.size(); ++i) {
     LOCUS_ASSIGN_OR_RETURN(auto client, MessagingClient::create(endpoint, options));
     m->clients_.push_back(std::move(client));
     m->connections_.push_back(kNoConnection);
+    m->reconnect_wait_ns_.push_back(0);
+    m->next_attempt_at_.push_back(0);
     LOCUS_RETURN_IF_ERROR(m->connect_to(i));
   }
   return m;
@@ -69,17 +75,32 @@ StatusOr<std::span<const std::byte>> MailboxCaller::call(NodeId server, uint16_t
   const auto i = static_cast<uint32_t>(it - servers_.begin());
   MessagingClient& c = *clients_[i];
   ++stats_.calls;
-  if (c.broken()) {
-    Status st = c.reset();
-    if (st.is_ok()) st = connect_to(i);
-    if (!st.is_ok()) {
-      ++stats_.reconnect_failures;
-      return Status(st.code(), "mailbox: reconnecting to node " + std::to_string(server) + ": " + st.message());
-    }
-    ++stats_.reconnects;
-  }
+  if (c.broken()) LOCUS_RETURN_IF_ERROR(reconnect(i));
   if (payload_bytes > 0) std::memcpy(c.payload_buffer().data(), staging_.data(), payload_bytes);
   return c.call(type, payload_bytes);
+}
+
+Status MailboxCaller::reconnect(uint32_t i) {
+  const std::string node = std::to_string(servers_[i]);
+  if (reconnect_wait_ns_[i] > 0) {
+    if (const Nanos wait = next_attempt_at_[i] - clock_.now(); wait > 0) {
+      ++stats_.reconnects_deferred;
+      return unavailable("mailbox: node " + node + " is unreachable (its last set-up failed); next attempt in " +
+                         std::to_string(wait / kMicrosecond) + " us");
+    }
+  }
+  Status st = clients_[i]->reset();
+  if (st.is_ok()) st = connect_to(i);
+  if (st.is_ok()) {
+    ++stats_.reconnects;
+    reconnect_wait_ns_[i] = 0;
+    return Status();
+  }
+  ++stats_.reconnect_failures;
+  Nanos& wait = reconnect_wait_ns_[i];
+  wait = wait == 0 ? options_.reconnect_wait_min_ns : std::min(2 * wait, options_.reconnect_wait_max_ns);
+  next_attempt_at_[i] = clock_.now() + wait;
+  return Status(st.code(), "mailbox: reconnecting to node " + node + ": " + st.message());
 }
 
 MessagingClientStats MailboxCaller::client_stats() const {

@@ -12,7 +12,9 @@
 // on the next call to that server: reset(), a new exchange naming the old
 // connection, which the server retires (its slot would otherwise stay
 // taken: a client whose WRITE failed cannot tell its worker), connect().
-// Calls to the other servers go on meanwhile.
+// Calls to the other servers go on meanwhile. A set-up that fails backs
+// off (MailboxOptions): until the wait is over, calls to that server fail
+// at once, naming the wait, instead of each paying a set-up's timeout.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +25,12 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/common/time.h"
 #include "core/messaging/messaging.h"
 #include "core/rpc/caller.h"
 #include "core/rpc/message.h"
 #include "core/transport/endpoint.h"
+#include "core/transport/env.h"
 
 namespace locus::messaging {
 
@@ -52,6 +56,15 @@ struct MailboxStats {
   uint64_t calls = 0;
   uint64_t reconnects = 0;          // broken connections set up again
   uint64_t reconnect_failures = 0;  // ... that failed (the call returned why)
+  uint64_t reconnects_deferred = 0;  // calls refused while backing off
+};
+
+// After a failed set-up to a server, the next attempt waits min, then
+// twice as long after each failure up to max (Catfish's client waits the
+// same: core/index/catfish/catfish_client.h).
+struct MailboxOptions {
+  Nanos reconnect_wait_min_ns = 100 * kMicrosecond;
+  Nanos reconnect_wait_max_ns = 100 * kMillisecond;
 };
 
 class MailboxCaller final : public rpc::Caller {
@@ -62,7 +75,8 @@ class MailboxCaller final : public rpc::Caller {
   using Exchange =
       std::function<StatusOr<ConnectionInfo>(uint32_t server, const ClientInfo& info, uint32_t replaces)>;
   static StatusOr<std::unique_ptr<MailboxCaller>> connect(Endpoint& endpoint, std::span<const NodeId> servers,
-                                                         const MessagingClientOptions& options, Exchange exchange);
+                                                         const MessagingClientOptions& options, Exchange exchange,
+                                                         const MailboxOptions& mailbox = {});
 
   std::span<std::byte> payload_buffer() override { return staging_; }
   // `server` must be one of the servers given to connect().
@@ -75,14 +89,27 @@ class MailboxCaller final : public rpc::Caller {
   MessagingClientStats client_stats() const;
 
  private:
-  MailboxCaller(std::span<const NodeId> servers, Exchange exchange, uint32_t max_request_bytes)
-      : servers_(servers.begin(), servers.end()), exchange_(std::move(exchange)), staging_(max_request_bytes) {}
+  MailboxCaller(Clock& clock, std::span<const NodeId> servers, Exchange exchange, uint32_t max_request_bytes,
+                const MailboxOptions& options)
+      : clock_(clock),
+        options_(options),
+        servers_(servers.begin(), servers.end()),
+        exchange_(std::move(exchange)),
+        staging_(max_request_bytes) {}
   Status connect_to(uint32_t i);
+  // Sets connection i up again after it broke, unless backing off.
+  Status reconnect(uint32_t i);
 
+  Clock& clock_;
+  MailboxOptions options_;
   std::vector<NodeId> servers_;
   Exchange exchange_;
   std::vector<std::unique_ptr<MessagingClient>> clients_;  // one per server
   std::vector<uint32_t> connections_;                      // each one's connection id at its server
+  // Per server: the wait after its last failed set-up (0: none failed
+  // since it last connected) and when the next attempt may start.
+  std::vector<Nanos> reconnect_wait_ns_;
+  std::vector<Nanos> next_attempt_at_;
   std::vector<std::byte> staging_;  // copied into the chosen connection's buffer
   MailboxStats stats_;
 };

@@ -12,6 +12,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -186,6 +188,37 @@ BOOST_AUTO_TEST_CASE(a_broken_connection_is_set_up_again_on_the_next_call) {
   });
   BOOST_TEST(s.mailboxes[0]->stats().retired == 1u);
   BOOST_TEST(s.mailboxes[1]->stats().retired == 0u);
+}
+
+// A set-up that fails backs off: the next call to that server fails at
+// once, naming the wait, and sends no set-up; after the wait (100 us by
+// default) the next call sets the connection up. Before the back-off each
+// call paid a set-up attempt (against a dead server, its timeout).
+BOOST_AUTO_TEST_CASE(a_failed_setup_backs_off) {
+  Servers s;
+  s.run_client([&s](MailboxCaller& c, rpc::RpcClient&, FailingTransport& failing) {
+    if (!who(c, s.rpc_nodes[0], "before").is_ok()) return s.failures.fail("first call failed");
+    failing.fail_next = true;  // the request's WRITE: the connection breaks
+    if (who(c, s.rpc_nodes[0], "lost").is_ok()) return s.failures.fail("a call whose WRITE failed succeeded");
+    failing.fail_next = true;  // the set-up RPC's SEND
+    if (who(c, s.rpc_nodes[0], "setup fails").is_ok()) return s.failures.fail("a failed set-up succeeded");
+    if (c.stats().reconnect_failures != 1) return s.failures.fail("the failed set-up was not counted");
+    const uint64_t setups = s.rpcs[0]->stats().requests;
+    auto deferred = who(c, s.rpc_nodes[0], "deferred");
+    if (deferred.is_ok() || deferred.status().message().find("next attempt in") == std::string::npos) {
+      return s.failures.fail("a call while backing off was not refused: " + deferred.status().to_string());
+    }
+    if (c.stats().reconnects_deferred != 1 || s.rpcs[0]->stats().requests != setups) {
+      return s.failures.fail("a call while backing off sent a set-up");
+    }
+    if (!who(c, s.rpc_nodes[1], "other").is_ok()) return s.failures.fail("the other server's calls stopped");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the loopback clock is the real one
+    auto again = who(c, s.rpc_nodes[0], "again");
+    if (!again.is_ok() || again->second != "again") {
+      return s.failures.fail("no set-up after the wait: " + again.status().to_string());
+    }
+    if (c.stats().reconnects != 1) return s.failures.fail("reconnects miscounted");
+  });
 }
 
 // Each server has 4 connection slots (one worker of 4). A client whose

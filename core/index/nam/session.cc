@@ -129,6 +129,7 @@ void NamSession::report(metrics::OpStats& stats) const {
     design::add_counters(stats, {{"nam.mailbox_calls", m.calls},
                                  {"nam.mailbox_reconnects", m.reconnects},
                                  {"nam.mailbox_reconnect_failures", m.reconnect_failures},
+                                 {"nam.mailbox_reconnects_deferred", m.reconnects_deferred},
                                  {"nam.mailbox_stale_responses", c.stale_responses},
                                  {"nam.mailbox_space_waits", c.space_waits}});
   }
