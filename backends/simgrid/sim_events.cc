@@ -175,7 +175,7 @@ void World::note_packet_bytes(PacketLink& l, double bytes, double at_s) {
 }
 
 void World::request_share(PacketLink& l) {
-  if (l.share_pending) return;
+  if (l.share_pending || tearing_down_) return;
   if (std::abs(flow_share(l) - l.flow_bytes_per_s) < kShareStep * l.bytes_per_s) return;
   l.share_pending = true;
   pending_shares_.push_back(&l);

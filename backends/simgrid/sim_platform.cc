@@ -134,6 +134,8 @@ World::~World() {
   // point into this world.
   if (events_timer_ != nullptr) events_timer_->remove();
   if (shares_timer_ != nullptr) shares_timer_->remove();
+  shares_timer_ = nullptr;
+  tearing_down_ = true;  // no new timer from here (request_share)
   for (auto& n : nodes_) {
     if (n->timeout_timer != nullptr) n->timeout_timer->remove();
   }

@@ -545,6 +545,9 @@ class World {
   // capacity set from an actor would be a simcall, and let others run).
   std::vector<PacketLink*> pending_shares_;
   simgrid::kernel::timer::Timer* shares_timer_ = nullptr;
+  // Set by ~World: a flow's actor killed while the engine goes sets no
+  // timer, which would outlive this world.
+  bool tearing_down_ = false;
   std::vector<std::unique_ptr<NicQueues>> nics_;  // one per host in use
   std::vector<NicQueues*> host_nics_;             // by host_index
   std::vector<uint32_t> host_actors_;             // by host_index
