@@ -145,6 +145,16 @@ namespace {
 // (docs/simulator.md).
 constexpr double kShareWindowS = 5e-6;
 constexpr double kShareStep = 0.01;
+
+// Closes the packets' rate window at `at_s` if it has run its length;
+// true if it did.
+bool close_window(PacketLink& l, double at_s) {
+  if (at_s - l.window_start_s < kShareWindowS) return false;
+  l.packet_bytes_per_s = l.window_bytes / (at_s - l.window_start_s);
+  l.window_start_s = at_s;
+  l.window_bytes = 0;
+  return true;
+}
 }  // namespace
 
 double World::packet_share(PacketLink& l, uint32_t packets) {
@@ -167,11 +177,7 @@ double World::flow_share(PacketLink& l) const {
 
 void World::note_packet_bytes(PacketLink& l, double bytes, double at_s) {
   l.window_bytes += bytes;
-  if (at_s - l.window_start_s < kShareWindowS) return;
-  l.packet_bytes_per_s = l.window_bytes / (at_s - l.window_start_s);
-  l.window_start_s = at_s;
-  l.window_bytes = 0;
-  if (l.flows > 0) request_share(l);
+  if (close_window(l, at_s) && l.flows > 0) request_share(l);
 }
 
 void World::request_share(PacketLink& l) {
@@ -205,12 +211,7 @@ void World::flow_started(const SimNode& a, const SimNode& b) {
     PacketLink& l = *hops[i];
     ++l.flows;
     // Packets gone quiet since the window opened count as idle time.
-    const double now = engine_clock_s();
-    if (now - l.window_start_s >= kShareWindowS) {
-      l.packet_bytes_per_s = l.window_bytes / (now - l.window_start_s);
-      l.window_start_s = now;
-      l.window_bytes = 0;
-    }
+    close_window(l, engine_clock_s());
     // Set at once (this actor may yield: nothing of its own is half done).
     const double share = flow_share(l);
     if (share != l.flow_bytes_per_s) {
