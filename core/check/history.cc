@@ -12,6 +12,13 @@ namespace locus::check {
 
 uint64_t value_digest(std::string_view bytes) { return crc64(bytes.data(), bytes.size()); }
 
+void sequence_load(History& history, size_t n) {
+  for (size_t i = 0; i < n && i < history.size(); ++i) {
+    history[i].invoke_ns = -2 * static_cast<Nanos>(n - i);
+    history[i].response_ns = history[i].invoke_ns + 1;
+  }
+}
+
 namespace {
 
 std::string describe_call(const Operation& op) {

@@ -80,6 +80,14 @@ using History = std::vector<Operation>;
 // get could confuse collide with probability 2^-64.
 uint64_t value_digest(std::string_view bytes);
 
+// Gives the first n operations of `history`, a load done before the run's
+// clock started, one after another in their order, ending at -1: loaded
+// records that all overlapped could be linearized in any order, and a
+// check that fails in a partition holding k of them would try every
+// subset of the k (the search ran out of memory on a Catfish history of
+// 500 loaded rectangles; 2026-11-29).
+void sequence_load(History& history, size_t n);
+
 // "c3 put(k7, 42) -> ok  [100, 250]", for reports.
 std::string describe(const Operation& op);
 

@@ -171,30 +171,39 @@ std::vector<std::vector<size_t>> SortedMapModel::partition(const History& histor
   return groups;
 }
 
+namespace {
+uint64_t entry_hash(uint64_t id, const Rect& r) {
+  uint64_t h = mix(0, id);
+  for (double d : {r.x_min, r.y_min, r.x_max, r.y_max}) h = mix(h, std::bit_cast<uint64_t>(d));
+  return h;
+}
+}  // namespace
+
 RectSetModel::Result RectSetModel::step(const State& s, const Operation& op) const {
   switch (op.kind) {
-    case OpKind::kInsert:
-      return assigned(s, op.value, op.rect);
-    case OpKind::kDelete:
-      return deleted(s, op.value, op);
+    case OpKind::kInsert: {
+      State next{s.rects.set(op.value, op.rect), s.hash + entry_hash(op.value, op.rect)};
+      if (const Rect* old = s.rects.find(op.value)) next.hash -= entry_hash(op.value, *old);
+      return Result::to(std::move(next));
+    }
+    case OpKind::kDelete: {
+      const Rect* old = s.rects.find(op.value);
+      if (known(op) && (old != nullptr) != (op.outcome == Outcome::kOk)) return Result::illegal();
+      if (old == nullptr) return Result::unchanged();
+      return Result::to(State{s.rects.erase(op.value), s.hash - entry_hash(op.value, *old)});
+    }
     case OpKind::kSearch: {
       if (!known(op)) return Result::unchanged();
       std::vector<uint64_t> expected;
-      for (const auto& [id, rect] : s)
+      s.rects.for_each([&](uint64_t id, const Rect& rect) {
         if (rect.intersects(op.rect)) expected.push_back(id);
+      });
       if (expected != sorted_ids(op)) return Result::illegal();
       return Result::unchanged();
     }
     default:
       return Result::illegal();
   }
-}
-
-uint64_t RectSetModel::hash(const State& s) const {
-  uint64_t h = s.size();
-  for (const auto& [id, r] : s)
-    for (double d : {r.x_min, r.y_min, r.x_max, r.y_max}) h = mix(mix(h, id), std::bit_cast<uint64_t>(d));
-  return h;
 }
 
 MultimapModel::Result MultimapModel::step(const State& s, const Operation& op) const {

@@ -17,6 +17,7 @@
 
 #include "core/check/history.h"
 #include "core/check/linearizability.h"
+#include "core/check/persistent_map.h"
 
 namespace locus::check {
 
@@ -61,14 +62,21 @@ class SortedMapModel {
 };
 
 // Rectangles by id (Operation::value); search returns the ids of those
-// intersecting the query. Not partitioned: one search spans every id.
+// intersecting the query. Not partitioned: one search spans every id, so
+// the one partition's states hold every rectangle: they share structure
+// (PersistentMap) and carry their hash, so a step costs O(log n) memory
+// rather than a copy of the set.
 class RectSetModel {
  public:
-  using State = std::vector<std::pair<uint64_t, Rect>>;  // by id
+  struct State {
+    PersistentMap<uint64_t, Rect> rects;
+    uint64_t hash = 0;  // the sum of every entry's hash
+    bool operator==(const State& o) const { return hash == o.hash && rects == o.rects; }
+  };
   State init() const { return {}; }
   using Result = Step<State>;
   Result step(const State& s, const Operation& op) const;
-  uint64_t hash(const State& s) const;
+  uint64_t hash(const State& s) const { return s.hash; }
   std::vector<std::vector<size_t>> partition(const History& h) const { return no_partition(h); }
   // An insert that timed out and whose id no search returned is left out
   // (every such insert left in doubles the states the one partition has).

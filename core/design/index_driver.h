@@ -141,7 +141,8 @@ class IndexDriver {
   // [check] (linearizability): the operations that gave the index its
   // state before the run, i.e. the records load() stored, drawn again from
   // `rng`, a copy of the Random load() was given, as completed calls
-  // before any client's; and the verdict on a history against the
+  // before any client's, in the order load() stored them (the runner
+  // gives them one after another, check::sequence_load); and the verdict on a history against the
   // design's sequential model (check/models.h). A design without them
   // cannot be checked.
   virtual Status loaded_history(const workload::WorkloadSpec& spec, Random rng, check::History* out) const {

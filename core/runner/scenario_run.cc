@@ -389,6 +389,7 @@ Status check_run(const scenario::Scenario& s, const design::IndexDriver& driver,
   check::History history;
   LOCUS_RETURN_IF_ERROR(driver.loaded_history(s.workload, *sh.load_rng, &history));
   const size_t loaded = history.size();
+  check::sequence_load(history, loaded);
   history.insert(history.end(), std::make_move_iterator(run.begin()), std::make_move_iterator(run.end()));
   size_t pending = 0;
   for (const check::Operation& op : run) pending += op.pending() ? 1 : 0;
