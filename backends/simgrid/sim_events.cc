@@ -240,6 +240,7 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
   f.conn = &c;
   f.status = WcStatus::kSuccess;
   f.half_copied = false;
+  f.departed = true;
   f.checked_deregistrations = deregistrations_;  // SimTransport::post checked it
   f.start_s = f.effect_s = f.done_s = f.rnr_deadline_s = now;
   if (from.crashed) {
@@ -248,7 +249,6 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
     f.status = WcStatus::kRetryExceeded;
   } else {
     const scenario::NicSpec& nic = platform_.nic;
-    SimNode& target = *f.target;
     double sent = now;
     if (wr.op == Opcode::kSend) {
       sent = from.nic->reserve(NicQueues::kSend, now, static_cast<double>(nic.send.service_ns(wr.local.length)) * 1e-9)
@@ -256,14 +256,18 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
     }
     const uint64_t bytes = request_bytes(wr);
     from.bytes_out += bytes;
-    target.bytes_in += bytes;
-    const double arrival = packet_leg(from, target, bytes, sent);
-    const double service = static_cast<double>(service_ns(wr, target)) * 1e-9;
-    const NicQueues::Slot slot =
-        target.nic->reserve(is_rdma(wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
-    f.start_s = slot.start_s;
-    f.effect_s = slot.finish_s;
-    f.rnr_deadline_s = slot.finish_s + static_cast<double>(options_.rnr_timeout) * 1e-9;
+    f.target->bytes_in += bytes;
+    if (sent > now) {
+      // Its NIC sends it after the sends queued before it. Its packet
+      // takes its place on the links then, not now: a link serves packets
+      // in the order they reach it, and one placed now at a later time
+      // would hold the link from every packet that reaches it sooner (a
+      // READ's response behind a reply still waiting in the NIC).
+      f.departed = false;
+      f.depart_s = f.start_s = f.effect_s = sent;
+    } else {
+      depart(f, now);
+    }
   }
   LOCUS_CHECK(c.serving == ticket);
   ++c.serving;
@@ -272,6 +276,17 @@ void World::launch(SimNode& from, Connection& c, const WorkRequest& wr, double n
     const bool tearable = wr.op == Opcode::kRead && op_bytes(wr) > kCacheLine;
     arm(f, f.status != WcStatus::kSuccess ? now : (tearable ? f.start_s : f.effect_s));
   }
+}
+
+void World::depart(InFlight& f, double at_s) {
+  const double arrival = packet_leg(*f.from, *f.target, request_bytes(f.wr), at_s);
+  const double service = static_cast<double>(service_ns(f.wr, *f.target)) * 1e-9;
+  const NicQueues::Slot slot =
+      f.target->nic->reserve(is_rdma(f.wr.op) ? NicQueues::kRdma : NicQueues::kRecv, arrival, service);
+  f.departed = true;
+  f.start_s = slot.start_s;
+  f.effect_s = slot.finish_s;
+  f.rnr_deadline_s = slot.finish_s + static_cast<double>(options_.rnr_timeout) * 1e-9;
 }
 
 namespace {
@@ -345,6 +360,13 @@ bool World::advance_effect(InFlight& f, double now_s) {
   if (!target.fenced.empty() && target.fenced.count(f.from->id) != 0) {
     f.status = WcStatus::kRetryExceeded;  // its connection is gone (Transport::fence_peer)
     return true;
+  }
+  if (!f.departed) {
+    if (now_s < f.depart_s) {
+      arm(f, f.depart_s);
+      return false;
+    }
+    depart(f, now_s);
   }
   const WorkRequest& wr = f.wr;
   const uint64_t len = op_bytes(wr);

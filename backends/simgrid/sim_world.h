@@ -207,8 +207,12 @@ struct InFlight {
   double effect_s = 0;        // NIC service ends: the effect on the target
   double done_s = 0;          // the response is back: the completion
   double rnr_deadline_s = 0;  // a SEND waiting for a receive gives up here
+  // A SEND queued behind others in its NIC leaves for the wire then
+  // (World::depart); until it has, start_s and effect_s are that moment.
+  double depart_s = 0;
   WcStatus status = WcStatus::kSuccess;
   bool half_copied = false;
+  bool departed = true;
   // World::deregistrations when the initiator's buffer was last found
   // registered (at post): while no region is deregistered it still is.
   uint64_t checked_deregistrations = 0;
@@ -470,6 +474,9 @@ class World {
   bool packet_path_ok(SimNode& from, std::span<const WorkRequest> batch);
   // Posted at `now` (the engine's time, or later by the poster's debt).
   void launch(SimNode& from, Connection& c, const WorkRequest& wr, double now);
+  // The request leaves its initiator's NIC at at_s: its packet crosses the
+  // links and queues at the target's NIC.
+  void depart(InFlight& f, double at_s);
   // When a message of `bytes` sent at `t_s` has fully arrived.
   double packet_leg(const SimNode& a, const SimNode& b, uint64_t bytes, double t_s);
   // The packet links a message from `a` to `b` crosses, in order (at most
