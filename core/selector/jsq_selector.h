@@ -28,13 +28,14 @@
 // l_r, and again after each history drop. On four servers at one core
 // that kept most clients sending every step to saturated server CPUs
 // while the READ path sat idle (0.73 of the best fixed split; with the
-// probe 1.04). Measured on the Cell sweeps (docs/results.md, 2026-11-27):
-// JSQ reaches 98% of the best fixed split at every point of the
-// one-meganode sweep and at 1-4 cores of four servers; at 5-8 cores it
-// reaches 0.88-0.89, where the servers' NIC send queues bound throughput
-// and the READs' measured latency (the NIC's engines are shared with the
-// saturated send queue) keeps every latency rule at ~92% server-side
-// against the best split's 80%.
+// probe 1.04). Measured on the Cell sweeps (docs/results.md, 2026-11-29):
+// JSQ reaches at least the best fixed split (10% steps) at every point of
+// four servers, 1-8 cores (1.004-1.046), and 0.992-1.148 of it over one
+// meganode's 1-12 clients. Until the simulator let a reply
+// queued in a server's NIC take the links only when it left (2026-11-29),
+// READ responses waited behind those replies, so at 5-8 cores every
+// latency rule saw slow READs, stayed ~90% server-side and reached
+// 0.88-0.89: the rule was right, the READs' latency was not.
 // Refinements, all configurable:
 //  * means over the last n samples per server and path;
 //  * a sample with |s - mean| >= K * stddev is discarded as an outlier;

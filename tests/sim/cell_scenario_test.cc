@@ -94,6 +94,27 @@ BOOST_AUTO_TEST_CASE(jsq_moves_steps_off_an_overloaded_core) {
   }
 }
 
+// Issue 15's selector goal where the servers' NIC send queues (the
+// replies) bind: scenarios/cell/four-servers.toml at 6 cores, where the
+// best fixed split sends 20% of steps client-side (docs/results.md, the
+// whole sweep). JSQ reached 0.88 of it while the simulator let queued
+// replies hold up READ responses (every latency rule then saw slow READs).
+BOOST_AUTO_TEST_CASE(jsq_matches_the_best_split_when_replies_bind) {
+  auto run = [](std::vector<std::string> sets) {
+    sets.emplace_back("platform.cores_per_server=6");
+    auto sc = designs::load_scenario(LOCUS_SOURCE_DIR "/scenarios/cell/four-servers.toml", sets);
+    BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+    auto r = testing::simulate(*sc);
+    BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
+    BOOST_TEST(r->result.stats.total_failed() == 0u);
+    return static_cast<double>(r->result.stats.total_ops());
+  };
+  const double best = run({"selector.type=fixed_ratio", "selector.client_fraction=0.2"});
+  const double jsq = run({"selector.type=jsq"});
+  BOOST_TEST_MESSAGE("JSQ " << jsq << " operations, the 0.2 split " << best);
+  BOOST_TEST(jsq >= 0.98 * best);
+}
+
 BOOST_AUTO_TEST_CASE(inserts_grow_the_tree_while_clients_run) {
   const auto r = simulate({"selector.type=jsq", "platform.servers=2", "index.meganode_bytes=262144", "index.meganodes_per_server=64",
                            "workload.readproportion=0.5", "workload.insertproportion=0.5",
