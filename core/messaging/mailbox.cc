@@ -48,8 +48,7 @@ StatusOr<std::unique_ptr<MailboxCaller>> MailboxCaller::connect(Endpoint& endpoi
     LOCUS_ASSIGN_OR_RETURN(auto client, MessagingClient::create(endpoint, options));
     m->clients_.push_back(std::move(client));
     m->connections_.push_back(kNoConnection);
-    m->reconnect_wait_ns_.push_back(0);
-    m->next_attempt_at_.push_back(0);
+    m->backoff_.emplace_back(mailbox.reconnect_wait_min_ns, mailbox.reconnect_wait_max_ns);
     LOCUS_RETURN_IF_ERROR(m->connect_to(i));
   }
   return m;
@@ -82,24 +81,20 @@ StatusOr<std::span<const std::byte>> MailboxCaller::call(NodeId server, uint16_t
 
 Status MailboxCaller::reconnect(uint32_t i) {
   const std::string node = std::to_string(servers_[i]);
-  if (reconnect_wait_ns_[i] > 0) {
-    if (const Nanos wait = next_attempt_at_[i] - clock_.now(); wait > 0) {
-      ++stats_.reconnects_deferred;
-      return unavailable("mailbox: node " + node + " is unreachable (its last set-up failed); next attempt in " +
-                         std::to_string(wait / kMicrosecond) + " us");
-    }
+  if (const Nanos wait = backoff_[i].wait_at(clock_.now()); wait > 0) {
+    ++stats_.reconnects_deferred;
+    return unavailable("mailbox: node " + node + " is unreachable (its last set-up failed); next attempt in " +
+                       std::to_string(wait / kMicrosecond) + " us");
   }
   Status st = clients_[i]->reset();
   if (st.is_ok()) st = connect_to(i);
   if (st.is_ok()) {
     ++stats_.reconnects;
-    reconnect_wait_ns_[i] = 0;
+    backoff_[i].succeeded();
     return Status();
   }
   ++stats_.reconnect_failures;
-  Nanos& wait = reconnect_wait_ns_[i];
-  wait = wait == 0 ? options_.reconnect_wait_min_ns : std::min(2 * wait, options_.reconnect_wait_max_ns);
-  next_attempt_at_[i] = clock_.now() + wait;
+  backoff_[i].failed(clock_.now());
   return Status(st.code(), "mailbox: reconnecting to node " + node + ": " + st.message());
 }
 

@@ -27,6 +27,7 @@
 #include "core/common/status.h"
 #include "core/common/time.h"
 #include "core/messaging/messaging.h"
+#include "core/messaging/reconnect_backoff.h"
 #include "core/rpc/caller.h"
 #include "core/rpc/message.h"
 #include "core/transport/endpoint.h"
@@ -106,10 +107,8 @@ class MailboxCaller final : public rpc::Caller {
   Exchange exchange_;
   std::vector<std::unique_ptr<MessagingClient>> clients_;  // one per server
   std::vector<uint32_t> connections_;                      // each one's connection id at its server
-  // Per server: the wait after its last failed set-up (0: none failed
-  // since it last connected) and when the next attempt may start.
-  std::vector<Nanos> reconnect_wait_ns_;
-  std::vector<Nanos> next_attempt_at_;
+  // Per server: when its next set-up may be tried.
+  std::vector<ReconnectBackoff> backoff_;
   std::vector<std::byte> staging_;  // copied into the chosen connection's buffer
   MailboxStats stats_;
 };

@@ -28,7 +28,7 @@ StatusOr<std::unique_ptr<CatfishClient>> CatfishClient::open(Endpoint& endpoint,
 Status CatfishClient::ensure_connected() {
   if (!messaging_->broken()) return Status();
   Clock& clock = *endpoint_.env().clock;
-  if (const Nanos wait = next_attempt_at_ - clock.now(); reconnect_wait_ns_ > 0 && wait > 0) clock.sleep_for(wait);
+  if (const Nanos wait = reconnect_backoff_.wait_at(clock.now()); wait > 0) clock.sleep_for(wait);
   Status st = messaging_->reset();
   if (st.is_ok()) {
     auto answer = exchange_(messaging_->client_info());
@@ -36,14 +36,12 @@ Status CatfishClient::ensure_connected() {
     if (st.is_ok()) {
       selector_.attach_server_feedback(answer->connection.server, messaging_->heartbeat_slot());
       ++stats_.reconnects;
-      reconnect_wait_ns_ = 0;
+      reconnect_backoff_.succeeded();
       return Status();
     }
   }
   ++stats_.reconnect_failures;
-  reconnect_wait_ns_ = reconnect_wait_ns_ == 0 ? options_.reconnect_wait_min_ns
-                                               : std::min(2 * reconnect_wait_ns_, options_.reconnect_wait_max_ns);
-  next_attempt_at_ = clock.now() + reconnect_wait_ns_;
+  reconnect_backoff_.failed(clock.now());
   // connect() may have broken it again (its hello failed); reset() failing
   // leaves it unconnected: either way the next call tries again.
   return Status(st.code(), "catfish: reconnecting to the server: " + st.message());

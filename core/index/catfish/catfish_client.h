@@ -23,6 +23,7 @@
 #include "core/index/catfish/client_offload.h"
 #include "core/index/catfish/connect_rpc.h"
 #include "core/index/catfish/messaging.h"
+#include "core/messaging/reconnect_backoff.h"
 #include "core/rpc/rpc_client.h"
 #include "core/selector/selector.h"
 
@@ -104,7 +105,10 @@ class CatfishClient {
 
  private:
   CatfishClient(Endpoint& endpoint, selector::Selector& selector, const CatfishClientOptions& options)
-      : endpoint_(endpoint), selector_(selector), options_(options) {}
+      : endpoint_(endpoint),
+        selector_(selector),
+        options_(options),
+        reconnect_backoff_(options.reconnect_wait_min_ns, options.reconnect_wait_max_ns) {}
   // Both connects: `exchange` hands the server this client's ClientInfo and
   // returns the connection and the tree's region.
   using Exchange = std::function<StatusOr<ConnectAnswer>(const ClientInfo&)>;
@@ -125,8 +129,7 @@ class CatfishClient {
   std::unique_ptr<MessagingClient> messaging_;
   std::unique_ptr<OffloadClient> offload_;
   Exchange exchange_;
-  Nanos reconnect_wait_ns_ = 0;   // before the next attempt after a failed one; 0: none failed
-  Nanos next_attempt_at_ = 0;
+  messaging::ReconnectBackoff reconnect_backoff_;
   CatfishClientStats stats_;
 };
 
