@@ -27,7 +27,6 @@ template <class K, class V>
 class PersistentMap {
  public:
   size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
 
   // The value under `key`, or null.
   const V* find(const K& key) const {

@@ -102,9 +102,7 @@ BOOST_AUTO_TEST_CASE(jsq_moves_steps_off_an_overloaded_core) {
 BOOST_AUTO_TEST_CASE(jsq_matches_the_best_split_when_replies_bind) {
   auto run = [](std::vector<std::string> sets) {
     sets.emplace_back("platform.cores_per_server=6");
-    auto sc = designs::load_scenario(LOCUS_SOURCE_DIR "/scenarios/cell/four-servers.toml", sets);
-    BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-    auto r = testing::simulate(*sc);
+    auto r = testing::simulate_file(LOCUS_SOURCE_DIR "/scenarios/cell/four-servers.toml", sets);
     BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
     BOOST_TEST(r->result.stats.total_failed() == 0u);
     return static_cast<double>(r->result.stats.total_ops());

@@ -253,11 +253,9 @@ BOOST_AUTO_TEST_CASE(reads_do_not_wait_for_queued_replies) {
 BOOST_AUTO_TEST_CASE(rdma_and_verbs_share_the_nic_as_calibrated) {
   for (const uint32_t servers : {1u, 4u}) {
     BOOST_TEST_CONTEXT(servers << " servers") {
-      auto sc = designs::load_scenario(LOCUS_SOURCE_DIR "/scenarios/nic/raw.toml",
-                                       {"platform.servers=" + std::to_string(servers),
-                                        "run.clients=" + std::to_string(96 * servers)});
-      BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-      auto r = testing::simulate(*sc);
+      auto r = testing::simulate_file(LOCUS_SOURCE_DIR "/scenarios/nic/raw.toml",
+                                      {"platform.servers=" + std::to_string(servers),
+                                       "run.clients=" + std::to_string(96 * servers)});
       BOOST_REQUIRE_MESSAGE(r.is_ok(), r.status().to_string());
       expect_within(rate_of(*r, "TRAVERSAL"), servers * 0.80 * 2.449e6, 0.03, "READs beside verbs");
       expect_within(rate_of(*r, "RPC"), servers * 0.95 * 0.70e6, 0.03, "verb pairs beside READs");

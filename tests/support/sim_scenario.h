@@ -74,6 +74,12 @@ inline StatusOr<runner::ScenarioReport> simulate_scenario(std::string_view text,
   return simulate(sc);
 }
 
+// The same for a scenario file (a shipped one: LOCUS_SOURCE_DIR "/scenarios/...").
+inline StatusOr<runner::ScenarioReport> simulate_file(const std::string& path, const std::vector<std::string>& sets = {}) {
+  LOCUS_ASSIGN_OR_RETURN(scenario::Scenario sc, designs::load_scenario(path, sets));
+  return simulate(sc);
+}
+
 // Throughput and mean latency over every operation of a run, as a model's
 // prediction gives them (the model-against-simulation tests).
 struct OpsAndLatency {
