@@ -7,6 +7,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -132,6 +133,15 @@ Status execute_key_value(Store& store, const workload::Op& op, std::string_view 
 inline void add_counters(metrics::OpStats& stats,
                          std::initializer_list<std::pair<std::string_view, uint64_t>> counters) {
   for (const auto& [name, value] : counters) stats.add(stats.counter(name), static_cast<int64_t>(value));
+}
+
+// For IndexDriver::report_mechanism: extra[name] = counter `num` / counter
+// `den` of `stats`, left out when `den` is 0 (nothing to divide by: the
+// run made no such operation).
+inline void add_ratio(std::map<std::string, double>& extra, const std::string& name, const metrics::OpStats& stats,
+                      std::string_view num, std::string_view den) {
+  const int64_t d = stats.counter_value(den);
+  if (d > 0) extra[name] = static_cast<double>(stats.counter_value(num)) / static_cast<double>(d);
 }
 
 }  // namespace locus::design

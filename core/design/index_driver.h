@@ -96,6 +96,14 @@ class IndexDriver {
   // Numbers for the results from the servers (counters, store sizes).
   // Only where the servers are placed.
   virtual void report_servers(std::map<std::string, double>& extra) const = 0;
+  // Ratios over the clients' counters (`clients`, every session's summed)
+  // that show how the design did its work: READs per operation, cache hit
+  // rates, probes per get, for checking the mechanism against the papers'
+  // text. Only where the clients are placed.
+  virtual void report_mechanism(const metrics::OpStats& clients, std::map<std::string, double>& extra) const {
+    (void)clients;
+    (void)extra;
+  }
   // Daemons for server endpoint `endpoint`, spawned after load() and the clients.
   virtual std::vector<DaemonSpec> server_daemons(uint32_t endpoint) {
     (void)endpoint;

@@ -619,6 +619,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   }
   r.extra["servers"] = s.platform.servers;
   r.extra["clients"] = s.run.clients;
+  if (placement.clients_here) driver->report_mechanism(r.stats, r.extra);
   if (placement.servers_here) {
     driver->report_servers(r.extra);
     uint64_t rejected = 0, requests = 0, send_failures = 0;

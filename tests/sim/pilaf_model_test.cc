@@ -68,4 +68,24 @@ BOOST_AUTO_TEST_CASE(large_values_by_rpc) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// The mechanism against the paper's text (pilaf-kv-atc13.txt, section 3.2):
+// "at a fill ratio of 75%, the average ... number of probes in 3-way Cuckoo
+// hashing is 1.6". 24,576 records in 32,768 buckets; the run prints its
+// fill and hash-entry READs per get (pilaf.fill, pilaf.probes_per_get).
+// The model must follow the simulator there too.
+BOOST_AUTO_TEST_CASE(three_way_cuckoo_at_three_quarters_full_probes_1_6_times) {
+  const std::vector<std::string> sets = {"workload.recordcount=24576", "index.initial_buckets=32768"};
+  std::vector<std::string> short_run = {"run.duration_s=0.015", "run.warmup_s=0.005"};
+  short_run.insert(short_run.end(), sets.begin(), sets.end());
+  auto report = testing::simulate_file(LOCUS_SOURCE_DIR "/scenarios/pilaf/get-rdma.toml", short_run);
+  BOOST_REQUIRE_MESSAGE(report.is_ok(), report.status().to_string());
+  const auto& extra = report->result.extra;
+  BOOST_TEST(extra.at("pilaf.fill") == 0.75);
+  const double probes = extra.at("pilaf.probes_per_get");
+  BOOST_TEST_MESSAGE("3-way cuckoo at 75% fill: " << probes << " probes a get (the paper: 1.6)");
+  BOOST_TEST(probes >= 1.5);
+  BOOST_TEST(probes <= 1.7);
+  compare("get-rdma.toml", sets);
+}
+
 }  // namespace locus

@@ -154,6 +154,15 @@ class CatfishDriver final : public design::IndexDriver {
             "run.clients"};
   }
 
+  void report_mechanism(const metrics::OpStats& clients, std::map<std::string, double>& extra) const override {
+    // Per offloaded search (fallbacks included): node READs, and the
+    // rounds of READs issued together (multi-issue).
+    design::add_ratio(extra, "catfish.reads_per_offloaded_search", clients, "catfish.node_reads",
+                      "catfish.client_searches");
+    design::add_ratio(extra, "catfish.rounds_per_offloaded_search", clients, "catfish.read_batches",
+                      "catfish.client_searches");
+  }
+
   void report_servers(std::map<std::string, double>& extra) const override {
     const StoreStats st = server_->store_stats();
     const CatfishServerStats cs = server_->stats();

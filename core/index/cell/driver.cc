@@ -145,6 +145,7 @@ class CellDriver final : public design::IndexDriver {
     }
     LOCUS_RETURN_IF_ERROR(st);
     loaded_splits_ = direct_.split_stats().splits;
+    for (auto& s : servers_) s->reset_charged();
     for (auto& gate : gates_) gate->open();
     return Status();
   }
@@ -243,6 +244,15 @@ class CellDriver final : public design::IndexDriver {
     return check::check_history(check::SortedMapModel(), history, options);
   }
 
+  void report_mechanism(const metrics::OpStats& clients, std::map<std::string, double>& extra) const override {
+    // Over the whole run, warm-up included (the counters are the sessions').
+    design::add_ratio(extra, "cell.reads_per_client_step", clients, "cell.node_reads", "cell.client_steps");
+    design::add_ratio(extra, "cell.path_cache_hits_per_op", clients, "cell.path_cache_hits", "cell.ops");
+    const int64_t hits = clients.counter_value("cell.node_cache_hits");
+    const int64_t lookups = hits + clients.counter_value("cell.node_reads");
+    if (lookups > 0) extra["cell.node_cache_hit_rate"] = static_cast<double>(hits) / static_cast<double>(lookups);
+  }
+
   void report_servers(std::map<std::string, double>& extra) const override {
     StoreStats sum;
     uint64_t refused = 0;
@@ -252,13 +262,34 @@ class CellDriver final : public design::IndexDriver {
     } else {
       for (const auto& s : servers_) serving.push_back(s.get());
     }
+    uint64_t requests = 0, nodes = 0;
     for (CellServer* s : serving) {
       refused += s->refused_internal();
+      requests += s->requests_charged();
+      nodes += s->nodes_charged();
       const StoreStats st = s->store().stats();
       sum.keys += st.keys;
       sum.node_splits += st.node_splits;
       sum.meganodes_in_use += st.meganodes_in_use;
       sum.busy_replies += st.busy_replies;
+      for (uint32_t l = 0; l < kMaxLevels; ++l) {
+        if (st.min_height[l] != 0 && (sum.min_height[l] == 0 || st.min_height[l] < sum.min_height[l])) {
+          sum.min_height[l] = st.min_height[l];
+        }
+        sum.max_height[l] = std::max(sum.max_height[l], st.max_height[l]);
+      }
+    }
+    // The tree's shape, to set beside the paper's (a 64 MB meganode of 1 KB
+    // nodes has 5 levels; clients cache the levels above the bottom four):
+    // node levels in the leaf meganodes, and on the longest path from the
+    // root (the tallest meganode of each meganode level).
+    extra["cell.leaf_meganode_levels_min"] = sum.min_height[0];
+    extra["cell.leaf_meganode_levels_max"] = sum.max_height[0];
+    uint32_t path = 0;
+    for (uint8_t h : sum.max_height) path += h;
+    extra["cell.node_levels"] = path;
+    if (requests > 0) {
+      extra["cell.nodes_per_server_request"] = static_cast<double>(nodes) / static_cast<double>(requests);
     }
     extra["cell.keys"] = static_cast<double>(sum.keys);
     extra["cell.refused_internal"] = static_cast<double>(refused);

@@ -62,6 +62,8 @@ Status CellServer::register_regions() {
 }
 
 void CellServer::charge(uint32_t nodes_visited) {
+  requests_charged_.fetch_add(1, std::memory_order_relaxed);
+  nodes_charged_.fetch_add(nodes_visited, std::memory_order_relaxed);
   env_.cpu->charge(options_.costs.request_ns + options_.costs.node_visit_ns * nodes_visited);
 }
 

@@ -152,9 +152,20 @@ class CellServer final : public SplitScheduler {
   bool logged() const { return log_ != nullptr; }
   // Requests refused because only the tree's own servers may send them.
   uint64_t refused_internal() const { return refused_internal_.load(std::memory_order_relaxed); }
+  // Requests charged (operations and scan steps) and the nodes they
+  // visited, since the last reset_charged() (the driver's, after the load,
+  // which goes through the same handlers).
+  uint64_t requests_charged() const { return requests_charged_.load(std::memory_order_relaxed); }
+  uint64_t nodes_charged() const { return nodes_charged_.load(std::memory_order_relaxed); }
+  void reset_charged() {
+    requests_charged_.store(0, std::memory_order_relaxed);
+    nodes_charged_.store(0, std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<uint64_t> refused_internal_{0};
+  std::atomic<uint64_t> requests_charged_{0};
+  std::atomic<uint64_t> nodes_charged_{0};
   CellServer(Env env, const ServerOptions& options, std::unique_ptr<Store> store);
   Status register_regions();
   Status on_op(rpc::Reader& r, rpc::Writer& w, bool internal);

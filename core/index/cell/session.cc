@@ -44,7 +44,8 @@ bool CellSession::ScanSink::accept(std::string_view key, std::string_view) {
 
 void CellSession::report(metrics::OpStats& stats) const {
   const cell::ClientStats& c = client_->stats();
-  design::add_counters(stats, {{"cell.server_steps", c.server_steps},
+  design::add_counters(stats, {{"cell.ops", c.ops},
+                       {"cell.server_steps", c.server_steps},
                        {"cell.client_steps", c.client_steps},
                        {"cell.write_rpcs", c.write_rpcs},
                        {"cell.node_reads", c.node_reads},

@@ -227,10 +227,18 @@ StoreStats Store::stats() const {
   StoreStats s = stats_;
   s.meganodes_in_use = 0;
   s.nodes_in_use = 0;
-  for (const Meganode& m : meganodes_) {
+  for (uint32_t i = 0; i < meganodes_.size(); ++i) {
+    const Meganode& m = meganodes_[i];
     if (!m.in_use) continue;
     ++s.meganodes_in_use;
     s.nodes_in_use += m.used;
+    if (m.building) continue;
+    const NodeView root = view(root_of(i));
+    if (!root.valid()) continue;
+    const uint32_t level = root.meganode_level();
+    const auto height = static_cast<uint8_t>(root.local_level() + 1);
+    if (s.min_height[level] == 0 || height < s.min_height[level]) s.min_height[level] = height;
+    s.max_height[level] = std::max(s.max_height[level], height);
   }
   s.extent_bytes_in_use = allocator_.bytes_in_use();
   return s;

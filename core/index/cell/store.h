@@ -129,6 +129,11 @@ struct StoreStats {
   uint64_t nodes_in_use = 0;
   uint64_t busy_replies = 0;
   uint64_t extent_bytes_in_use = 0;
+  // Node levels inside the meganodes, by meganode level (0: the leaf
+  // meganodes): the fewest and most of any live meganode of that level
+  // here; 0 where this store has none.
+  std::array<uint8_t, kMaxLevels> min_height{};
+  std::array<uint8_t, kMaxLevels> max_height{};
 };
 
 class Store {

@@ -199,6 +199,7 @@ StatusOr<std::string_view> PilafClient::rpc_get(std::string_view key) {
 StatusOr<std::string_view> PilafClient::get(std::string_view key) {
   ++ctx_.stats.gets;
   if (ctx_.options.mode == GetMode::kVerbsOnly) return rpc_get(key);
+  ++ctx_.stats.rdma_gets;
   KeyHash kh = hash_key(key, layout_.bucket_count - 1);
   TornRetry retry(ctx_.options.torn, *ctx_.endpoint.env().clock);
   // Layout refreshes share the budget without pausing (the new layout is

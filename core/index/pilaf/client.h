@@ -34,6 +34,7 @@ enum class GetMode { kRdma, kVerbsOnly };
 
 struct ClientStats {
   uint64_t gets = 0;
+  uint64_t rdma_gets = 0;  // gets that read the server's memory (not verbs-only)
   uint64_t entry_reads = 0;
   uint64_t extent_reads = 0;
   uint64_t entry_retries = 0;   // entry CRC mismatch: torn by a concurrent write
@@ -45,6 +46,7 @@ struct ClientStats {
   uint64_t retries() const { return entry_retries + extent_retries + miss_rechecks; }
   ClientStats& operator+=(const ClientStats& o) {
     gets += o.gets;
+    rdma_gets += o.rdma_gets;
     entry_reads += o.entry_reads;
     extent_reads += o.extent_reads;
     entry_retries += o.entry_retries;
@@ -55,7 +57,7 @@ struct ClientStats {
     return *this;
   }
 };
-static_assert(sizeof(ClientStats) == 8 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 9 * sizeof(uint64_t), "operator+= must add every counter");
 
 // The read buffer's room for entries and meta copies, before one extent
 // (client.cc lays it out).

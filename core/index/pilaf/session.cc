@@ -47,7 +47,9 @@ void PilafSession::report(metrics::OpStats& stats) const {
                                {"pilaf.extent_retries", sum.extent_retries},
                                {"pilaf.miss_rechecks", sum.miss_rechecks},
                                {"pilaf.fallbacks", sum.fallbacks},
-                               {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads}});
+                               {"pilaf.rdma_reads", sum.entry_reads + sum.extent_reads},
+                               {"pilaf.rdma_gets", sum.rdma_gets},
+                               {"pilaf.entry_reads", sum.entry_reads}});
 }
 
 pilaf::ClientStats PilafSession::client_stats() const { return context_.stats; }
