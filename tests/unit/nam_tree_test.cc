@@ -96,6 +96,11 @@ void differential(uint32_t page_bytes, uint64_t key_space, uint64_t payload_spac
   // pairs may go on past a leaf.
   BOOST_REQUIRE_GT(tree.stats().in_place_lookups, 0u);
   BOOST_REQUIRE_GE(tree.stats().root_splits, page_bytes <= 256 ? 3u : 1u);
+  // Each root split put one level on top of a one-leaf tree (runs print
+  // levels() as nam.tree_levels).
+  auto levels = tree.levels();
+  BOOST_REQUIRE(levels.is_ok());
+  BOOST_REQUIRE_EQUAL(*levels, 1 + tree.stats().root_splits);
 }
 
 // Loses the next separator insert (the client splitting a node dies after

@@ -71,6 +71,7 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
                            std::string_view* measured_as) {
   using workload::OpKind;
   *measured_as = workload::op_kind_name(op.kind);
+  ++ops_;
   if (gc_tree_ != nullptr && gc_clock_->now() >= next_gc_ns_) {
     // The pass is this client's time, as a compute-server thread's
     // (its latency lands on the operation that follows it).
@@ -109,7 +110,10 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
 
 void NamSession::report(metrics::OpStats& stats) const {
   const TreeStats t = client_->tree_stats();
+  const RemoteStats r = client_->remote_stats();
   design::add_counters(stats, {{"get_misses", get_misses_},
+                               {"nam.ops", ops_},
+                               {"nam.page_reads", r.reads},
                                {"nam.scanned_pairs", scanned_pairs_},
                                {"nam.deleted_pairs", deleted_pairs_},
                                {"nam.restarts", t.restarts},
@@ -134,7 +138,6 @@ void NamSession::report(metrics::OpStats& stats) const {
                                  {"nam.mailbox_space_waits", c.space_waits}});
   }
   // Leased locks (remote_access.h): only runs where a lease ran out add these.
-  const RemoteStats r = client_->remote_stats();
   if (r.broken_locks + r.lease_give_ups + r.fenced > 0) {
     design::add_counters(stats, {{"nam.broken_locks", r.broken_locks},
                                  {"nam.lease_give_ups", r.lease_give_ups},

@@ -56,6 +56,7 @@ class NamSession final : public design::ClientSession {
   uint64_t scanned_pairs_ = 0;
   uint64_t deleted_pairs_ = 0;
   uint64_t get_misses_ = 0;  // lookups that found no payload
+  uint64_t ops_ = 0;
   Clock* gc_clock_ = nullptr;
   Nanos gc_interval_ns_ = 0;
   Nanos next_gc_ns_ = 0;

@@ -120,6 +120,13 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
   }
 }
 
+StatusOr<uint32_t> BlinkTree::levels() {
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
+  LOCUS_RETURN_IF_ERROR(read_live(&p, node_));
+  return uint32_t{node_.level()} + 1;
+}
+
 StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   if (level == 0) return internal_error("nam: leaves have no children");

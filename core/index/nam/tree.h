@@ -189,6 +189,9 @@ class BlinkTree {
   // leftmost leaf (what a garbage-collection pass would remove). For
   // reports after a run; not atomic against writers.
   StatusOr<uint64_t> count_deleted_entries();
+  // Levels from the root to the leaves (1: the root is a leaf), for
+  // reports after a run.
+  StatusOr<uint32_t> levels();
 
   // The levels above the leaves, run by their keeper (a hybrid memory
   // server): the child pointer the node of `level` (>= 1) holds for x, and
