@@ -73,6 +73,14 @@ std::string row(const std::string& policy, const models::LocalityPrediction& p) 
 Status run_model(const ModelOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
   LOCUS_ASSIGN_OR_RETURN(design::ModelProfile profile, model_profile_of(s));
+  if (!profile.bound_only.empty()) {
+    if (!o.sim_json.empty()) return invalid_argument("--sim-json: " + profile.bound_only);
+    fmt::print("locus model: {} ({} servers x {} cores, {} clients): an analytic bound only\n", s.source,
+               s.platform.servers, s.platform.cores_per_server, s.run.clients);
+    for (const std::string& line : profile.derivation) fmt::print("  {}\n", line);
+    fmt::print("no queueing prediction: {}\n", profile.bound_only);
+    return Status();
+  }
   LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s, profile));
   LOCUS_ASSIGN_OR_RETURN(models::LocalityReport r, models::predict_policies(in));
   std::optional<models::LocalityPrediction> own;

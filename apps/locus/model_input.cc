@@ -78,6 +78,7 @@ StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s)
 }
 
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s, const design::ModelProfile& m) {
+  if (!m.bound_only.empty()) return invalid_argument(m.bound_only);
   if (!(m.round_trips_per_client_op >= 1 && m.round_trips_per_client_op <= m.reads_per_client_op)) {
     return invalid_argument("index.type: the " + s.index.type + " model gives " +
                             std::to_string(m.round_trips_per_client_op) + " round trips for " +

@@ -82,6 +82,12 @@ struct ModelProfile {
   // unset when the design spreads its load evenly.
   std::function<StatusOr<ServerShares>(uint32_t servers)> server_shares;
   std::vector<std::string> derivation;
+  // Set when the design has only an analytic bound for this workload, no
+  // queueing prediction (the NAM index's range scans: the paper's Table 2):
+  // why not. `locus model` prints the derivation and this; everything that
+  // needs the profile's figures (the locality model, `locus plan`) refuses
+  // the scenario with it.
+  std::string bound_only;
 };
 
 // A design's model: its profile for a scenario of that design, or an error

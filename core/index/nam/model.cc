@@ -18,7 +18,9 @@
 // READs to the server holding the leaf. The hybrid scenario's shares are
 // its leaves' (its client-only row, the fine traversal, shares them too).
 //
-// Not covered (refused by name): writes and scans (the MVA covers point
+// Range scans (workload.scanproportion = 1): Table 2's bound and the
+// memory servers' CPU only, no queueing prediction (range_bound).
+// Not covered (refused by name): writes and mixes (the MVA covers point
 // queries); more than kMaxModelRecords records.
 #include <fmt/format.h>
 
@@ -26,6 +28,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/design/index_driver.h"
 #include "core/design/model_profile.h"
 #include "core/index/nam/config.h"
 #include "core/index/nam/model_tree.h"
@@ -44,20 +47,39 @@ std::string shares_text(const std::vector<double>& v) {
 
 // Table 2 for point queries under a uniform workload: the aggregate READ
 // bandwidth of S servers over H pages a query.
+// Table 1's symbols for the scenario: S memory servers of BW bytes/s each
+// (the NIC's READ rate at a page times the page), P, D, M = P / 3K,
+// L = D / M, and the heights H_FG = log_M L and H_CG = log_M (L / S).
+struct Table1 {
+  double servers = 0, bw = 0, page = 0, records = 0, fanout = 0, leaves = 0, h_fg = 0, h_cg = 0;
+
+  Table1(const scenario::Scenario& s, const NamConfig& c, const ModelTrees& t)
+      : servers(s.platform.servers),
+        bw(s.platform.nic.read.ops_per_s(c.page_bytes) * c.page_bytes),
+        page(c.page_bytes),
+        records(static_cast<double>(t.records)),
+        fanout(page / (3 * kKeyBytes)),
+        leaves(records / fanout),
+        h_fg(std::ceil(std::log(leaves) / std::log(fanout))),
+        h_cg(std::ceil(std::log(leaves / servers) / std::log(fanout))) {}
+  // Queries a second for `bytes` of the memory servers' bandwidth each.
+  double qps(double bytes) const { return servers * bw / bytes; }
+  std::string line() const {
+    return fmt::format(
+        "Table 2 (paper, section 2.3): S = {:.0f}, BW = {:.2f} GB/s (the NIC's {:.0f} B READ rate), P = {:.0f} B, "
+        "D = {:.0f}, M = P/3K = {:.1f}, L = D/M = {:.0f}, H_FG = {:.0f}, H_CG = {:.0f}",
+        servers, bw / 1e9, page, page, records, fanout, leaves, h_fg, h_cg);
+  }
+};
+
 std::vector<std::string> table2(const scenario::Scenario& s, const NamConfig& c, const ModelTrees& t,
                                 double server_cpu_us) {
-  const double servers = s.platform.servers, page = c.page_bytes, records = static_cast<double>(t.records);
-  const double bw = s.platform.nic.read.ops_per_s(c.page_bytes) * page;  // B/s a memory server's NIC READs
-  const double fanout = page / (3 * kKeyBytes);                          // Table 1's M = P / 3K
-  const double leaves = records / fanout;
-  const double h_fg = std::ceil(std::log(leaves) / std::log(fanout));
-  const double h_cg = std::ceil(std::log(leaves / servers) / std::log(fanout));
+  const Table1 k(s, c, t);
+  const double servers = k.servers, page = k.page, h_fg = k.h_fg, h_cg = k.h_cg;
   const double built_cg = *std::max_element(t.partition_height.begin(), t.partition_height.end());
-  auto qps = [&](double h) { return servers * bw / (h * page); };
+  auto qps = [&](double h) { return k.qps(h * page); };
   return {
-      fmt::format("Table 2 (paper, section 2.3): S = {:.0f}, BW = {:.2f} GB/s (the NIC's {} B READ rate), P = {} B, "
-                  "D = {:.0f}, M = P/3K = {:.1f}, L = D/M = {:.0f}, H_FG = {:.0f}, H_CG = {:.0f}",
-                  servers, bw / 1e9, c.page_bytes, c.page_bytes, records, fanout, leaves, h_fg, h_cg),
+      k.line(),
       fmt::format("Table 2 point queries, uniform: fine {:.0f} B/query, {:.3g} queries/s; coarse {:.0f} B/query, "
                   "{:.3g} queries/s (S x BW / H x P)",
                   h_fg * page, qps(h_fg), h_cg * page, qps(h_cg)),
@@ -70,12 +92,76 @@ std::vector<std::string> table2(const scenario::Scenario& s, const NamConfig& c,
                   servers * s.platform.cores_per_server / server_cpu_us * 1e6)};
 }
 
+// Table 2 for range queries under a uniform workload: S x BW over the
+// bytes a scan of selectivity s reads, H x P + s x L x P (hash
+// partitioning: a traversal on every server, H x P x S), beside the same
+// on the built trees and the memory servers' CPU for coarse-grained scans.
+// A bound, not a prediction: the queueing model covers point queries only.
+StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const NamConfig& c) {
+  const workload::WorkloadSpec& w = s.workload;
+  if (w.scanlengthdistribution == workload::LengthDistribution::kZipfian) {
+    return invalid_argument("workload.scanlengthdistribution: the nam range bound takes constant or uniform lengths");
+  }
+  LOCUS_ASSIGN_OR_RETURN(ModelTrees t, build_model_trees(s, c, s.platform.servers));
+  const double pairs = w.scanlengthdistribution == workload::LengthDistribution::kUniform
+                           ? (static_cast<double>(w.minscanlength) + w.maxscanlength) / 2
+                           : static_cast<double>(w.maxscanlength);
+  const Table1 k(s, c, t);
+  const double servers = k.servers, page = k.page, leaves = k.leaves;
+  const double sel = pairs / k.records;
+  const bool hash = c.partitioning == Partitioning::kHash;
+  const double traversals = hash ? servers : 1;  // hash: every server's tree
+  const double h_fg = k.h_fg, h_cg = k.h_cg;
+  auto qps = [&](double bytes) { return k.qps(bytes); };
+  const double fg = h_fg * page + sel * leaves * page, cg = h_cg * page * traversals + sel * leaves * page;
+  const double built_cg = *std::max_element(t.partition_height.begin(), t.partition_height.end());
+  // Table 2's H counts the levels above the leaves (log_M L), s.L.P the leaves.
+  const double built_fg_bytes = (t.fine_height - 1) * page + sel * static_cast<double>(t.fine_leaves) * page;
+  const double built_cg_bytes =
+      (built_cg - 1) * page * traversals + sel * static_cast<double>(t.partition_leaves) * page;
+  // Coarse-grained: the scan's pairs come back in responses of at most
+  // pairs_per_response each, one RPC apiece, each charged nam.range at the
+  // bytes it moves.
+  const uint32_t per_response = pairs_per_response(design::IndexDriver::kDefaultRpcMessageBytes);
+  const double rpcs = std::max(1.0, std::ceil(pairs / per_response));
+  const double request = 3 * kKeyBytes + 4;
+  double cpu_us = 0;
+  for (double left = pairs; left > 0 || cpu_us == 0; left -= per_response) {
+    const double here = std::min<double>(std::max(left, 0.0), per_response);
+    cpu_us += design::handler_cost_us(s.platform.cpu, kRangeWork, request + kRangeResponseHead + 16 * here);
+    if (left <= per_response) break;
+  }
+  const double cores = servers * s.platform.cores_per_server;
+  design::ModelProfile m;
+  m.derivation = {
+      k.line(),
+      fmt::format("Table 2 range queries, uniform, sel = s = {:.1f} pairs / D = {:.3g}: fine H_FG.P + s.L.P = {:.0f} "
+                  "B/query, {:.4g} queries/s; coarse ({} partitioning) {}H_CG.P + s.L.P = {:.0f} B/query, {:.4g} "
+                  "queries/s (S x BW / bytes)",
+                  pairs, sel, fg, qps(fg), hash ? "hash" : "range", hash ? "S." : "", cg, qps(cg)),
+      fmt::format("the built trees: fine {} levels, {} leaves: {:.0f} B/query, {:.4g} queries/s; coarse partitions of "
+                  "{:.0f} levels at most, {} leaves: {:.0f} B/query, {:.4g} queries/s",
+                  t.fine_height, t.fine_leaves, built_fg_bytes, qps(built_fg_bytes), built_cg,
+                  t.partition_leaves, built_cg_bytes, qps(built_cg_bytes)),
+      fmt::format("memory servers' CPU (not in Table 2), coarse-grained: {:.0f} RPC(s) of up to {} pairs a scan, "
+                  "{} {:.3f} us a scan; {:.0f} cores: {:.4g} scans/s",
+                  rpcs, per_response, kRangeWork, cpu_us, cores, cores / cpu_us * 1e6)};
+  m.bound_only =
+      "the nam queueing model covers point queries only (workload.readproportion = 1); for range scans "
+      "(workload.scanproportion = 1) the paper's Table 2 bound above is all it gives";
+  return m;
+}
+
 }  // namespace
 
 StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   const auto* c = s.index.get<NamConfig>();
   if (c == nullptr) return invalid_argument("index.type: not a nam scenario");
   const workload::WorkloadSpec& w = s.workload;
+  if (w.scanproportion >= 1.0) {
+    if (w.effective_insertcount() == 0) return invalid_argument("workload.recordcount: the nam model needs records");
+    return range_bound(s, *c);
+  }
   if (w.readproportion < 1.0) {
     return invalid_argument(
         fmt::format("workload.readproportion: the nam model covers point queries only (readproportion = 1), not {}",
