@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/locus/child_runs.h"
+#include "apps/locus/cli_checks.h"
 #include "apps/locus/experiment.h"
 #include "apps/locus/line_plot.h"
 #include "core/designs/designs.h"
@@ -31,7 +32,8 @@ struct ReproduceOptions {
   std::string out = "results/reproduction";
   std::vector<std::string> sets;  // every run
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool list = false;  // check and list the simulations, run none
+  double max_memory_bytes = -1;  // --max-memory for every simulation; -1: a share of MemAvailable (cli_checks.h)
+  bool list = false;             // check and list the simulations, run none
 };
 
 // One simulated point: an experiment's series at one x value.
@@ -100,12 +102,13 @@ std::vector<std::string> point_sets(const Experiment& x, const ReproduceOptions&
 
 // The `locus sim` run of one point, output to its log.
 ChildRun point_run(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
-                   const fs::path& raw) {
+                   const fs::path& raw, double max_memory) {
   std::vector<std::string> args = {self, "sim", x.scenario_of(p.series), "--quiet"};
   for (const std::string& s : point_sets(x, o, p)) {
     args.push_back("--set");
     args.push_back(s);
   }
+  if (max_memory >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", max_memory)});
   args.push_back("--json");
   args.push_back((raw / (p.stem + ".json")).string());
   args.push_back("--csv");
@@ -216,13 +219,19 @@ Status reproduce(const ReproduceOptions& o) {
     if (ec)
       return invalid_argument("--out: cannot create " + (fs::path(o.out) / x.design).string() + ": " + ec.message());
   }
-  fmt::print("reproduce: {} experiments, {} simulations, {} at a time\n", experiments.size(), points.size(), o.jobs);
+  const unsigned at_once = static_cast<unsigned>(std::min<size_t>(o.jobs, points.size()));
+  const double max_memory = child_max_memory(o.max_memory_bytes, at_once);
+  fmt::print("reproduce: {} experiments, {} simulations, {} at a time{}\n", experiments.size(), points.size(), o.jobs,
+             max_memory > 0 ? fmt::format(", each held to {:.1f} GB{}", max_memory / 1e9,
+                                          o.max_memory_bytes >= 0 ? " (--max-memory)"
+                                                                  : " (MemAvailable / --jobs; --max-memory sets another)")
+                            : std::string());
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   size_t done = 0, failed = 0;
   auto raw_of = [&](const Point& p) { return fs::path(o.out) / experiments[p.experiment].design / "raw"; };
   std::vector<ChildRun> runs;
-  for (const Point& p : points) runs.push_back(point_run(self, experiments[p.experiment], o, p, raw_of(p)));
+  for (const Point& p : points) runs.push_back(point_run(self, experiments[p.experiment], o, p, raw_of(p), max_memory));
   LOCUS_RETURN_IF_ERROR(run_children(runs, o.jobs, [&](size_t i, const Status& exit) {
     Point& p = points[i];
     ++done;
@@ -343,6 +352,7 @@ void add_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", o->out, "Directory of the results and report.md")->capture_default_str();
   cmd->add_option("--jobs", o->jobs, "Simulations at a time")->check(CLI::Range(1u, 1024u))->capture_default_str();
   cmd->add_flag("--list", o->list, "Check every experiment and its settings and list them; run nothing");
+  add_max_memory_option(*cmd, &o->max_memory_bytes);
   cmd->add_option("--set", o->sets,
                   "Override a scenario key in every run (after the experiment's own), e.g. a shorter "
                   "run.duration_s for a quick look");
