@@ -46,12 +46,6 @@ MemoryLimit memory_limit(double max_memory_flag) {
   return {memory_available_bytes(), "available (MemAvailable of /proc/meminfo; --max-memory sets another limit)"};
 }
 
-double child_max_memory(double max_memory_flag, unsigned jobs) {
-  if (max_memory_flag >= 0) return max_memory_flag;
-  if (jobs <= 1) return -1;
-  return static_cast<double>(memory_available_bytes() / jobs);
-}
-
 void add_max_memory_option(CLI::App& cmd, double* flag) {
   cmd.add_option("--max-memory", *flag,
                  "Refuse a run estimated to need more than this many bytes (0: no check; default: the memory "

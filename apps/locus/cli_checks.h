@@ -31,11 +31,6 @@ struct MemoryLimit {
   std::string source;
 };
 MemoryLimit memory_limit(double max_memory_flag);
-// The --max-memory of each of `jobs` child runs started together (locus
-// sweep, locus reproduce): the flag when given; else, for more than one
-// at a time, an equal share of MemAvailable, since runs that start at once
-// would each count on all of it; else -1 (each run's own default).
-double child_max_memory(double max_memory_flag, unsigned jobs);
 // --max-memory on `cmd` into *flag (-1 until given).
 void add_max_memory_option(CLI::App& cmd, double* flag);
 

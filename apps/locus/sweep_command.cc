@@ -59,8 +59,7 @@ StatusOr<SweepPlan> make_plan(const SweepOptions& o) {
 }
 
 // The `locus sim` process of point k, its results and log in its directory.
-ChildRun point_run(const std::string& self, const std::string& dir, const SweepPlan& plan, size_t k,
-                   double max_memory) {
+ChildRun point_run(const std::string& self, const std::string& dir, const SweepPlan& plan, size_t k) {
   const fs::path pd = point_dir(dir, k);
   std::vector<std::string> args = {self, "sim", plan.scenario, "--quiet"};
   for (const std::string& s : plan.point_sets(k)) {
@@ -71,7 +70,7 @@ ChildRun point_run(const std::string& self, const std::string& dir, const SweepP
     args.push_back("--set");
     args.push_back("output.timeseries=" + (pd / "timeseries.csv").string());
   }
-  if (max_memory >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", max_memory)});
+  if (plan.max_memory_bytes >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", plan.max_memory_bytes)});
   args.insert(args.end(), {"--json", (pd / kPointJson).string(), "--csv", (pd / kPointCsv).string()});
   return {std::move(args), (pd / kPointLog).string()};
 }
@@ -97,10 +96,9 @@ std::string failure(const std::string& dir, const SweepPlan& plan, size_t k, con
 Status run_points(const std::string& dir, const SweepPlan& plan, const std::vector<size_t>& which, unsigned jobs) {
   LOCUS_ASSIGN_OR_RETURN(const std::string self, self_executable());
   std::vector<ChildRun> runs;
-  const double max_memory = child_max_memory(plan.max_memory_bytes, std::min<size_t>(jobs, which.size()));
   for (size_t k : which) {
     LOCUS_RETURN_IF_ERROR(prepare_point_dir(dir, k));
-    runs.push_back(point_run(self, dir, plan, k, max_memory));
+    runs.push_back(point_run(self, dir, plan, k));
   }
   const auto t0 = std::chrono::steady_clock::now();
   size_t done = 0, failed = 0;
