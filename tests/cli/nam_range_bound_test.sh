@@ -22,13 +22,17 @@ want "sel = s = 200.0 pairs / D = 0.001: fine H_FG.P + s.L.P = 7872 B/query, 3.4
 want "coarse (range partitioning) H_CG.P + s.L.P = 6848 B/query" "$out"
 want "1 RPC(s) of up to 254 pairs a scan" "$out"
 want "no queueing prediction" "$out"
-# Ten times the selectivity: ten times the leaves, 8 responses a
-# coarse-grained scan; hash partitioning traverses every server's tree.
+# Ten times the selectivity: ten times the leaves; hash partitioning
+# traverses every server's tree, each answering 500 pairs in 2 responses.
 out=$(timeout 120 "$locus" model "$range" --set workload.maxscanlength=3999 --set index.partitioning=hash 2>&1) ||
   { echo "FAIL: locus model exited $?"; echo "$out"; fail=1; }
 want "sel = s = 2000.0 pairs / D = 0.01: fine H_FG.P + s.L.P = 51072 B/query" "$out"
 want "coarse (hash partitioning) S.H_CG.P + s.L.P" "$out"
 want "8 RPC(s) of up to 254 pairs a scan" "$out"
+# Hash partitioning at 0.001: each of the 4 servers answers 50 pairs in one RPC.
+out=$(timeout 120 "$locus" model "$range" --set index.partitioning=hash 2>&1) ||
+  { echo "FAIL: locus model exited $?"; echo "$out"; fail=1; }
+want "4 RPC(s) of up to 254 pairs a scan" "$out"
 expect_error "covers point queries only" model "$range" --sim-json /dev/null
 expect_error "covers point queries only" plan --target-ops 1e6 --p99-us 1000 "$range" --servers 1:4 --cores 1:10 \
   --clients 1:80

@@ -112,25 +112,27 @@ StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const Na
   const bool hash = c.partitioning == Partitioning::kHash;
   const double traversals = hash ? servers : 1;  // hash: every server's tree
   const double h_fg = k.h_fg, h_cg = k.h_cg;
-  auto qps = [&](double bytes) { return k.qps(bytes); };
   const double fg = h_fg * page + sel * leaves * page, cg = h_cg * page * traversals + sel * leaves * page;
   const double built_cg = *std::max_element(t.partition_height.begin(), t.partition_height.end());
   // Table 2's H counts the levels above the leaves (log_M L), s.L.P the leaves.
   const double built_fg_bytes = (t.fine_height - 1) * page + sel * static_cast<double>(t.fine_leaves) * page;
   const double built_cg_bytes =
       (built_cg - 1) * page * traversals + sel * static_cast<double>(t.partition_leaves) * page;
-  // Coarse-grained: the scan's pairs come back in responses of at most
-  // pairs_per_response each, one RPC apiece, each charged nam.range at the
-  // bytes it moves.
+  // Coarse-grained: each server asked (one, or all S with hash
+  // partitioning, each for its part of the pairs) answers in responses of
+  // at most pairs_per_response pairs, one RPC apiece, each charged
+  // nam.range at the bytes it moves.
   const uint32_t per_response = pairs_per_response(design::IndexDriver::kDefaultRpcMessageBytes);
-  const double rpcs = std::max(1.0, std::ceil(pairs / per_response));
+  const double part = pairs / traversals;
+  const double rpcs_per_part = std::max(1.0, std::ceil(part / per_response));
   const double request = 3 * kKeyBytes + 4;
-  double cpu_us = 0;
-  for (double left = pairs; left > 0 || cpu_us == 0; left -= per_response) {
-    const double here = std::min<double>(std::max(left, 0.0), per_response);
-    cpu_us += design::handler_cost_us(s.platform.cpu, kRangeWork, request + kRangeResponseHead + 16 * here);
-    if (left <= per_response) break;
+  double part_us = 0, left = part;
+  for (double i = 0; i < rpcs_per_part; ++i) {
+    const double here = std::min<double>(left, per_response);
+    part_us += design::handler_cost_us(s.platform.cpu, kRangeWork, request + kRangeResponseHead + 16 * here);
+    left -= here;
   }
+  const double rpcs = traversals * rpcs_per_part, cpu_us = traversals * part_us;
   const double cores = servers * s.platform.cores_per_server;
   design::ModelProfile m;
   m.derivation = {
@@ -138,11 +140,11 @@ StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const Na
       fmt::format("Table 2 range queries, uniform, sel = s = {:.1f} pairs / D = {:.3g}: fine H_FG.P + s.L.P = {:.0f} "
                   "B/query, {:.4g} queries/s; coarse ({} partitioning) {}H_CG.P + s.L.P = {:.0f} B/query, {:.4g} "
                   "queries/s (S x BW / bytes)",
-                  pairs, sel, fg, qps(fg), hash ? "hash" : "range", hash ? "S." : "", cg, qps(cg)),
+                  pairs, sel, fg, k.qps(fg), hash ? "hash" : "range", hash ? "S." : "", cg, k.qps(cg)),
       fmt::format("the built trees: fine {} levels, {} leaves: {:.0f} B/query, {:.4g} queries/s; coarse partitions of "
                   "{:.0f} levels at most, {} leaves: {:.0f} B/query, {:.4g} queries/s",
-                  t.fine_height, t.fine_leaves, built_fg_bytes, qps(built_fg_bytes), built_cg,
-                  t.partition_leaves, built_cg_bytes, qps(built_cg_bytes)),
+                  t.fine_height, t.fine_leaves, built_fg_bytes, k.qps(built_fg_bytes), built_cg,
+                  t.partition_leaves, built_cg_bytes, k.qps(built_cg_bytes)),
       fmt::format("memory servers' CPU (not in Table 2), coarse-grained: {:.0f} RPC(s) of up to {} pairs a scan, "
                   "{} {:.3f} us a scan; {:.0f} cores: {:.4g} scans/s",
                   rpcs, per_response, kRangeWork, cpu_us, cores, cores / cpu_us * 1e6)};
