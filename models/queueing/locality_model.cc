@@ -304,6 +304,13 @@ LocalityPrediction prediction_from_sweep(const LocalityInput& in, double p, cons
       weights.push_back((1 - p) * c.count * c.read);
     }
   }
+  // The client hosts' links (a station of their own when the platform
+  // names the hosts): a bottleneck too when busier than every server
+  // station, as with many clients on few hosts reading large nodes.
+  if (links && pl.client_hosts > 0) {
+    const double link = sweep.utilisation(clients, client_link);
+    if (link > busiest) out.bottleneck = link < 0.5 ? "clients" : "client link";
+  }
   if (with_p99) out.p99_latency_us = mixture_quantile_us(paths, weights, 0.99);
   return out;
 }

@@ -116,6 +116,19 @@ BOOST_AUTO_TEST_CASE(one_client_cycle_keeps_every_link) {
   BOOST_CHECK_CLOSE(server.mean_latency_us, server.server_side_latency_us, 1e-9);
 }
 
+// Many clients on one host whose link each READ's response crosses: the
+// client link binds, and the bottleneck column says so (it said
+// "clients", the server stations all under half busy).
+BOOST_AUTO_TEST_CASE(a_busy_client_link_is_the_bottleneck) {
+  LocalityInput in = locus::testing::cell_anchor_input(4, 1, 64);  // 4 servers, 64 clients
+  in.platform.link_us_per_read = 0.6;  // under the READ engine's 1 / 1.44 us a server
+  in.platform.client_hosts = 1;        // every READ of the 4 servers on one host's link
+  const LocalityPrediction client = predict(in, 0.0);
+  BOOST_TEST_MESSAGE("bottleneck " << client.bottleneck << ", READ engines " << client.nic_read_utilisation);
+  BOOST_CHECK_EQUAL(client.bottleneck, "client link");
+  BOOST_TEST(client.nic_read_utilisation < 0.5);
+}
+
 BOOST_AUTO_TEST_CASE(nic_partial_independence) {
   // Equal READ and verb demand per operation: 1 us each at p = 0.5.
   LocalityInput in = anchor_input(1);
