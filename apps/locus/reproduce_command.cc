@@ -102,13 +102,13 @@ std::vector<std::string> point_sets(const Experiment& x, const ReproduceOptions&
 
 // The `locus sim` run of one point, output to its log.
 ChildRun point_run(const std::string& self, const Experiment& x, const ReproduceOptions& o, const Point& p,
-                   const fs::path& raw, double max_memory) {
+                   const fs::path& raw) {
   std::vector<std::string> args = {self, "sim", x.scenario_of(p.series), "--quiet"};
   for (const std::string& s : point_sets(x, o, p)) {
     args.push_back("--set");
     args.push_back(s);
   }
-  if (max_memory >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", max_memory)});
+  if (o.max_memory_bytes >= 0) args.insert(args.end(), {"--max-memory", fmt::format("{}", o.max_memory_bytes)});
   args.push_back("--json");
   args.push_back((raw / (p.stem + ".json")).string());
   args.push_back("--csv");
@@ -225,16 +225,15 @@ Status reproduce(const ReproduceOptions& o) {
   // for a sixteen-server Cell run that peaks at 3.1 GB), so an equal share
   // per job would refuse runs that fit: with --jobs above 1 on a small
   // machine, give --max-memory.
-  const double max_memory = o.max_memory_bytes;
   fmt::print("reproduce: {} experiments, {} simulations, {} at a time{}\n", experiments.size(), points.size(), o.jobs,
-             max_memory >= 0 ? fmt::format(", each held to {:.1f} GB (--max-memory)", max_memory / 1e9)
-                             : std::string());
+             o.max_memory_bytes >= 0 ? fmt::format(", each held to {:.1f} GB (--max-memory)", o.max_memory_bytes / 1e9)
+                                     : std::string());
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   size_t done = 0, failed = 0;
   auto raw_of = [&](const Point& p) { return fs::path(o.out) / experiments[p.experiment].design / "raw"; };
   std::vector<ChildRun> runs;
-  for (const Point& p : points) runs.push_back(point_run(self, experiments[p.experiment], o, p, raw_of(p), max_memory));
+  for (const Point& p : points) runs.push_back(point_run(self, experiments[p.experiment], o, p, raw_of(p)));
   LOCUS_RETURN_IF_ERROR(run_children(runs, o.jobs, [&](size_t i, const Status& exit) {
     Point& p = points[i];
     ++done;
@@ -284,8 +283,8 @@ Status reproduce(const ReproduceOptions& o) {
     for (const ExperimentSeries& s : x.series) {
       if (!s.scenario.empty()) own += fmt::format(" (series {}: `{}`)", s.name, s.scenario);
     }
-    report += fmt::format("\n## {}/{}: {}\n\nSource: {}. Scenario `{}`{}, swept over `{}`; {}.\n\n", x.design,
-                          x.name, x.title, x.source, x.scenario, own, x.x, x.metric);
+    report += fmt::format("\n## {}/{}: {}\n\nSource: {}. Scenario `{}`{}, swept over `{}`; {}.\n\n", x.design, x.name,
+                          x.title, x.source, x.scenario, own, x.x, x.metric);
     report += "| " + x.x + " |";
     for (const ExperimentSeries& s : x.series) report += " " + s.name + " |";
     report += "\n|---|";

@@ -38,6 +38,8 @@ namespace locus::nam {
 namespace {
 
 constexpr double kKeyBytes = 8;  // Table 1's K: keys, values and pointers
+// A coarse-grained range request: from key, from payload, to key, limit.
+constexpr double kRangeRequestBytes = 3 * kKeyBytes + 4;
 
 std::string shares_text(const std::vector<double>& v) {
   std::string t;
@@ -78,18 +80,17 @@ std::vector<std::string> table2(const scenario::Scenario& s, const NamConfig& c,
   const double servers = k.servers, page = k.page, h_fg = k.h_fg, h_cg = k.h_cg;
   const double built_cg = *std::max_element(t.partition_height.begin(), t.partition_height.end());
   auto qps = [&](double h) { return k.qps(h * page); };
-  return {
-      k.line(),
-      fmt::format("Table 2 point queries, uniform: fine {:.0f} B/query, {:.3g} queries/s; coarse {:.0f} B/query, "
-                  "{:.3g} queries/s (S x BW / H x P)",
-                  h_fg * page, qps(h_fg), h_cg * page, qps(h_cg)),
-      fmt::format("the built trees: fine {} levels ({} leaves, {} nodes), coarse partitions of {} levels at most "
-                  "({} leaves): Table 2's bound {:.3g} (fine), {:.3g} (coarse) queries/s",
-                  t.fine_height, t.fine_leaves, t.fine_nodes, built_cg, t.partition_leaves, qps(t.fine_height),
-                  qps(built_cg)),
-      fmt::format("memory servers' CPU (not in Table 2): {:.0f} cores / {:.3f} us = {:.3g} RPCs/s",
-                  servers * s.platform.cores_per_server, server_cpu_us,
-                  servers * s.platform.cores_per_server / server_cpu_us * 1e6)};
+  return {k.line(),
+          fmt::format("Table 2 point queries, uniform: fine {:.0f} B/query, {:.3g} queries/s; coarse {:.0f} B/query, "
+                      "{:.3g} queries/s (S x BW / H x P)",
+                      h_fg * page, qps(h_fg), h_cg * page, qps(h_cg)),
+          fmt::format("the built trees: fine {} levels ({} leaves, {} nodes), coarse partitions of {} levels at most "
+                      "({} leaves): Table 2's bound {:.3g} (fine), {:.3g} (coarse) queries/s",
+                      t.fine_height, t.fine_leaves, t.fine_nodes, built_cg, t.partition_leaves, qps(t.fine_height),
+                      qps(built_cg)),
+          fmt::format("memory servers' CPU (not in Table 2): {:.0f} cores / {:.3f} us = {:.3g} RPCs/s",
+                      servers * s.platform.cores_per_server, server_cpu_us,
+                      servers * s.platform.cores_per_server / server_cpu_us * 1e6)};
 }
 
 // Table 2 for range queries under a uniform workload: S x BW over the
@@ -125,11 +126,10 @@ StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const Na
   const uint32_t per_response = pairs_per_response(design::IndexDriver::kDefaultRpcMessageBytes);
   const double part = pairs / traversals;
   const double rpcs_per_part = std::max(1.0, std::ceil(part / per_response));
-  const double request = 3 * kKeyBytes + 4;
   double part_us = 0, left = part;
   for (double i = 0; i < rpcs_per_part; ++i) {
     const double here = std::min<double>(left, per_response);
-    part_us += design::handler_cost_us(s.platform.cpu, kRangeWork, request + kRangeResponseHead + 16 * here);
+    part_us += design::handler_cost_us(s.platform.cpu, kRangeWork, kRangeRequestBytes + kRangeResponseHead + 16 * here);
     left -= here;
   }
   const double rpcs = traversals * rpcs_per_part, cpu_us = traversals * part_us;
@@ -143,8 +143,8 @@ StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const Na
                   pairs, sel, fg, k.qps(fg), hash ? "hash" : "range", hash ? "S." : "", cg, k.qps(cg)),
       fmt::format("the built trees: fine {} levels, {} leaves: {:.0f} B/query, {:.4g} queries/s; coarse partitions of "
                   "{:.0f} levels at most, {} leaves: {:.0f} B/query, {:.4g} queries/s",
-                  t.fine_height, t.fine_leaves, built_fg_bytes, k.qps(built_fg_bytes), built_cg,
-                  t.partition_leaves, built_cg_bytes, k.qps(built_cg_bytes)),
+                  t.fine_height, t.fine_leaves, built_fg_bytes, k.qps(built_fg_bytes), built_cg, t.partition_leaves,
+                  built_cg_bytes, k.qps(built_cg_bytes)),
       fmt::format("memory servers' CPU (not in Table 2), coarse-grained: {:.0f} RPC(s) of up to {} pairs a scan, "
                   "{} {:.3f} us a scan; {:.0f} cores: {:.4g} scans/s",
                   rpcs, per_response, kRangeWork, cpu_us, cores, cores / cpu_us * 1e6)};
@@ -177,9 +177,9 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   m.reads_per_client_op = t.fine_height;
   m.round_trips_per_client_op = t.fine_height;  // each READ's address is in the node before
   m.read_bytes = c->page_bytes;
-  // rpc: coarse (from key, from payload, to key, limit) -> (more, count,
-  // one pair); hybrid (key, payload) -> (leaf pointer).
-  m.rpc_request_bytes = hybrid ? 2 * kKeyBytes : 3 * kKeyBytes + 4;
+  // rpc: coarse (kRangeRequestBytes) -> (more, count, one pair); hybrid
+  // (key, payload) -> (leaf pointer).
+  m.rpc_request_bytes = hybrid ? 2 * kKeyBytes : kRangeRequestBytes;
   m.rpc_response_bytes = hybrid ? kKeyBytes : kRangeResponseHead + 2 * kKeyBytes;
   const std::string handler = hybrid ? kLeafWork : kRangeWork;
   m.server_cpu_us_per_server_op =
