@@ -149,7 +149,25 @@ void order_partitions(std::vector<std::vector<size_t>>& partitions, const Histor
 std::string CheckResult::report(const History& history) const {
   std::string out = fmt::format("{} ({} partitions, {} steps)", to_string(verdict), partitions, steps);
   if (verdict != Verdict::kNotLinearizable) return out;
-  out += fmt::format("\nsmallest failing partition, {} operations:", failing_ops.size());
+  out += fmt::format("\nsmallest failing partition, {} operations", failing_ops.size());
+  // Where the longest linearization stopped, first: a long partition's
+  // listing is cut in a CI log, and these few lines hold the violation.
+  // The candidates are the operations it left out that could have come
+  // next: invoked before the first of their responses.
+  std::vector<bool> placed(history.size(), false);
+  for (size_t i : longest_linearized) placed[i] = true;
+  Nanos first_response = std::numeric_limits<Nanos>::max();
+  for (size_t i : failing_ops)
+    if (!placed[i]) first_response = std::min(first_response, history[i].response_ns);
+  const size_t tail = std::min<size_t>(longest_linearized.size(), 5);
+  out += fmt::format("\nthe search stopped after {} of them; its last {}:", longest_linearized.size(), tail);
+  for (size_t k = longest_linearized.size() - tail; k < longest_linearized.size(); ++k)
+    out += fmt::format("\n  #{} {}", longest_linearized[k], describe(history[longest_linearized[k]]));
+  out += "\nnone of these could come next:";
+  for (size_t i : failing_ops)
+    if (!placed[i] && history[i].invoke_ns <= first_response)
+      out += fmt::format("\n  #{} {}", i, describe(history[i]));
+  out += "\nthe whole partition:";
   for (size_t i : failing_ops) out += fmt::format("\n  #{} {}", i, describe(history[i]));
   out += fmt::format("\nlongest linearization found ({} of them), in order:", longest_linearized.size());
   for (size_t i : longest_linearized) out += fmt::format("\n  #{} {}", i, describe(history[i]));

@@ -184,6 +184,12 @@ BOOST_AUTO_TEST_CASE(reports_smallest_failing_partition) {
   BOOST_TEST((r.failing_ops == std::vector<size_t>{4, 5}));
   BOOST_TEST((r.longest_linearized == std::vector<size_t>{4}));
   BOOST_TEST(r.report(h).find("get(b) -> not found") != std::string::npos);
+  // The report opens with where the search stopped: after put(b), with
+  // get(b) the one operation that could not come next.
+  const std::string report = r.report(h);
+  BOOST_TEST(report.find("stopped after 1 of them; its last 1:\n  #4 ") != std::string::npos);
+  BOOST_TEST(report.find("could come next:\n  #5 ") != std::string::npos);
+  BOOST_TEST(report.find("could come next:") < report.find("the whole partition:"));
 }
 
 BOOST_AUTO_TEST_CASE(budget_yields_unknown) {

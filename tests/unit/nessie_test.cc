@@ -377,21 +377,10 @@ BOOST_AUTO_TEST_CASE(the_loader_fills_tables_to_the_load_factor) {
   cluster.run();
 }
 
-// The interleaving that made a migration's copy answer for a deleted key
-// (found by the concurrency test's history): a put of K migrates J out of
-// K's first candidate; J is deleted after the migration copied it and
-// before it swaps the (still empty) destination to the copy; a get of J
-// that meets the copy before the migration undoes it must not answer J's
-// deleted value (the copy once named J's old entry as its previous
-// version).
-BOOST_AUTO_TEST_CASE(a_migrations_copy_never_answers_for_a_deleted_key) {
-  NessieConfig config = small_config(16);
-  config.expiry_ms = 2000;  // the stalls below must not expire the attempts
-  NessieCluster cluster(config, 1, 3, 32);
+// Loads, for a put of `k` that must migrate: J at k's first candidate
+// with an empty candidate outside k's, fillers at k's others. Returns J.
+std::string load_j_at_ks_first_candidate(NessieCluster& cluster, const std::string& k) {
   const nessie::Geometry& g = cluster.geometry;
-  // K's candidates, J at K's first with an empty candidate outside K's
-  // candidates, fillers at K's others.
-  const std::string k = "k";
   const nessie::KeyHash kh = nessie::hash_key(k, g);
   BOOST_REQUIRE(!kh.repeat[1] && !kh.repeat[2]);
   auto is_k_slot = [&](nessie::Slot s) { return s == kh.slot[0] || s == kh.slot[1] || s == kh.slot[2]; };
@@ -410,6 +399,22 @@ BOOST_AUTO_TEST_CASE(a_migrations_copy_never_answers_for_a_deleted_key) {
   cluster.load(j, "jv");
   cluster.load(find_key("f", kh.slot[1], false), "f1");
   cluster.load(find_key("g", kh.slot[2], false), "f2");
+  return j;
+}
+
+// The interleaving that made a migration's copy answer for a deleted key
+// (found by the concurrency test's history): a put of K migrates J out of
+// K's first candidate; J is deleted after the migration copied it and
+// before it swaps the (still empty) destination to the copy; a get of J
+// that meets the copy before the migration undoes it must not answer J's
+// deleted value (the copy once named J's old entry as its previous
+// version).
+BOOST_AUTO_TEST_CASE(a_migrations_copy_never_answers_for_a_deleted_key) {
+  NessieConfig config = small_config(16);
+  config.expiry_ms = 2000;  // the stalls below must not expire the attempts
+  NessieCluster cluster(config, 1, 3, 32);
+  const std::string k = "k";
+  const std::string j = load_j_at_ks_first_candidate(cluster, k);
 
   std::atomic<int> phase{0};  // 1: copied, 2: J deleted, 3: destination swapped, 4: J read
   auto wait_for = [&](int p) {
@@ -446,6 +451,62 @@ BOOST_AUTO_TEST_CASE(a_migrations_copy_never_answers_for_a_deleted_key) {
   cluster.run();
   BOOST_TEST(phase.load() == 4);  // every step of the interleaving happened
   BOOST_TEST(cluster.stats.migration_aborts >= 1u);
+}
+
+// A migration that runs out of time between swapping the destination to
+// its copy and clearing the source must clear the destination again, not
+// make the copy valid: J was deleted after the put's forward pass read it
+// (its entry stays valid until reused), the migration copied it, swapped
+// the empty destination and then found the attempt expired; it made the
+// copy valid, and J's deleted value answered every get after (found by
+// the concurrency test's history under AddressSanitizer, CI 2026-11-29).
+BOOST_AUTO_TEST_CASE(a_migration_that_expires_before_clearing_its_source_leaves_no_copy) {
+  NessieConfig config = small_config(16);
+  config.expiry_ms = 300;  // the wait for the delete stays inside it, the stall below does not
+  NessieCluster cluster(config, 1, 3, 32);
+  const std::string k = "k";
+  const std::string j = load_j_at_ks_first_candidate(cluster, k);
+
+  std::atomic<int> phase{0};  // 1: migration started, 2: J deleted, 3: the mover's put returned
+  auto wait_for = [&](int p) {
+    for (int i = 0; i < 5000 && phase.load() < p; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  bool stalled = false;
+  ClientOptions mover = nessie::client_options(config, 16, 1);
+  mover.test_hook = [&](std::string_view point) {
+    if (point == "migrate.start" && phase.load() == 0) {
+      phase.store(1);
+      wait_for(2);
+    } else if (point == "migrate.destination_swapped" && !stalled) {
+      stalled = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past 2 x index.expiry_ms
+    }
+  };
+  cluster.add_client("mover", mover, [&](NessieClient& c, Env&) {
+    Status s = c.put(k, "kv");
+    if (!s.is_ok()) cluster.failures.fail("put k: " + s.to_string());
+    phase.store(3);
+  });
+  cluster.add_client("deleter", nessie::client_options(config, 16, 1), [&](NessieClient& c, Env&) {
+    wait_for(1);
+    Status s = c.remove(j);
+    if (!s.is_ok()) cluster.failures.fail("delete j: " + s.to_string());
+    phase.store(2);
+  });
+  cluster.add_client("reader", nessie::client_options(config, 16, 1), [&](NessieClient& c, Env&) {
+    wait_for(3);
+    auto got = c.get(j);
+    if (got.status().code() != StatusCode::kNotFound) {
+      cluster.failures.fail("j, deleted: " + (got.is_ok() ? "read as " + std::string(*got) : got.status().to_string()));
+    }
+    auto kv = c.get(k);
+    if (!kv.is_ok() || *kv != "kv") cluster.failures.fail("k: " + (kv.is_ok() ? std::string(*kv) : kv.status().to_string()));
+  });
+  cluster.run();
+  BOOST_TEST(stalled);
+  BOOST_TEST(phase.load() == 3);  // every step of the interleaving happened
+  BOOST_TEST(cluster.stats.migrations == 0u);
+  BOOST_TEST(cluster.stats.expired >= 1u);
 }
 
 // A put stalled past the expiry period between its forward pass and its

@@ -130,14 +130,20 @@ Status NessieClient::migrate(Slot source, uint64_t source_ite, uint32_t depth, b
   }
   publish(entry);
   if (options_.test_hook) options_.test_hook("migrate.destination_swapped");
+  // The source is cleared only by its own CAS, never because the
+  // destination's swapped: an attempt that ran out of time here clears the
+  // destination again (a stale `applied` once made the copy valid beside
+  // a source that a delete had already cleared, so the deleted value came
+  // back).
+  bool source_cleared = false;
   s = check_deadline();
-  if (s.is_ok()) s = cas_known(source, source_ite, Geometry::cleared(source_ite), 0, &applied);
+  if (s.is_ok()) s = cas_known(source, source_ite, Geometry::cleared(source_ite), 0, &source_cleared);
   if (!s.is_ok() && s.code() != StatusCode::kAborted) {
     // Unknown: the copy stays, invalid; operations on the key that meet
     // it give way (Nessie has no recovery for a migration cut short).
     return s;
   }
-  if (!applied) {
+  if (!source_cleared) {
     // Section 4.3.1: clear the destination again; if that fails, someone
     // else already did.
     ++stats_.migration_aborts;
