@@ -34,6 +34,11 @@ class ClientSession {
                          std::string_view* measured_as) = 0;
   // Adds the session's own counters (retries, ...) to `stats`.
   virtual void report(metrics::OpStats& stats) const = 0;
+  // The client has ended, against servers that go on serving (a `locus
+  // run` against `locus serve`): gives back what the servers hold for it
+  // (Nessie's data-table slice and request rings), so that a later run's
+  // clients can have it. No calls after it.
+  virtual Status close() { return Status(); }
   // Sessions with a per-step selector: its choices so far (cumulative), so
   // the runner can report the server-side share per run and per window.
   virtual bool selector_choices(uint64_t* server, uint64_t* client) const {

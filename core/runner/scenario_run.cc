@@ -71,6 +71,10 @@ struct Shared {
   design::IndexDriver* driver;
   std::vector<NodeId> servers;
   int64_t serve_machine = -1;  // RunOptions::serve_machine
+  // The servers go on serving after this run (`locus run` against `locus
+  // serve`, or a node's own clients under --node): clients give back what
+  // the servers hold for them (ClientSession::close) when they end.
+  bool servers_outlive_run = false;
   std::shared_ptr<workload::AcknowledgedCounter> inserts;
   // When the run's clock starts (kNotStarted until then). The simulator's
   // clock stands still through set-up, so there it is set-up's end, set
@@ -187,6 +191,11 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
   limits.measure_from_ns = run_start + to_ns(s.run.warmup_s);
   out->error = run_ycsb_ops(env, *wl, session, limits, st, hooks).first_error;
   session.report(st);
+  if (sh.servers_outlive_run && !session.close().is_ok()) {
+    // The servers keep this client's share until they restart; the run's
+    // figures stand.
+    st.add(st.counter("release_failures"));
+  }
 }
 
 
@@ -454,6 +463,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   }
   LOCUS_RETURN_IF_ERROR(check_clients_on_servers(s, placement));
   sh.serve_machine = options.serve_machine;
+  sh.servers_outlive_run = !placement.servers_here || options.serve_machine >= 0;
   LOCUS_RETURN_IF_ERROR(check_serve_machine(s, options));
   if (s.faults.crash_servers > 0 && !placement.servers_here) {
     return scenario::setting_error(s, "faults.crash_servers", "crashes servers of this run, and it runs none here");

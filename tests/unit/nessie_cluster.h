@@ -172,7 +172,10 @@ struct NessieCluster {
     BOOST_REQUIRE_MESSAGE(s.is_ok(), s.to_string());
   }
 
-  void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body) {
+  // `before_connect` (if given) runs in the client's actor before it
+  // connects: a client that must connect only after another has ended.
+  void add_client(const std::string& name, ClientOptions options, std::function<void(NessieClient&, Env&)> body,
+                  std::function<void()> before_connect = {}) {
     auto node = runtime->add_node({name, false});
     BOOST_REQUIRE(node.is_ok());
     const uint32_t home = next_client++ % static_cast<uint32_t>(nodes.size());
@@ -185,7 +188,8 @@ struct NessieCluster {
     const std::vector<NodeId>* home_requests = &request_nodes[home];
     BOOST_REQUIRE(runtime
                       ->spawn(*node, name, ActorKind::kWorker,
-                              [this, name, options, body, local, tables, home_requests](Env& e) {
+                              [this, name, options, body, local, tables, home_requests, before_connect](Env& e) {
+                                if (before_connect) before_connect();
                                 HomeWriteCounter counted(*e.transport, peers_mu, *home_requests, home_writes);
                                 Env env = e;
                                 env.transport = &counted;

@@ -49,7 +49,8 @@ class RawClient {
     nessie::Geometry geometry;
     nessie::NodeTables t;
     uint64_t first = 0;
-    if (!nessie::get_layout(r, &geometry, &t, &first, &grant_) || grant_.ring == nessie::kNoRing) {
+    bool used = false;
+    if (!nessie::get_layout(r, &geometry, &t, &first, &used, &grant_) || grant_.ring == nessie::kNoRing) {
       return corruption("no ring granted");
     }
     writer_.reset(g.ring_bytes);

@@ -509,6 +509,95 @@ BOOST_AUTO_TEST_CASE(a_migration_that_expires_before_clearing_its_source_leaves_
   BOOST_TEST(cluster.stats.expired >= 1u);
 }
 
+// A node serves one run after another: a client that ends gives its slice
+// (client-driven) or its request ring (NessieSD, NessieHY) back, and the
+// next client, on tables sized for one, connects and works. A slice comes
+// back with its entries' state words saying which still hold data: the
+// next client must not write over the first client's live entries (with
+// every entry taken as free it did, and the first client's keys read
+// another's values).
+void later_client_takes_over(const char* mode, bool colocated) {
+  NessieConfig config = small_config(256);
+  config.mode = mode;
+  const bool coupled = config.mode != "client";
+  NessieCluster cluster(config, 1, 1, 32);
+  cluster.colocated = colocated;
+  constexpr int kKeys = 12;
+  auto first_value = [](int i) { return "first19." + std::to_string(i); };
+  std::atomic<int> phase{0};  // 1: the first client has closed
+  cluster.add_client("first", nessie::client_options(config, 16, 1), [&](NessieClient& c, Env&) {
+    for (int round = 0; round < 20; ++round) {
+      for (int i = 0; i < kKeys; ++i) {
+        Status s = c.put("a" + std::to_string(i), "first" + std::to_string(round) + "." + std::to_string(i));
+        if (!s.is_ok()) return cluster.failures.fail("first put: " + s.to_string());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // entries expire and are reclaimed
+    }
+    Status gone = c.remove("a0");
+    if (!gone.is_ok()) return cluster.failures.fail("first delete: " + gone.to_string());
+    Status closed = c.close();
+    if (!closed.is_ok()) return cluster.failures.fail("first close: " + closed.to_string());
+    phase.store(1);
+  });
+  auto after_first = [&] {
+    for (int i = 0; i < 20000 && phase.load() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The server thread frees a ring at its next round.
+    for (int i = 0; coupled && i < 2000 && cluster.requests[0]->rings_left() < 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  uint64_t adopted = 0;
+  cluster.add_client(
+      "second", nessie::client_options(config, 16, 1),
+      [&](NessieClient& c, Env&) {
+        adopted = c.stats().adopted;
+        auto check_first = [&](const char* when) {
+          for (int i = 0; i < kKeys; ++i) {
+            auto got = c.get("a" + std::to_string(i));
+            const bool ok = i == 0 ? got.status().code() == StatusCode::kNotFound
+                                   : got.is_ok() && *got == first_value(i);
+            if (!ok) {
+              return cluster.failures.fail(std::string(when) + ", a" + std::to_string(i) + ": " +
+                                           (got.is_ok() ? std::string(*got) : got.status().to_string()));
+            }
+          }
+        };
+        check_first("taken over");
+        for (int round = 0; round < 30; ++round) {
+          for (int i = 0; i < 20; ++i) {
+            Status s = c.put("b" + std::to_string(i), "second" + std::to_string(round));
+            if (!s.is_ok()) return cluster.failures.fail("second put: " + s.to_string());
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        check_first("after the second client's puts");
+      },
+      after_first);
+  cluster.run();
+  BOOST_TEST(phase.load() == 1);
+  if (coupled) {
+    BOOST_TEST(cluster.requests[0]->stats().released == 1u);
+  } else {
+    BOOST_TEST(cluster.nodes[0]->slices_granted() == 1u);
+    // Every entry the first client wrote (its puts' and its delete's
+    // tombstone: a single client never reclaimed one of its 256), the
+    // replaced ones staged, which the second client reclaimed.
+    BOOST_TEST(adopted == uint64_t{20 * kKeys + 1});
+    BOOST_TEST(cluster.stats.reclaimed > 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_later_client_takes_over_a_slice_given_back) { later_client_takes_over("client", false); }
+BOOST_AUTO_TEST_CASE(a_later_colocated_client_takes_over_a_slice_given_back) {
+  later_client_takes_over("client", true);
+}
+BOOST_AUTO_TEST_CASE(a_later_client_takes_over_a_ring_given_back_server_driven) {
+  later_client_takes_over("server", false);
+}
+BOOST_AUTO_TEST_CASE(a_later_colocated_client_takes_over_a_ring_given_back_hybrid) {
+  later_client_takes_over("hybrid", true);
+}
+
 // A put stalled past the expiry period between its forward pass and its
 // CAS fails and changes nothing.
 BOOST_AUTO_TEST_CASE(a_put_stalled_past_the_expiry_period_fails_without_effect) {
@@ -667,6 +756,88 @@ BOOST_AUTO_TEST_CASE(a_migration_tries_the_next_candidate_when_one_chain_is_bloc
   BOOST_TEST(cluster.stats.migrations == 2u);  // Y to its empty candidate, then A to Y's
 }
 
+// The layout RPC asked by hand (`kind`: layout.h): the slice granted (0:
+// none), or UINT64_MAX with the failure noted; `tables` gets the node's.
+uint64_t layout_slice(rpc::RpcClient& rpc, NodeId server, uint8_t kind, NessieCluster& cluster,
+                      nessie::NodeTables* tables = nullptr) {
+  rpc::Writer w(rpc.payload_buffer());
+  w.put<uint8_t>(kind);
+  auto body = rpc.call(server, nessie::kLayoutRpcType, w.size());
+  if (!body.is_ok()) {
+    cluster.failures.fail(body.status().to_string());
+    return UINT64_MAX;
+  }
+  rpc::Reader r(*body);
+  nessie::Geometry g;
+  nessie::NodeTables t;
+  uint64_t slice = 0;
+  nessie::RingGrant ring;
+  bool used = false;
+  if (!nessie::get_layout(r, &g, &t, &slice, &used, &ring)) {
+    cluster.failures.fail("a layout that does not parse");
+    return UINT64_MAX;
+  }
+  if (tables != nullptr) *tables = t;
+  return slice;
+}
+
+// Giving back what is not yours: a release of another client's slice, of
+// an entry that starts no slice, of a ring not granted, or malformed, is
+// refused with an error naming it, and the slice stays its holder's (a
+// later client asking for one gets none: the node has one).
+BOOST_AUTO_TEST_CASE(a_release_of_what_another_client_holds_is_refused) {
+  NessieCluster cluster(small_config(16), 1, 1, 8);
+  const NodeId server = cluster.servers[0];
+  const uint64_t held = cluster.geometry.slice_first(0);
+  std::atomic<int> phase{0};  // 1: the holder is connected, 2: the prober is done
+  cluster.add_client("holder", nessie::client_options(small_config(16), 16, 1), [&](NessieClient& c, Env&) {
+    phase.store(1);
+    for (int i = 0; i < 20000 && phase.load() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Status s = c.put("k", "v");  // its slice is still its own
+    if (!s.is_ok()) cluster.failures.fail("holder put: " + s.to_string());
+  });
+  auto node = cluster.runtime->add_node({"prober", false});
+  BOOST_REQUIRE(node.is_ok());
+  std::vector<std::string> refusals;
+  BOOST_REQUIRE(cluster.runtime
+                    ->spawn(*node, "prober", ActorKind::kWorker,
+                            [&](Env& env) {
+                              for (int i = 0; i < 20000 && phase.load() < 1; ++i) {
+                                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                              }
+                              Endpoint ep(env);
+                              auto rpc = rpc::RpcClient::create(ep);
+                              if (!rpc.is_ok()) return cluster.failures.fail(rpc.status().to_string());
+                              auto release = [&](uint64_t first, uint32_t ring, bool truncated) {
+                                rpc::Writer w((*rpc)->payload_buffer());
+                                w.put<uint8_t>(nessie::kLayoutRelease);
+                                w.put<uint64_t>(first);
+                                if (!truncated) w.put<uint32_t>(ring);
+                                auto body = (*rpc)->call(server, nessie::kLayoutRpcType, w.size());
+                                refusals.push_back(body.is_ok() ? "accepted" : body.status().to_string());
+                              };
+                              release(held, nessie::kNoRing, false);      // the holder's slice
+                              release(held + 1, nessie::kNoRing, false);  // no slice starts there
+                              release(0, 0, false);                       // a ring, on a node with none
+                              release(held, 0, true);                     // cut short
+                              // A slice asked for now: none is left.
+                              if (layout_slice(**rpc, server, nessie::kLayoutAndSlice, cluster) != 0) {
+                                cluster.failures.fail("a slice was granted while its holder still held it");
+                              }
+                              phase.store(2);
+                            })
+                    .is_ok());
+  cluster.run();
+  BOOST_REQUIRE(refusals.size() == 4u);
+  BOOST_TEST(refusals[0].find("the slice at entry " + std::to_string(held) + " is not this client's") !=
+                 std::string::npos,
+             refusals[0]);
+  BOOST_TEST(refusals[1].find("is not this client's") != std::string::npos, refusals[1]);
+  BOOST_TEST(refusals[2].find("ring 0 is not this client's") != std::string::npos, refusals[2]);
+  BOOST_TEST(refusals[3].find("malformed release") != std::string::npos, refusals[3]);
+  BOOST_TEST(cluster.nodes[0]->slices_granted() == 1u);
+}
+
 // Index entries change only by CAS: a node registers its index table for
 // remote READ and CAS, not WRITE, and its data table not for atomics.
 BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {
@@ -680,16 +851,8 @@ BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {
                               Endpoint ep(env);
                               auto rpc = rpc::RpcClient::create(ep);
                               if (!rpc.is_ok()) return cluster.failures.fail(rpc.status().to_string());
-                              rpc::Writer w((*rpc)->payload_buffer());
-                              w.put<uint8_t>(0);
-                              auto body = (*rpc)->call(server, nessie::kLayoutRpcType, w.size());
-                              if (!body.is_ok()) return cluster.failures.fail(body.status().to_string());
-                              rpc::Reader r(*body);
-                              nessie::Geometry g;
                               nessie::NodeTables t;
-                              uint64_t slice = 1;
-                              nessie::RingGrant ring;
-                              if (!nessie::get_layout(r, &g, &t, &slice, &ring) || slice != 0) {
+                              if (layout_slice(**rpc, server, nessie::kLayoutOnly, cluster, &t) != 0) {
                                 return cluster.failures.fail("bad layout");
                               }
                               alignas(8) static uint64_t word = 0;
@@ -707,7 +870,7 @@ BOOST_AUTO_TEST_CASE(index_tables_take_no_writes_and_data_tables_no_atomics) {
                               WorkRequest cas = write;
                               cas.wr_id = ep.next_wr_id();
                               cas.op = Opcode::kCas;
-                              cas.remote = remote_at(t.data, g.dte_bytes());
+                              cas.remote = remote_at(t.data, cluster.geometry.dte_bytes());
                               s = ep.execute(cas);
                               if (s.code() != StatusCode::kRemoteAccessError) {
                                 cluster.failures.fail("a CAS on the data table: " + s.to_string());

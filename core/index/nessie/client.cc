@@ -44,6 +44,7 @@ ClientStats& ClientStats::operator+=(const ClientStats& o) {
   rdma_ops += o.rdma_ops;
   local_ops += o.local_ops;
   local_requests += o.local_requests;
+  adopted += o.adopted;
   return *this;
 }
 
@@ -79,16 +80,20 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   // own id (or its local node) on, that still has one to grant.
   const size_t first_home = local_.index != nullptr ? local_.node : ep_.node_id() % n;
   bool have_slice = false;
+  bool slice_used = false;
+  rpc_ = &rpc;
+  servers_.assign(servers.begin(), servers.end());
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (first_home + k) % n;
     rpc::Writer w(rpc.payload_buffer());
-    w.put<uint8_t>(have_slice ? 0 : 1);
+    w.put<uint8_t>(have_slice ? kLayoutOnly : kLayoutAndSlice);
     LOCUS_ASSIGN_OR_RETURN(auto body, rpc.call(servers[i], kLayoutRpcType, w.size()));
     rpc::Reader r(body);
     Geometry g;
     uint64_t first = 0;
     RingGrant none;
-    if (!get_layout(r, &g, &nodes_[i], &first, &none) || !geometry_ok(g) || g.nodes != n || nodes_[i].dti != i ||
+    bool used = false;
+    if (!get_layout(r, &g, &nodes_[i], &first, &used, &none) || !geometry_ok(g) || g.nodes != n || nodes_[i].dti != i ||
         (g.coupled != 0) != coupled) {
       return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout" +
                         ((g.coupled != 0) != coupled ? " (it serves another index.mode)" : ""));
@@ -101,18 +106,17 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
     if (first != 0 && !have_slice) {
       home_ = static_cast<uint32_t>(i);
       slice_first_ = first;
+      slice_used = used;
       have_slice = true;
     }
   }
   if (coupled) {
     // No slice: the nodes write every DTE. A request ring on each node.
     have_slice = true;
-    rpc_ = &rpc;
-    servers_.assign(servers.begin(), servers.end());
     LOCUS_RETURN_IF_ERROR(init_channels());
     for (size_t i = 0; i < n; ++i) {
       rpc::Writer w(rpc.payload_buffer());
-      w.put<uint8_t>(0);
+      w.put<uint8_t>(kLayoutOnly);
       w.put<uint8_t>(1);
       rpc::put_region(rings_region_.remote(), w);
       w.put<uint64_t>(uint64_t{i} * g_.ring_bytes);
@@ -121,7 +125,8 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
       Geometry g;
       NodeTables t;
       uint64_t first = 0;
-      if (!get_layout(r, &g, &t, &first, &channels_[i].grant) || g != g_) {
+      bool used = false;
+      if (!get_layout(r, &g, &t, &first, &used, &channels_[i].grant) || g != g_) {
         return corruption("nessie: node " + std::to_string(servers[i]) + " sent an invalid layout");
       }
       if (channels_[i].grant.ring == kNoRing || channels_[i].grant.requests.length != g_.ring_bytes) {
@@ -157,6 +162,7 @@ Status NessieClient::init(rpc::RpcClient& rpc, std::span<const NodeId> servers) 
   meta_ = words_ + words_bytes;
   entry_ = meta_ + levels * meta_stride;
   scan_ = entry_ + g_.dte_bytes();
+  if (slice_used) LOCUS_RETURN_IF_ERROR(adopt_slice());
   return Status();
 }
 

@@ -110,10 +110,11 @@ struct ClientStats {
   uint64_t rdma_ops = 0;         // one-sided and two-sided work requests the client posted
   uint64_t local_ops = 0;        // loads and stores of its own node's tables in place of one
   uint64_t local_requests = 0;   // NessieSD/NessieHY: requests to its own node by CPU stores, no verb
+  uint64_t adopted = 0;          // entries of a slice an earlier client held, still in use when taken over
 
   ClientStats& operator+=(const ClientStats& o);
 };
-static_assert(sizeof(ClientStats) == 28 * sizeof(uint64_t), "operator+= must add every counter");
+static_assert(sizeof(ClientStats) == 29 * sizeof(uint64_t), "operator+= must add every counter");
 
 // Who does which operation: Nessie (client: every one by one-sided
 // verbs), NessieSD (server: every one by the key's node), NessieHY
@@ -173,6 +174,13 @@ class NessieClient {
   Status put(std::string_view key, std::string_view value);
   // OK if the key was there and is gone, NOT_FOUND if it was not there.
   Status remove(std::string_view key);
+  // Gives the client's slice and request rings back to their nodes (it
+  // makes no more calls), so that a later client, of this run or a later
+  // one against the same nodes, can have them: the free entries that were
+  // written get a zero state word first (the next client's adopt_slice()
+  // takes the others as in use). A client that ends without it keeps its
+  // slice and rings until the nodes restart. Once; the first error.
+  Status close();
 
   const ClientStats& stats() const { return stats_; }
   const Geometry& geometry() const { return g_; }
@@ -266,6 +274,12 @@ class NessieClient {
   // whose ITE this client has just cleared or replaced.
   void stage(uint64_t ite);
   Status reclaim();
+  // A slice an earlier client held (its entries' state words say which
+  // are free): entry_state_ and free_ from them.
+  Status adopt_slice();
+  // Reads or zeroes one word of each slice entry `want` picks (client_dte.cc).
+  template <typename Want, typename Got>
+  Status slice_words(Opcode op, uint32_t offset, Want want, Got got);
   uint64_t my_ite(uint64_t entry, uint32_t filter) const { return g_.ite(home_, entry, filter); }
   // Whether data table `node`'s tables are in reach of loads and stores.
   bool local(uint32_t node) const { return local_.index != nullptr && node == local_.node; }
@@ -285,7 +299,9 @@ class NessieClient {
   Nanos deadline_ns_ = 0;  // expiry less skew: how long an attempt may run
 
   // Slice bookkeeping, by entry - slice_first_ (sized once at connect).
-  enum class EntryState : uint8_t { kFree, kWritten, kPublished };
+  // kFree: its state word is zero; kFreeDirty: free, but written since
+  // (close() zeroes the word before the slice goes back).
+  enum class EntryState : uint8_t { kFree, kWritten, kPublished, kFreeDirty };
   std::vector<EntryState> entry_state_;
   std::vector<uint32_t> free_;  // stack of free entries (offsets in the slice)
   Nanos next_scan_ns_ = 0;      // no entry of the slice expires before this
@@ -313,7 +329,8 @@ class NessieClient {
     uint64_t responses_seen = 0;
   };
   std::vector<Channel> channels_;
-  rpc::RpcClient* rpc_ = nullptr;  // the layout RPC, for resets (the session's, outlives the client)
+  rpc::RpcClient* rpc_ = nullptr;  // the layout RPC, for resets and close() (the session's, outlives the client)
+  bool closed_ = false;
   std::vector<NodeId> servers_;
   AlignedBuffer rings_buffer_;
   Region rings_region_;    // the response rings, written by the nodes

@@ -10,9 +10,56 @@
 
 namespace locus::nessie {
 
-// Reclaiming: the recycle words of the slice's published entries, read
-// kScanBatch at a time; an entry staged for recycling whose expiry time
-// (plus the clock skew) has passed is free again.
+// One word (`offset` into the DTE) of each slice entry `want(off)` picks,
+// kScanBatch at a time: READ into scan_ and handed to got(off, word), or
+// (kWrite) overwritten with zero. By loads and stores when the slice is
+// in this process's memory.
+template <typename Want, typename Got>
+Status NessieClient::slice_words(Opcode op, uint32_t offset, Want want, Got got) {
+  uint32_t batch_entries[kScanBatch];
+  WorkRequest batch[kScanBatch];
+  std::byte* zero = words_ + 24;
+  std::memset(zero, 0, 8);
+  auto finish = [&](uint32_t count) -> Status {
+    if (count == 0) return Status();
+    stats_.rdma_ops += count;
+    LOCUS_RETURN_IF_ERROR(ep_.execute(std::span<const WorkRequest>(batch, count)));
+    for (uint32_t i = 0; op == Opcode::kRead && i < count; ++i) {
+      uint64_t word;
+      std::memcpy(&word, scan_ + i * 8, 8);
+      got(batch_entries[i], word);
+    }
+    return Status();
+  };
+  uint32_t count = 0;
+  for (uint32_t off = 0; off < g_.slice_entries; ++off) {
+    if (!want(off)) continue;
+    const uint64_t at = (slice_first_ + off) * g_.dte_bytes() + offset;
+    if (local(home_)) {
+      ++stats_.local_ops;
+      auto* word = reinterpret_cast<uint64_t*>(local_.data + at);
+      if (op == Opcode::kRead) {
+        got(off, __atomic_load_n(word, __ATOMIC_ACQUIRE));
+      } else {
+        __atomic_store_n(word, uint64_t{0}, __ATOMIC_RELEASE);
+      }
+      continue;
+    }
+    batch[count] = op == Opcode::kRead
+                       ? request(Opcode::kRead, remote_at(nodes_[home_].data, at), scan_ + count * 8, 8)
+                       : request(Opcode::kWrite, remote_at(nodes_[home_].data, at), zero, 8);
+    batch_entries[count++] = off;
+    if (count == kScanBatch) {
+      LOCUS_RETURN_IF_ERROR(finish(count));
+      count = 0;
+    }
+  }
+  return finish(count);
+}
+
+// Reclaiming: the recycle words of the slice's published entries; an
+// entry staged for recycling whose expiry time (plus the clock skew) has
+// passed is free again.
 Status NessieClient::reclaim() {
   const Nanos now = ep_.env().clock->now();
   // Nothing staged after the last scan expires before that scan's time
@@ -20,55 +67,65 @@ Status NessieClient::reclaim() {
   // entry can have become free before next_scan_ns_.
   if (now < next_scan_ns_) return Status();
   uint64_t next = static_cast<uint64_t>(now) + g_.expiry_ns;
-  uint32_t batch_entries[kScanBatch];
-  WorkRequest batch[kScanBatch];
-  // The words read into scan_: frees the expired entries.
-  auto finish_loaded = [&](uint32_t count) {
-    for (uint32_t i = 0; i < count; ++i) {
-      uint64_t word;
-      std::memcpy(&word, scan_ + i * 8, 8);
-      const uint64_t expiry = word & kDteExpiryMask;
-      if ((word & kDteRecycle) == 0) continue;
-      if (expiry + g_.clock_skew_ns <= static_cast<uint64_t>(now)) {
-        entry_state_[batch_entries[i]] = EntryState::kFree;
-        free_.push_back(batch_entries[i]);
-        ++stats_.reclaimed;
-      } else {
-        next = std::min(next, expiry);
-      }
-    }
-  };
-  auto finish = [&](uint32_t count) -> Status {
-    if (count == 0) return Status();
-    stats_.rdma_ops += count;
-    LOCUS_RETURN_IF_ERROR(ep_.execute(std::span<const WorkRequest>(batch, count)));
-    finish_loaded(count);
-    return Status();
-  };
-  uint32_t count = 0;
-  for (uint32_t off = 0; off < g_.slice_entries; ++off) {
-    if (entry_state_[off] != EntryState::kPublished) continue;
-    const uint64_t at = (slice_first_ + off) * g_.dte_bytes() + kRecycleOffset;
-    if (local(home_)) {
-      // The slice's recycle words by loads, a batch of one each.
-      ++stats_.local_ops;
-      const uint64_t word = __atomic_load_n(reinterpret_cast<const uint64_t*>(local_.data + at), __ATOMIC_ACQUIRE);
-      std::memcpy(scan_, &word, 8);
-      batch_entries[0] = off;
-      finish_loaded(1);
-      continue;
-    }
-    batch[count] = request(Opcode::kRead, remote_at(nodes_[home_].data, at), scan_ + count * 8, 8);
-    batch_entries[count++] = off;
-    if (count == kScanBatch) {
-      LOCUS_RETURN_IF_ERROR(finish(count));
-      count = 0;
-    }
-  }
-  LOCUS_RETURN_IF_ERROR(finish(count));
+  LOCUS_RETURN_IF_ERROR(slice_words(
+      Opcode::kRead, kRecycleOffset, [&](uint32_t off) { return entry_state_[off] == EntryState::kPublished; },
+      [&](uint32_t off, uint64_t word) {
+        const uint64_t expiry = word & kDteExpiryMask;
+        if ((word & kDteRecycle) == 0) return;
+        if (expiry + g_.clock_skew_ns <= static_cast<uint64_t>(now)) {
+          entry_state_[off] = EntryState::kFreeDirty;
+          free_.push_back(off);
+          ++stats_.reclaimed;
+        } else {
+          next = std::min(next, expiry);
+        }
+      }));
   ++stats_.reclaim_scans;
   next_scan_ns_ = static_cast<Nanos>(next + g_.clock_skew_ns);
   return Status();
+}
+
+// A slice an earlier client held: an entry whose state word is not zero
+// may be named by an ITE (or staged, which reclaim() then finds), so it is
+// taken as published; the earlier client zeroed its free entries' words
+// before giving the slice back (close()).
+Status NessieClient::adopt_slice() {
+  free_.clear();
+  LOCUS_RETURN_IF_ERROR(slice_words(
+      Opcode::kRead, kStateOffset, [](uint32_t) { return true; },
+      [&](uint32_t off, uint64_t word) {
+        entry_state_[off] = word == 0 ? EntryState::kFree : EntryState::kPublished;
+        if (word != 0) ++stats_.adopted;
+      }));
+  for (uint32_t i = g_.slice_entries; i > 0; --i) {
+    if (entry_state_[i - 1] == EntryState::kFree) free_.push_back(i - 1);
+  }
+  return Status();
+}
+
+Status NessieClient::close() {
+  if (closed_ || rpc_ == nullptr) return Status();
+  closed_ = true;
+  Status first;
+  if (slice_first_ != 0) {
+    // Free entries that were written: their state words back to zero, so
+    // the slice's next client takes them as free (adopt_slice()).
+    first = slice_words(
+        Opcode::kWrite, kStateOffset, [&](uint32_t off) { return entry_state_[off] == EntryState::kFreeDirty; },
+        [](uint32_t, uint64_t) {});
+  }
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    const bool slice = first.is_ok() && slice_first_ != 0 && i == home_;
+    const uint32_t ring = i < channels_.size() ? channels_[i].grant.ring : kNoRing;
+    if (!slice && ring == kNoRing) continue;
+    rpc::Writer w(rpc_->payload_buffer());
+    w.put<uint8_t>(kLayoutRelease);
+    w.put<uint64_t>(slice ? slice_first_ : 0);
+    w.put<uint32_t>(ring);
+    auto done = rpc_->call(servers_[i], kLayoutRpcType, w.size());
+    if (!done.is_ok() && first.is_ok()) first = done.status();
+  }
+  return first;
 }
 
 StatusOr<uint64_t> NessieClient::allocate_dte() {
@@ -86,7 +143,7 @@ StatusOr<uint64_t> NessieClient::allocate_dte() {
 
 void NessieClient::unpublish(uint64_t entry) {
   const uint64_t off = entry - slice_first_;
-  entry_state_[off] = EntryState::kFree;
+  entry_state_[off] = EntryState::kFreeDirty;
   free_.push_back(static_cast<uint32_t>(off));
 }
 

@@ -88,7 +88,7 @@ Status NessieClient::reset_channel(uint32_t node) {
   c.reader.reset(responses, g_.ring_bytes);
   c.writer.reset(g_.ring_bytes);
   rpc::Writer w(rpc_->payload_buffer());
-  w.put<uint8_t>(0);
+  w.put<uint8_t>(kLayoutOnly);
   w.put<uint8_t>(2);
   w.put<uint32_t>(c.grant.ring);
   LOCUS_ASSIGN_OR_RETURN(auto body, rpc_->call(servers_[node], kLayoutRpcType, w.size()));

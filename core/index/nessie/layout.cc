@@ -29,19 +29,29 @@ KeyHash hash_key(std::string_view key, const Geometry& g) {
   return kh;
 }
 
-void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, const RingGrant& ring, rpc::Writer& w) {
+// On the wire the slice's first entry carries the flag in its top bit
+// (entry ids are far below it), so the message keeps its size.
+constexpr uint64_t kSliceUsedBit = uint64_t{1} << 63;
+
+void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, bool slice_used, const RingGrant& ring,
+                rpc::Writer& w) {
   w.put(g);
   w.put(t.dti);
   rpc::put_region(t.index, w);
   rpc::put_region(t.data, w);
-  w.put(slice_first);
+  w.put(slice_first | (slice_used ? kSliceUsedBit : 0));
   rpc::put_region(ring.requests, w);
   w.put(ring.ring);
 }
 
-bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, RingGrant* ring) {
-  return r.get(g) && r.get(&t->dti) && rpc::get_region(r, &t->index) && rpc::get_region(r, &t->data) &&
-         r.get(slice_first) && rpc::get_region(r, &ring->requests) && r.get(&ring->ring) && r.at_end();
+bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, bool* slice_used,
+                RingGrant* ring) {
+  uint64_t first = 0;
+  const bool ok = r.get(g) && r.get(&t->dti) && rpc::get_region(r, &t->index) && rpc::get_region(r, &t->data) &&
+                  r.get(&first) && rpc::get_region(r, &ring->requests) && r.get(&ring->ring) && r.at_end();
+  *slice_used = (first & kSliceUsedBit) != 0;
+  *slice_first = first & ~kSliceUsedBit;
+  return ok && (*slice_first != 0 || !*slice_used);
 }
 
 }  // namespace locus::nessie

@@ -170,16 +170,31 @@ inline constexpr uint16_t kLayoutRpcType = 1;
 inline constexpr const char* kLayoutWork = "nessie.layout";
 
 // The layout message ("nessie.layout"): the geometry, the node's tables,
-// and the first entry of the client slice granted (0: none asked or left).
-// In coupled modes also the node's request region and the ring granted
-// (requests.h; ring == kNoRing: none asked or left).
+// the first entry of the client slice granted (0: none asked or left) and
+// whether an earlier client held that slice (its entries' state words
+// then tell which are in use: 0, free). In coupled modes also the node's
+// request region and the ring granted (requests.h; ring == kNoRing: none
+// asked or left).
 inline constexpr uint32_t kNoRing = UINT32_MAX;
 struct RingGrant {
   RemoteRegion requests;  // the node's request region, rings of g.ring_bytes
   uint32_t ring = kNoRing;
 };
-void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, const RingGrant& ring, rpc::Writer& w);
-bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, RingGrant* ring);
+void put_layout(const Geometry& g, const NodeTables& t, uint64_t slice_first, bool slice_used, const RingGrant& ring,
+                rpc::Writer& w);
+bool get_layout(rpc::Reader& r, Geometry* g, NodeTables* t, uint64_t* slice_first, bool* slice_used,
+                RingGrant* ring);
+
+// The layout RPC's requests, by their first byte: kLayoutOnly and
+// kLayoutAndSlice (each optionally followed by a ring request: u8 1 and
+// the client's response ring, or u8 2 and the ring to start over), and
+// kLayoutRelease, followed by u64 the first entry of the slice given back
+// (0: none) and u32 the ring given back (kNoRing: none): a client that
+// ends gives its slice and rings back for a later client (a later `locus
+// run` against the same `locus serve`). Answered with an empty message.
+inline constexpr uint8_t kLayoutOnly = 0;
+inline constexpr uint8_t kLayoutAndSlice = 1;
+inline constexpr uint8_t kLayoutRelease = 2;
 
 }  // namespace locus::nessie
 

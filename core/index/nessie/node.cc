@@ -33,11 +33,65 @@ NessieNode::~NessieNode() {
   if (index_registered_) (void)env_.transport->deregister_memory(index_region_);
 }
 
+uint32_t NessieNode::slices_granted() const {
+  std::lock_guard<ShortMutex> lock(slices_mu_);
+  uint32_t n = 0;
+  for (uint8_t u : slice_used_) n += u;
+  return n;
+}
+
+uint32_t NessieNode::grant_slice(NodeId client, bool* used) {
+  std::lock_guard<ShortMutex> lock(slices_mu_);
+  uint32_t pick = geometry_.slices;
+  for (uint32_t k = 0; k < geometry_.slices; ++k) {
+    if (slice_owner_[k] != kInvalidNode) continue;
+    if (slice_used_[k] == 0) {
+      pick = k;  // never held: nothing to learn about its entries
+      break;
+    }
+    if (pick == geometry_.slices) pick = k;
+  }
+  if (pick == geometry_.slices) return pick;
+  *used = slice_used_[pick] != 0;
+  slice_owner_[pick] = client;
+  slice_used_[pick] = 1;
+  return pick;
+}
+
+Status NessieNode::release(NodeId client, rpc::Reader& in) {
+  uint64_t first = 0;
+  uint32_t ring = kNoRing;
+  if (!in.get(&first) || !in.get(&ring) || !in.at_end()) return invalid_argument("nessie.layout: malformed release");
+  if (first != 0) {
+    std::lock_guard<ShortMutex> lock(slices_mu_);
+    uint32_t k = 0;
+    while (k < geometry_.slices && geometry_.slice_first(k) != first) ++k;
+    if (k == geometry_.slices || slice_owner_[k] != client) {
+      return invalid_argument("nessie.layout: the slice at entry " + std::to_string(first) +
+                              " is not this client's to give back");
+    }
+    slice_owner_[k] = kInvalidNode;
+  }
+  if (ring != kNoRing) {
+    RequestServer* owner = nullptr;
+    for (RequestServer* r : requests_) {
+      if (r->owns(ring)) owner = r;
+    }
+    if (owner == nullptr) return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
+    LOCUS_RETURN_IF_ERROR(owner->release(ring, client));
+  }
+  return Status();
+}
+
 Status NessieNode::attach(rpc::RpcServer& rpc) {
   return rpc.handle(
       kLayoutRpcType, kLayoutWork, [this](const rpc::RequestContext& ctx, rpc::Reader& in, rpc::Writer& out) {
         uint8_t want_slice = 0;
         if (!in.get(&want_slice)) return invalid_argument("nessie.layout: malformed request");
+        if (want_slice == kLayoutRelease) return release(ctx.client, in);
+        if (want_slice != kLayoutOnly && want_slice != kLayoutAndSlice) {
+          return invalid_argument("nessie.layout: malformed request");
+        }
         RingGrant ring;
         if (!in.at_end()) {
           // A ring request: the client's response ring for this node (1), or
@@ -59,7 +113,7 @@ Status NessieNode::attach(rpc::RpcServer& rpc) {
             }
             LOCUS_RETURN_IF_ERROR(owner->reset(id, ctx.client));
             ring.ring = id;
-            put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, 0, ring, out);
+            put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, 0, false, ring, out);
             return Status();
           }
           RemoteRegion responses;
@@ -82,11 +136,12 @@ Status NessieNode::attach(rpc::RpcServer& rpc) {
           }
         }
         uint64_t first = 0;
-        if (want_slice != 0 && geometry_.coupled == 0) {
-          const uint32_t slice = next_slice_.fetch_add(1, std::memory_order_relaxed);
+        bool used = false;
+        if (want_slice == kLayoutAndSlice && geometry_.coupled == 0) {
+          const uint32_t slice = grant_slice(ctx.client, &used);
           if (slice < geometry_.slices) first = geometry_.slice_first(slice);
         }
-        put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, first, ring, out);
+        put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, first, used, ring, out);
         return Status();
       });
 }

@@ -8,7 +8,12 @@
 // it a slice of the data table for its own puts (a control-path call made
 // once per client, never on the data path); in NessieSD and NessieHY it
 // grants a request ring instead (requests.h), and the node's server
-// thread changes the tables (node_store.h).
+// thread changes the tables (node_store.h). A client that ends gives its
+// slice and rings back by the same RPC (layout.h, kLayoutRelease), so a
+// node serves one `locus run` after another: slices never held go first,
+// in order, then those given back, whose state words tell the next client
+// which of their entries still hold data (the old client zeroed the free
+// ones' before giving the slice back).
 #pragma once
 
 #include <atomic>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "core/common/aligned_buffer.h"
+#include "core/common/short_mutex.h"
 #include "core/index/nessie/layout.h"
 #include "core/rpc/rpc_server.h"
 #include "core/transport/env.h"
@@ -46,10 +52,18 @@ class NessieNode {
   std::byte* dte(uint64_t entry) { return data_.data() + entry * geometry_.dte_bytes(); }
   const Geometry& geometry() const { return geometry_; }
   uint32_t dti() const { return dti_; }
-  uint32_t slices_granted() const { return next_slice_.load(std::memory_order_relaxed); }
+  // Slices granted at least once.
+  uint32_t slices_granted() const;
 
  private:
-  NessieNode(Env env, uint32_t dti, const Geometry& g) : env_(env), dti_(dti), geometry_(g) {}
+  NessieNode(Env env, uint32_t dti, const Geometry& g)
+      : env_(env), dti_(dti), geometry_(g), slice_owner_(g.slices, kInvalidNode), slice_used_(g.slices, 0) {}
+
+  // A free slice for `client` (a never-used one first): its number, or
+  // geometry_.slices if none is left. *used: an earlier client held it.
+  uint32_t grant_slice(NodeId client, bool* used);
+  // The layout RPC's kLayoutRelease (layout.h) from `client`.
+  Status release(NodeId client, rpc::Reader& in);
 
   Env env_;
   uint32_t dti_;
@@ -62,7 +76,11 @@ class NessieNode {
   bool data_registered_ = false;
   std::vector<RequestServer*> requests_;
   std::atomic<uint32_t> next_thread_{0};  // whose rings the next grant takes first
-  std::atomic<uint32_t> next_slice_{0};   // RPC workers may grant slices at once
+  // Who holds each slice (kInvalidNode: nobody) and whether one ever did;
+  // RPC workers may grant and release at once.
+  mutable ShortMutex slices_mu_;
+  std::vector<NodeId> slice_owner_;
+  std::vector<uint8_t> slice_used_;
 };
 
 }  // namespace locus::nessie

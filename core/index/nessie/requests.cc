@@ -97,22 +97,75 @@ RequestServer::~RequestServer() {
 }
 
 RingGrant RequestServer::grant(const RemoteAddr& response) {
-  const uint32_t id = next_ring_.fetch_add(1, std::memory_order_relaxed);
-  if (id >= rings_.size()) return {};
+  uint32_t id = next_ring_.fetch_add(1, std::memory_order_relaxed);
+  if (id >= rings_.size()) {
+    std::lock_guard<ShortMutex> lock(free_mu_);
+    if (free_rings_.empty()) return {};
+    id = free_rings_.back();
+    free_rings_.pop_back();
+  }
   Ring& r = *rings_[id];
   r.response = response;
   r.state.store(kLive, std::memory_order_release);
   return {r.region.remote(), first_ + id};
 }
 
-Status RequestServer::reset(uint32_t ring, NodeId client) {
+RequestServer::Ring* RequestServer::held_by(uint32_t ring, NodeId client) {
   const uint32_t id = ring - first_;  // wraps past the end when ring < first_
   if (!owns(ring) || rings_[id]->state.load(std::memory_order_acquire) == kFree ||
       rings_[id]->response.node != client) {
-    return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
+    return nullptr;
   }
-  rings_[id]->reset_requested.store(true, std::memory_order_release);
+  return rings_[id].get();
+}
+
+Status RequestServer::reset(uint32_t ring, NodeId client) {
+  Ring* r = held_by(ring, client);
+  if (r == nullptr) return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
+  r->reset_requested.store(true, std::memory_order_release);
   return Status();
+}
+
+uint32_t RequestServer::rings_left() {
+  const uint32_t fresh = next_ring_.load(std::memory_order_relaxed);
+  std::lock_guard<ShortMutex> lock(free_mu_);
+  return static_cast<uint32_t>(free_rings_.size()) + (fresh < count_ ? count_ - fresh : 0);
+}
+
+Status RequestServer::release(uint32_t ring, NodeId client) {
+  Ring* r = held_by(ring, client);
+  if (r == nullptr) return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
+  r->release_requested.store(true, std::memory_order_release);
+  return Status();
+}
+
+std::byte* RequestServer::empty_ring(Ring& r, uint32_t id) {
+  std::byte* at = memory_.data() + uint64_t{id} * g_.ring_bytes;
+  std::memset(at, 0, g_.ring_bytes);
+  r.reader.reset(at, g_.ring_bytes);
+  r.writer.reset(g_.ring_bytes);
+  r.dirty = false;
+  return at;
+}
+
+void RequestServer::free_ring(Ring& r, uint32_t id) {
+  std::byte* at = empty_ring(r, id);
+  r.reset_requested.store(false, std::memory_order_relaxed);
+  r.local_responses = nullptr;
+  r.local_doorbell = nullptr;
+  r.doorbell_seen = r.doorbell.load(std::memory_order_acquire);
+  r.state.store(kFree, std::memory_order_release);
+  // A new registration: the client that held the ring keeps an rkey that
+  // no longer reaches it. A ring that cannot be registered again stays out
+  // of service (never granted), which only costs a later client its place.
+  if (r.registered) (void)env_.transport->deregister_memory(r.region);
+  auto region = env_.transport->register_memory(at, g_.ring_bytes, kRemoteWrite);
+  r.registered = region.is_ok();
+  if (!r.registered) return;
+  r.region = *region;
+  ++stats_.released;
+  std::lock_guard<ShortMutex> lock(free_mu_);
+  free_rings_.push_back(id);
 }
 
 StatusOr<LocalRing> RequestServer::attach_local(uint32_t ring, std::byte* responses,
@@ -131,11 +184,7 @@ StatusOr<LocalRing> RequestServer::attach_local(uint32_t ring, std::byte* respon
 
 void RequestServer::start_over(Ring& r, uint32_t id) {
   ++stats_.resets;
-  std::byte* at = memory_.data() + uint64_t{id} * g_.ring_bytes;
-  std::memset(at, 0, g_.ring_bytes);
-  r.reader.reset(at, g_.ring_bytes);
-  r.writer.reset(g_.ring_bytes);
-  r.dirty = false;
+  empty_ring(r, id);
   r.state.store(kLive, std::memory_order_release);
   ring::MessageHeader ack;  // request id 0
   (void)respond(r, id, ack, Status(), {});
@@ -287,6 +336,12 @@ size_t RequestServer::serve_round(NodeStore& store) {
   size_t handled = 0;
   for (uint32_t id = 0; id < rings_.size(); ++id) {
     Ring& r = *rings_[id];
+    if (r.release_requested.load(std::memory_order_acquire)) {
+      r.release_requested.store(false, std::memory_order_relaxed);
+      free_ring(r, id);
+      ++handled;
+      continue;
+    }
     if (r.reset_requested.load(std::memory_order_acquire)) {
       r.reset_requested.store(false, std::memory_order_relaxed);
       start_over(r, id);

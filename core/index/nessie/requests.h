@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "core/common/aligned_buffer.h"
+#include "core/common/short_mutex.h"
 #include "core/index/nessie/layout.h"
 #include "core/index/nessie/node_store.h"
 #include "core/rpc/ring_buffer.h"
@@ -102,6 +103,7 @@ struct RequestServerStats {
   uint64_t stray_notifications = 0;
   uint64_t send_failures = 0;
   uint64_t resets = 0;           // rings started over at their client's request
+  uint64_t released = 0;         // rings given back by their clients, free for the next
   uint64_t local_responses = 0;  // responses written by CPU stores to a client in this process
 };
 
@@ -145,6 +147,14 @@ class RequestServer {
   // kEnd of request id 0 at the start of the client's response ring,
   // which the client has emptied before asking. Thread safe.
   Status reset(uint32_t ring, NodeId client);
+  // Rings grant() could hand out now: never granted, or given back and
+  // freed. Thread safe.
+  uint32_t rings_left();
+  // Client `client` gives ring `ring` back (it has ended): the server
+  // thread, at its next round, empties it, detaches a local client,
+  // registers it again (the old rkey dies with the old registration) and
+  // lets grant() hand it to another client. Thread safe.
+  Status release(uint32_t ring, NodeId client);
   // Ring `ring`, granted to a client in this process, is served by CPU
   // stores from now on (see above): its responses go to `responses`
   // (g.ring_bytes, the client's response ring for this node), each
@@ -172,6 +182,7 @@ class RequestServer {
   struct Ring {
     std::atomic<uint8_t> state{kFree};
     std::atomic<bool> reset_requested{false};
+    std::atomic<bool> release_requested{false};
     RemoteAddr response;  // set before state turns kLive
     Region region;
     bool registered = false;
@@ -196,6 +207,13 @@ class RequestServer {
   void drop(Ring& r, uint32_t id, const Status& why);
   void take(const Completion& c);
   void start_over(Ring& r, uint32_t id);
+  // Ring `id` zeroed, both positions at its start; its memory.
+  std::byte* empty_ring(Ring& r, uint32_t id);
+  // Ring number `ring` if it is this thread's, granted, and to `client`.
+  Ring* held_by(uint32_t ring, NodeId client);
+  // The server thread's part of release(): the ring, empty and registered
+  // anew, back on free_rings_.
+  void free_ring(Ring& r, uint32_t id);
   void repost(uint64_t wr_id);
 
   Env env_;
@@ -208,7 +226,9 @@ class RequestServer {
   Region local_;           // staging_
   bool local_registered_ = false;
   std::vector<std::unique_ptr<Ring>> rings_;
-  std::atomic<uint32_t> next_ring_{0};
+  std::atomic<uint32_t> next_ring_{0};  // rings never granted: next_ring_ on
+  ShortMutex free_mu_;                  // the RPC workers' grants, the server thread's frees, rings_left()
+  std::vector<uint32_t> free_rings_;    // given back and emptied
   std::atomic<bool> any_local_{false};  // a ring is attached: poll its doorbell when idle
   uint32_t staging_bytes_ = 0;
   uint32_t awaiting_ = 0;  // WRITEs posted and not completed

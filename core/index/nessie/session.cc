@@ -41,6 +41,9 @@ void NessieSession::report(metrics::OpStats& stats) const {
                                {"nessie.rdma_ops", s.rdma_ops},
                                {"nessie.local_ops", s.local_ops},
                                {"nessie.local_requests", s.local_requests}});
+  // Only a client that took over a slice given back (a later run against
+  // the same nodes) has any.
+  if (s.adopted > 0) design::add_counters(stats, {{"nessie.adopted", s.adopted}});
 }
 
 }  // namespace locus::nessie

@@ -20,6 +20,7 @@ class NessieSession final : public design::ClientSession {
                  std::string_view* measured_as) override;
   // The client's counters, as "nessie.<name>".
   void report(metrics::OpStats& stats) const override;
+  Status close() override { return client_->close(); }
   bool can_record() const override { return true; }
 
   NessieClient& client() { return *client_; }
