@@ -39,6 +39,13 @@ class NamClient {
   virtual Status insert(Pair x) = 0;
   virtual StatusOr<bool> remove(Pair x) = 0;
   virtual TreeStats tree_stats() const { return {}; }
+  // A garbage-collection pass from this compute server (fine-grained: the
+  // global tree's removal and merges; hybrid: the removal of deleted
+  // entries from every partition's leaves). Coarse-grained: the memory
+  // servers collect their own trees.
+  virtual Status collect_garbage() {
+    return unimplemented("nam: the coarse-grained memory servers collect their own trees");
+  }
   // One-sided node access and its leased locks (fine-grained, hybrid).
   virtual RemoteStats remote_stats() const { return {}; }
 };

@@ -78,11 +78,6 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
     return keys.fail("rpc_transport", "the fine-grained design sends no index RPCs (its operations are one-sided): "
                                       "mailboxes serve \"coarse\" and \"hybrid\"");
   }
-  if (c->gc_interval_ms > 0 && c->distribution == Distribution::kHybrid) {
-    return keys.fail("gc_interval_ms",
-                     "periodic garbage collection is built for index.distribution = \"coarse\" "
-                     "and \"fine\", not \"hybrid\": set it to 0");
-  }
   return std::shared_ptr<const scenario::IndexConfig>(std::move(c));
 }
 

@@ -6,7 +6,8 @@
 // Hybrid: each server's inner levels take the load's leaf splits as they
 // would a client's, the leaves spread over every server's arena.
 // index.gc_interval_ms: a daemon per memory server (coarse) or the first
-// client session (fine, a compute server) runs a GC pass that often.
+// client session (fine and hybrid, a compute server) runs a GC pass that
+// often.
 // index.rpc_transport = "mailbox": each memory server machine has, after
 // the endpoint of its RpcServer (layout, fence, the mailbox set-up),
 // index.mailbox_workers mailbox worker endpoints (one per core by
@@ -180,21 +181,19 @@ class NamDriver final : public design::IndexDriver {
       index_rpc = mailboxes.get();
     }
     std::unique_ptr<NamClient> client;
-    BlinkTree* collects = nullptr;
+    // Fine-grained and hybrid: one compute server's session collects (the
+    // first to connect).
+    const bool collects = config_.gc_interval_ms > 0 && config_.distribution != Distribution::kCoarse &&
+                          !collector_taken_.exchange(true);
     if (config_.distribution == Distribution::kFine) {
-      LOCUS_ASSIGN_OR_RETURN(auto fine, FineClient::connect(ep, rpc, servers, config_));
-      // One compute server's session collects (the first to connect).
-      if (config_.gc_interval_ms > 0 && !collector_taken_.exchange(true)) collects = &fine->tree();
-      client = std::move(fine);
+      LOCUS_ASSIGN_OR_RETURN(client, FineClient::connect(ep, rpc, servers, config_));
     } else if (config_.distribution == Distribution::kHybrid) {
       LOCUS_ASSIGN_OR_RETURN(client, HybridClient::connect(ep, rpc, *index_rpc, servers, config_, partitioner_));
     } else {
       client = std::make_unique<CoarseClient>(*index_rpc, servers, partitioner_);
     }
     auto session = std::make_unique<NamSession>(std::move(client), &partitioner_, std::move(mailboxes));
-    if (collects != nullptr) {
-      session->collect_garbage_every(env.clock, static_cast<Nanos>(config_.gc_interval_ms * 1e6), collects);
-    }
+    if (collects) session->collect_garbage_every(env.clock, static_cast<Nanos>(config_.gc_interval_ms * 1e6));
     return std::unique_ptr<design::ClientSession>(std::move(session));
   }
 
@@ -265,8 +264,7 @@ class NamDriver final : public design::IndexDriver {
     return t.levels();
   }
 
-  // Entries still marked deleted in every tree after the run (hybrid: not
-  // counted; its leaves hang under the memory servers' partitions).
+  // Entries still marked deleted in every tree after the run.
   StatusOr<uint64_t> deleted_entries() const {
     if (clock_ == nullptr) return internal_error("nam: no memory server set up");
     uint64_t marked = 0;
@@ -278,10 +276,19 @@ class NamDriver final : public design::IndexDriver {
       }
       return marked;
     }
-    if (config_.distribution == Distribution::kHybrid) return unimplemented("nam: hybrid deleted entries not counted");
     std::vector<Arena*> arenas;
     for (const auto& s : servers_) arenas.push_back(&s->arena());
     LocalAccess global(arenas, *clock_);
+    if (config_.distribution == Distribution::kHybrid) {
+      // Each memory server's partition: its leaves (spread over every
+      // arena) from the one its inner levels give the smallest pair.
+      for (const auto& s : servers_) {
+        BlinkTree t(global, s.get());
+        LOCUS_ASSIGN_OR_RETURN(uint64_t n, t.count_deleted_entries());
+        marked += n;
+      }
+      return marked;
+    }
     BlinkTree t(global);
     return t.count_deleted_entries();
   }

@@ -23,6 +23,7 @@ class FineClient final : public NamClient {
   }
   Status insert(Pair x) override { return tree_->insert(x); }
   StatusOr<bool> remove(Pair x) override { return tree_->remove(x); }
+  Status collect_garbage() override { return tree_->collect_garbage(); }
   TreeStats tree_stats() const override { return tree_->stats(); }
   RemoteStats remote_stats() const override { return access_->stats(); }
   // For tests that interpose on node access (a stalling holder).

@@ -61,6 +61,16 @@ Status HybridClient::insert(Pair x) {
   return tree_->insert(x);
 }
 
+Status HybridClient::collect_garbage() {
+  Status first;
+  for (uint32_t s = 0; s < upper_.servers(); ++s) {
+    upper_.server = s;
+    Status pass = tree_->collect_garbage();
+    if (first.is_ok()) first = pass;
+  }
+  return first;
+}
+
 StatusOr<bool> HybridClient::remove(Pair x) {
   upper_.server = partitioner_.server_of(x.key);
   return tree_->remove(x);

@@ -32,6 +32,13 @@ class HybridClient final : public NamClient {
   Status range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) override;
   Status insert(Pair x) override;
   StatusOr<bool> remove(Pair x) override;
+  // Each memory server's partition in turn: its leaves from the leftmost
+  // (the leaf of the smallest pair, asked by RPC) along the siblings, each
+  // leaf with deleted entries locked, compacted and installed one-sidedly,
+  // as a fine-grained pass does (gc.cc). No merges: the memory servers'
+  // inner levels would have to drop the separators, and nothing frees
+  // pages; the leaves only lose their deleted entries.
+  Status collect_garbage() override;
   TreeStats tree_stats() const override { return tree_->stats(); }
   RemoteStats remote_stats() const override { return access_->stats(); }
 
@@ -43,6 +50,7 @@ class HybridClient final : public NamClient {
         : rpc_(rpc), servers_(servers.begin(), servers.end()) {}
     StatusOr<RemotePtr> find_leaf(Pair x) override;
     Status add_separator(Pair sep, RemotePtr right) override;
+    uint32_t servers() const { return static_cast<uint32_t>(servers_.size()); }
     uint32_t server = 0;  // whose tree the operation at hand is in
 
    private:

@@ -72,10 +72,10 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
   using workload::OpKind;
   *measured_as = workload::op_kind_name(op.kind);
   ++ops_;
-  if (gc_tree_ != nullptr && gc_clock_->now() >= next_gc_ns_) {
+  if (gc_clock_ != nullptr && gc_clock_->now() >= next_gc_ns_) {
     // The pass is this client's time, as a compute-server thread's
     // (its latency lands on the operation that follows it).
-    if (!gc_tree_->collect_garbage().is_ok()) ++gc_failures_;
+    if (!client_->collect_garbage().is_ok()) ++gc_failures_;
     next_gc_ns_ = gc_clock_->now() + gc_interval_ns_;
   }
   LOCUS_ASSIGN_OR_RETURN(uint64_t number, key_number(key));

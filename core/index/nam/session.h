@@ -31,13 +31,13 @@ class NamSession final : public design::ClientSession {
   bool can_record() const override { return true; }
 
   NamClient& client() { return *client_; }
-  // Fine-grained GC on this compute server (config.h, gc_interval_ms): a
-  // pass over `tree` (its client's) before the first operation drawn at
-  // least `interval_ns` after the last pass ended, on the clock of `clock`.
-  void collect_garbage_every(Clock* clock, Nanos interval_ns, BlinkTree* tree) {
+  // Fine-grained and hybrid GC on this compute server (config.h,
+  // gc_interval_ms): its client's pass (NamClient::collect_garbage) before
+  // the first operation drawn at least `interval_ns` after the last pass
+  // ended, on the clock of `clock`.
+  void collect_garbage_every(Clock* clock, Nanos interval_ns) {
     gc_clock_ = clock;
     gc_interval_ns_ = interval_ns;
-    gc_tree_ = tree;
     next_gc_ns_ = clock->now() + interval_ns;
   }
 
@@ -60,7 +60,6 @@ class NamSession final : public design::ClientSession {
   Clock* gc_clock_ = nullptr;
   Nanos gc_interval_ns_ = 0;
   Nanos next_gc_ns_ = 0;
-  BlinkTree* gc_tree_ = nullptr;
   uint64_t gc_failures_ = 0;
 };
 
