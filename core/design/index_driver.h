@@ -99,7 +99,8 @@ class IndexDriver {
   // Ratios over the clients' counters (`clients`, every session's summed)
   // that show how the design did its work: READs per operation, cache hit
   // rates, probes per get, for checking the mechanism against the papers'
-  // text. Only where the clients are placed.
+  // text. Only where the clients are placed. `clients`: their counters
+  // over the measured window (after run.warmup_s), operations as recorded.
   virtual void report_mechanism(const metrics::OpStats& clients, std::map<std::string, double>& extra) const {
     (void)clients;
     (void)extra;

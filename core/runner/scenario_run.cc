@@ -28,6 +28,10 @@ using detail::server_rpc_options;
 
 struct ClientOutcome {
   metrics::OpStats stats;
+  // The session's own counters when the measured window began (after
+  // run.warmup_s; none without a warm-up): the design's mechanism figures
+  // (IndexDriver::report_mechanism) are taken over the window.
+  metrics::OpStats warmup_counters;
   Status error;
   bool connected = false;  // its session opened: later errors are its operations'
   uint64_t server_choices = 0;  // the selector's, after the warm-up
@@ -161,7 +165,13 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
   uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
   YcsbHooks hooks;
   // [[phases]]: a client beyond the active count idles until that changes.
+  const Nanos measure_from = run_start + to_ns(s.run.warmup_s);
+  bool warmup_taken = s.run.warmup_s <= 0;
   hooks.idle_for = [&](Nanos now) -> Nanos {
+    if (!warmup_taken && now >= measure_from) {
+      session.report(out->warmup_counters);
+      warmup_taken = true;
+    }
     const Nanos t = now - run_start;
     if (crashed.load(std::memory_order_relaxed)) return std::max<Nanos>(duration - t, 1);
     Nanos next_change = duration;
@@ -188,7 +198,7 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
   };
   YcsbLimits limits;
   limits.end_ns = run_start + duration;
-  limits.measure_from_ns = run_start + to_ns(s.run.warmup_s);
+  limits.measure_from_ns = measure_from;
   out->error = run_ycsb_ops(env, *wl, session, limits, st, hooks).first_error;
   session.report(st);
   if (sh.servers_outlive_run && !session.close().is_ok()) {
@@ -592,6 +602,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   r.seed = s.run.seed;
   r.duration_ns = to_ns(s.run.duration_s - s.run.warmup_s);
   uint64_t server_choices = 0, client_choices = 0;
+  metrics::OpStats warmup_counters;  // every client's, at its window's start
   for (uint32_t c = 0; c < outcomes.size(); ++c) {
     const ClientOutcome& o = outcomes[c];
     // A client that never connected could not run; one whose operations all
@@ -600,6 +611,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
       return Status(o.error.code(), "a client could not run: " + o.error.message());
     }
     r.stats.merge(o.stats);
+    warmup_counters.merge(o.warmup_counters);
     if (r.first_failure.empty() && !o.error.is_ok()) r.first_failure = o.error.to_string();
     server_choices += o.server_choices;
     client_choices += o.client_choices;
@@ -610,6 +622,7 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   uint32_t restarts_served = 0;  // restarted clients that had a call answered
   for (const ClientOutcome& o : restarted) {
     r.stats.merge(o.stats);
+    warmup_counters.merge(o.warmup_counters);
     if (r.first_failure.empty() && !o.error.is_ok()) r.first_failure = o.error.to_string();
     server_choices += o.server_choices;
     client_choices += o.client_choices;
@@ -629,7 +642,12 @@ StatusOr<ScenarioReport> run_scenario(const scenario::Scenario& s, const design:
   }
   r.extra["servers"] = s.platform.servers;
   r.extra["clients"] = s.run.clients;
-  if (placement.clients_here) driver->report_mechanism(r.stats, r.extra);
+  if (placement.clients_here) {
+    // Over the measured window: the counters less what the warm-up did.
+    metrics::OpStats measured = r.stats;
+    for (const auto& c : warmup_counters.counters()) measured.add(measured.counter(c.name), -c.value);
+    driver->report_mechanism(measured, r.extra);
+  }
   if (placement.servers_here) {
     driver->report_servers(r.extra);
     uint64_t rejected = 0, requests = 0, send_failures = 0;

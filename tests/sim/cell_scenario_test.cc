@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(jsq_matches_the_best_split_when_replies_bind) {
 // through the same handlers, counted 0-2 a request before the driver reset
 // the server's counts after loading: 3.7 for 3.9 on four-servers.toml); a
 // client-side search READs all 4 with nothing cached, and 2 with the cache
-// taking the top two levels.
+// taking the top two levels (the figures are the measured window's).
 BOOST_AUTO_TEST_CASE(runs_print_tree_levels_reads_and_cache_hits) {
   const runner::ScenarioReport server = simulate({});
   BOOST_TEST(server.result.extra.at("cell.leaf_meganode_levels_min") == 4.0);
@@ -134,10 +134,11 @@ BOOST_AUTO_TEST_CASE(runs_print_tree_levels_reads_and_cache_hits) {
   const double reads = cached.result.extra.at("cell.reads_per_client_step");
   const double hits = cached.result.extra.at("cell.node_cache_hit_rate");
   BOOST_TEST_MESSAGE("top two levels cached: " << reads << " READs a step, hit rate " << hits);
-  BOOST_TEST(reads >= 2.0);
-  BOOST_TEST(reads < 2.05);  // the first step of each client reads all 4
-  BOOST_TEST(hits > 0.49);
-  BOOST_TEST(hits <= 0.5);
+  // Over the measured window: each client's first steps, which READ all
+  // 4 while its cache fills, fall in the warm-up (counted in, they gave
+  // 2.03 READs and a 0.496 hit rate).
+  BOOST_TEST(reads == 2.0);
+  BOOST_TEST(hits == 0.5);
   BOOST_TEST(cached.result.extra.at("cell.path_cache_hits_per_op") > 0.99);
 }
 
