@@ -9,10 +9,17 @@
 //    (dte_bits), the data-table id (dti_bits: the node), the filter bits
 //    (filter_bits of the key's hash), spare zeros, the empty bit (62) and
 //    the watermark bit (63, the last byte a NIC writes). A cleared ITE
-//    keeps the reference it held with the empty bit set, so every value an
-//    ITE takes is distinct for as long as data entries are not reused
-//    (the expiry period): a reverse pass that finds an ITE unchanged knows
-//    it did not change and change back (ABA).
+//    keeps the reference it held with the empty bit set, so an occupied
+//    value never recurs within an attempt: its entry is staged only after
+//    the ITE stops naming it and reused an expiry period later, so a
+//    reverse pass that finds it unchanged knows it did not change and
+//    change back (ABA). An empty value is weaker: cleared(e) may outlive
+//    e's expiry, so e, reused at the same slot for a key of the same
+//    filter and cleared again, gives the same value within one attempt
+//    (each entry at most once an attempt). No interleaving where that
+//    breaks a history is known (the concurrency tests' checker finds
+//    none); an epoch or generation count in the spare bits would rule it
+//    out.
 //  * Data table: an array of fixed-size data-table entries (DTEs) per
 //    node: a 32-byte header (state word with the valid and watermark bits,
 //    recycle word with the recycle bit and expiry time, the previous
