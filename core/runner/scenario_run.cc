@@ -164,9 +164,11 @@ void run_client(Env& env, uint32_t index, uint32_t history_id, const std::atomic
   const auto failures = st.counter("failed_ops");
   uint64_t server_seen = 0, client_seen = 0;  // the selector's choices so far
   YcsbHooks hooks;
-  // [[phases]]: a client beyond the active count idles until that changes.
   const Nanos measure_from = run_start + to_ns(s.run.warmup_s);
   bool warmup_taken = s.run.warmup_s <= 0;
+  // [[phases]]: a client beyond the active count idles until that changes.
+  // Asked before every operation, it also takes the session's counters
+  // before the first one of the measured window.
   hooks.idle_for = [&](Nanos now) -> Nanos {
     if (!warmup_taken && now >= measure_from) {
       session.report(out->warmup_counters);

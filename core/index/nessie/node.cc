@@ -64,23 +64,24 @@ Status NessieNode::release(NodeId client, rpc::Reader& in) {
   if (!in.get(&first) || !in.get(&ring) || !in.at_end()) return invalid_argument("nessie.layout: malformed release");
   if (first != 0) {
     std::lock_guard<ShortMutex> lock(slices_mu_);
-    uint32_t k = 0;
-    while (k < geometry_.slices && geometry_.slice_first(k) != first) ++k;
-    if (k == geometry_.slices || slice_owner_[k] != client) {
+    // Slices are slice_entries apart from slice_first(0).
+    const uint64_t base = geometry_.slice_first(0), step = geometry_.slice_entries;
+    const bool starts_slice =
+        first >= base && step > 0 && (first - base) % step == 0 && (first - base) / step < geometry_.slices;
+    if (!starts_slice || slice_owner_[(first - base) / step] != client) {
       return invalid_argument("nessie.layout: the slice at entry " + std::to_string(first) +
                               " is not this client's to give back");
     }
-    slice_owner_[k] = kInvalidNode;
+    slice_owner_[(first - base) / step] = kInvalidNode;
   }
-  if (ring != kNoRing) {
-    RequestServer* owner = nullptr;
-    for (RequestServer* r : requests_) {
-      if (r->owns(ring)) owner = r;
-    }
-    if (owner == nullptr) return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
-    LOCUS_RETURN_IF_ERROR(owner->release(ring, client));
+  return ring == kNoRing ? Status() : ring_request(ring, client, /*release=*/true);
+}
+
+Status NessieNode::ring_request(uint32_t ring, NodeId client, bool release) {
+  for (RequestServer* r : requests_) {
+    if (r->owns(ring)) return release ? r->release(ring, client) : r->reset(ring, client);
   }
-  return Status();
+  return invalid_argument("nessie.layout: ring " + std::to_string(ring) + " is not this client's");
 }
 
 Status NessieNode::attach(rpc::RpcServer& rpc) {
@@ -104,14 +105,7 @@ Status NessieNode::attach(rpc::RpcServer& rpc) {
           if (want_ring == 2) {
             uint32_t id = 0;
             if (!in.get(&id) || !in.at_end()) return invalid_argument("nessie.layout: malformed request");
-            RequestServer* owner = nullptr;
-            for (RequestServer* r : requests_) {
-              if (r->owns(id)) owner = r;
-            }
-            if (owner == nullptr) {
-              return invalid_argument("nessie.layout: ring " + std::to_string(id) + " is not this client's");
-            }
-            LOCUS_RETURN_IF_ERROR(owner->reset(id, ctx.client));
+            LOCUS_RETURN_IF_ERROR(ring_request(id, ctx.client, /*release=*/false));
             ring.ring = id;
             put_layout(geometry_, {dti_, index_region_.remote(), data_region_.remote()}, 0, false, ring, out);
             return Status();

@@ -64,6 +64,10 @@ class NessieNode {
   uint32_t grant_slice(NodeId client, bool* used);
   // The layout RPC's kLayoutRelease (layout.h) from `client`.
   Status release(NodeId client, rpc::Reader& in);
+  // Starts over (reset) or gives back (release) ring `ring` of `client`
+  // on the server thread that owns it (requests.h), or says it is not
+  // the client's.
+  Status ring_request(uint32_t ring, NodeId client, bool release);
 
   Env env_;
   uint32_t dti_;
