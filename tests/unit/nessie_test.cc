@@ -579,10 +579,15 @@ void later_client_takes_over(const char* mode, bool colocated) {
     BOOST_TEST(cluster.requests[0]->stats().released == 1u);
   } else {
     BOOST_TEST(cluster.nodes[0]->slices_granted() == 1u);
-    // Every entry the first client wrote (its puts' and its delete's
-    // tombstone: a single client never reclaimed one of its 256), the
-    // replaced ones staged, which the second client reclaimed.
-    BOOST_TEST(adopted == uint64_t{20 * kKeys + 1});
+    // At least the entries of the first client's live keys (all but the
+    // deleted one); the rest are the replaced ones it staged, which the
+    // second client reclaims. How many those are depends on timing: with
+    // nothing expiring they are every put's (241), but attempts that ran
+    // past the 5 ms expiry (ASan on a busy machine) fill the slice, the
+    // first client reclaims, and close() zeroes what it reclaimed (18 to
+    // 37 adopted in such runs).
+    BOOST_TEST(adopted >= uint64_t{kKeys - 1});
+    BOOST_TEST(adopted <= uint64_t{cluster.geometry.slice_entries});
     BOOST_TEST(cluster.stats.reclaimed > 0u);
   }
 }
