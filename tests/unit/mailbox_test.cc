@@ -93,9 +93,10 @@ struct Servers {
 
   // Runs `body` as one client with a MailboxCaller connected to every
   // server, on a transport the body can make fail.
-  void run_client(const std::function<void(MailboxCaller&, rpc::RpcClient&, FailingTransport&)>& body) {
+  void run_client(const std::function<void(MailboxCaller&, rpc::RpcClient&, FailingTransport&)>& body,
+                  const MailboxOptions& mailbox = {}) {
     const NodeId node = *runtime->add_node({"client", false});
-    BOOST_REQUIRE(runtime->spawn(node, "client", ActorKind::kWorker, [this, body](Env& env) {
+    BOOST_REQUIRE(runtime->spawn(node, "client", ActorKind::kWorker, [this, body, mailbox](Env& env) {
       FailingTransport failing(*env.transport);
       env.transport = &failing;
       Endpoint ep(env);
@@ -114,7 +115,7 @@ struct Servers {
         LOCUS_ASSIGN_OR_RETURN(auto body, rc->call(rpc_nodes[i], kSetupRpc, w.size()));
         rpc::Reader r(body);
         return get_connection_info(r, "test setup answer");
-      });
+      }, mailbox);
       if (!caller.is_ok()) return failures.fail("connect: " + caller.status().to_string());
       body(**caller, *rc, failing);
     }).is_ok());
@@ -194,8 +195,14 @@ BOOST_AUTO_TEST_CASE(a_broken_connection_is_set_up_again_on_the_next_call) {
 // once, naming the wait, and sends no set-up; after the wait (100 us by
 // default) the next call sets the connection up. Before the back-off each
 // call paid a set-up attempt (against a dead server, its timeout).
+// The loopback clock is the real one: the wait is long enough that no
+// scheduling delay of a loaded machine (ASan, two test binaries per core)
+// ends it before the deferred call (the default 100 us did, in CI).
 BOOST_AUTO_TEST_CASE(a_failed_setup_backs_off) {
   Servers s;
+  MailboxOptions backoff;
+  backoff.reconnect_wait_min_ns = 200 * kMillisecond;
+  backoff.reconnect_wait_max_ns = 200 * kMillisecond;
   s.run_client([&s](MailboxCaller& c, rpc::RpcClient&, FailingTransport& failing) {
     if (!who(c, s.rpc_nodes[0], "before").is_ok()) return s.failures.fail("first call failed");
     failing.fail_next = true;  // the request's WRITE: the connection breaks
@@ -212,13 +219,13 @@ BOOST_AUTO_TEST_CASE(a_failed_setup_backs_off) {
       return s.failures.fail("a call while backing off sent a set-up");
     }
     if (!who(c, s.rpc_nodes[1], "other").is_ok()) return s.failures.fail("the other server's calls stopped");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the loopback clock is the real one
+    std::this_thread::sleep_for(std::chrono::milliseconds(210));
     auto again = who(c, s.rpc_nodes[0], "again");
     if (!again.is_ok() || again->second != "again") {
       return s.failures.fail("no set-up after the wait: " + again.status().to_string());
     }
     if (c.stats().reconnects != 1) return s.failures.fail("reconnects miscounted");
-  });
+  }, backoff);
 }
 
 // Each server has 4 connection slots (one worker of 4). A client whose
