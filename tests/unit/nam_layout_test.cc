@@ -125,6 +125,43 @@ BOOST_AUTO_TEST_CASE(node_lower_bound_is_lower_bound_over_pairs) {
   }
 }
 
+// A leaf splits between two keys where it can (its high key then keeps
+// every pair of its last key), else between two pairs of one key.
+BOOST_AUTO_TEST_CASE(a_leaf_splits_between_keys_where_it_can) {
+  constexpr uint32_t kPage = 1024;
+  std::vector<std::byte> a(kPage), b(kPage);
+  auto fill = [&](Node& n, uint64_t run_from, uint64_t run_to) {
+    // Keys 0, 1, 2, ... except positions [run_from, run_to), all key 1000.
+    n.init(0);
+    for (uint32_t i = 0; i < n.capacity(); ++i) {
+      const uint64_t key = i >= run_from && i < run_to ? 1000 : (i < run_from ? i : 2000 + i);
+      n.insert_at(i, {key, i});
+    }
+  };
+  Node left(a.data(), kPage), right(b.data(), kPage);
+  left.init(0);
+  const uint32_t cap = left.capacity();
+  // A run of one key across the middle, short of a quarter on each side:
+  // the split goes to the run's nearer end.
+  fill(left, cap / 2 - 3, cap / 2 + 5);
+  uint32_t at = left.split_point();
+  BOOST_TEST(at == cap / 2 - 3);
+  left.split_into(at, right, RemotePtr::make(1, 0));
+  BOOST_TEST(left.high() == (Pair{left.pair(at - 1).key, kMaxPayload}));
+  BOOST_TEST(!left.pairs_may_follow(left.pair(at - 1).key));
+  BOOST_TEST(left.pairs_may_follow(1000));
+  BOOST_TEST(left.covers({left.pair(at - 1).key, 123456}));
+  BOOST_TEST(!left.covers({1000, 0}));
+  // A run over the whole middle half: between two pairs of the run, whose
+  // key may then go on right.
+  fill(left, cap / 4 - 1, cap - cap / 4 + 2);
+  at = left.split_point();
+  BOOST_TEST(at == cap / 2);
+  left.split_into(at, right, RemotePtr::make(1, 0));
+  BOOST_TEST(left.high() == left.pair(at - 1));
+  BOOST_TEST(left.pairs_may_follow(1000));
+}
+
 BOOST_AUTO_TEST_CASE(entry_arrays_survive_erase_split_and_compact) {
   for (uint32_t page : {kMinPageBytes, 1024u}) {
     for (uint8_t level : {uint8_t{0}, uint8_t{1}}) {
@@ -155,7 +192,8 @@ BOOST_AUTO_TEST_CASE(entry_arrays_survive_erase_split_and_compact) {
         if (level > 0) BOOST_REQUIRE(n.child(j) == child_of(i));
         if (level == 0) BOOST_REQUIRE(n.deleted(j) == deleted_of(i));
       }
-      BOOST_TEST(left.high() == pairs[at - 1]);
+      // A leaf split between two keys keeps every pair of its last key.
+      BOOST_TEST(left.high() == (level == 0 ? Pair{pairs[at - 1].key, kMaxPayload} : pairs[at - 1]));
       if (level == 0) {
         // Compact the right half: the live pairs stay, in order.
         std::vector<Pair> live;

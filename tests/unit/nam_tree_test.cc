@@ -242,6 +242,63 @@ BOOST_AUTO_TEST_CASE(leaf_of_one_pair_refuses_to_split) {
   BOOST_TEST(got.size() == 3u);
 }
 
+// A leaf split between two keys keeps every pair of its last key
+// (Node::split_into): a lookup of that key, or a range ending at it, reads
+// its leaf and nothing right of it. Until 2026-11-29 the high key was the
+// last pair itself, so such a lookup read the next leaf and then both
+// again (the double collect): 2.4% of the lookups of unique keys in 1 KB
+// pages, nam.page_reads_per_op 1.095 for hybrid's one-leaf lookups.
+class CountingReads final : public testing::ForwardingAccess {
+ public:
+  using ForwardingAccess::ForwardingAccess;
+  Status read(RemotePtr p, Node& out) override {
+    ++reads;
+    return inner_.read(p, out);
+  }
+  uint64_t reads = 0;
+};
+
+BOOST_AUTO_TEST_CASE(a_lookup_of_a_leafs_last_key_reads_no_other_leaf) {
+  testing::LocalArena local(1024, 1 << 24);
+  CountingReads counting(local.access);
+  BlinkTree tree(counting);
+  constexpr uint64_t kKeys = 5000;
+  std::vector<uint64_t> keys(kKeys);
+  for (uint64_t k = 0; k < kKeys; ++k) keys[k] = 10 * (k + 1);
+  Random rng(7);
+  for (uint64_t i = kKeys - 1; i > 0; --i) std::swap(keys[i], keys[rng.uniform(i + 1)]);
+  for (const uint64_t k : keys) BOOST_REQUIRE(tree.insert({k, 3 * k}).is_ok());
+  BOOST_REQUIRE(tree.stats().splits > 50u);
+  auto levels = tree.levels();
+  BOOST_REQUIRE(levels.is_ok());
+  for (uint64_t k = 10; k <= 10 * kKeys; k += 10) {
+    const uint64_t before = counting.reads;
+    std::vector<uint64_t> got;
+    BOOST_REQUIRE(tree.lookup(k, &got).is_ok());
+    BOOST_REQUIRE(got == std::vector<uint64_t>({3 * k}));
+    BOOST_REQUIRE_MESSAGE(counting.reads - before == *levels, "lookup of " << k << ": " << counting.reads - before
+                                                                   << " READs in a tree of " << *levels << " levels");
+    std::vector<Pair> range;
+    const uint64_t range_before = counting.reads;
+    BOOST_REQUIRE(tree.range({k - 9, 0}, k, 0, &range).is_ok());
+    BOOST_REQUIRE(range == std::vector<Pair>({{k, 3 * k}}));
+    BOOST_REQUIRE_MESSAGE(counting.reads - range_before == *levels, "range ending at " << k);
+  }
+  // A range that goes on does read the next leaf.
+  std::vector<Pair> all;
+  BOOST_REQUIRE(tree.range({0, 0}, ~0ull, 0, &all).is_ok());
+  BOOST_TEST(all.size() == kKeys);
+  // In place (a second tree object over the same pages), every lookup is
+  // answered without falling back to the copying path.
+  BlinkTree in_place(local.access);
+  for (uint64_t k = 10; k <= 10 * kKeys; k += 10) {
+    std::vector<uint64_t> got;
+    BOOST_REQUIRE(in_place.lookup(k, &got).is_ok());
+    BOOST_REQUIRE(got == std::vector<uint64_t>({3 * k}));
+  }
+  BOOST_TEST(in_place.stats().in_place_lookups == kKeys);
+}
+
 // The in-place lookup (tree_in_place.cc) leaves what it cannot answer
 // alone to the copying path: a node it finds locked, whose writer the
 // copying read waits out, and a key whose pairs go on past a leaf, which

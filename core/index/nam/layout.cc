@@ -126,8 +126,10 @@ void Node::split_into(uint32_t from, Node& right, RemotePtr right_ptr) {
   right.set_count(n - from);
   right.set_high(high_inf(), high());
   right.set_sibling(sibling());
+  const Pair last = pair(from - 1);
+  const bool between_keys = leaf() && last.key != right.pair(0).key;
   set_count(from);
-  set_high(false, pair(from - 1));
+  set_high(false, between_keys ? Pair{last.key, kMaxPayload} : last);
   set_sibling(right_ptr);
 }
 
@@ -149,6 +151,15 @@ uint32_t Node::compact() {
 
 uint32_t Node::split_point() const {
   const uint32_t n = count();
+  if (leaf()) {
+    for (uint32_t d = 0; d <= n / 4; ++d) {
+      for (const int64_t at : {int64_t{n / 2} + d, int64_t{n / 2} - d}) {
+        if (at >= 1 && at < n && get64(entry(static_cast<uint32_t>(at) - 1)) != get64(entry(static_cast<uint32_t>(at)))) {
+          return static_cast<uint32_t>(at);
+        }
+      }
+    }
+  }
   for (uint32_t d = 0; d < n; ++d) {
     // Try n/2 + d, then n/2 - d: the boundary nearest the middle.
     for (const int64_t at : {int64_t{n / 2} + d, int64_t{n / 2} - d}) {

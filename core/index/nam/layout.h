@@ -57,6 +57,10 @@ struct Pair {
   auto operator<=>(const Pair&) const = default;
 };
 
+// The largest payload: (key, kMaxPayload) is the high key of a leaf that
+// holds every pair of `key` (Node::split_into).
+inline constexpr uint64_t kMaxPayload = ~uint64_t{0};
+
 inline constexpr uint64_t kLockBit = 1;
 // The lock holder's field of a locked word (layout above).
 inline constexpr int kHolderShift = 40;
@@ -165,13 +169,20 @@ class Node {
   // Removes entry i (entries after it shift left).
   void erase_at(uint32_t i);
   // Moves the entries from `from` on into the empty `right`, which takes
-  // this node's high key and sibling; this node's high key becomes its last
-  // pair and its sibling `right_ptr`.
+  // this node's high key and sibling; this node's sibling becomes
+  // `right_ptr` and its high key its last pair, or, for a leaf split
+  // between two keys, (its last key, kMaxPayload): every pair of that key,
+  // now and later, belongs to the left, so a lookup of a leaf's last key
+  // reads no further leaf (pairs_may_follow).
   void split_into(uint32_t from, Node& right, RemotePtr right_ptr);
+  // Whether a pair with a key up to `key` can lie right of this node (the
+  // pairs there are above its high key).
+  bool pairs_may_follow(uint64_t key) const { return !high_inf() && high() < Pair{key, kMaxPayload}; }
   // Leaves: drops the entries whose delete bit is set; how many went.
   uint32_t compact();
   // Where to split a full node: near the middle, never between equal pairs;
-  // 0 if every pair is equal (cannot split).
+  // a leaf between two keys where one such boundary lies in its middle
+  // half; 0 if every pair is equal (cannot split).
   uint32_t split_point() const;
 
   // Seals a body written for version word `w` (CRC, trailer), and checks one.

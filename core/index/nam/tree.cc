@@ -198,7 +198,7 @@ Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<P
         out->push_back(x);
         if (limit != 0 && ++found == limit) return Status();
       }
-      if (node_.high_inf() || node_.high().key > to_key) return Status();
+      if (!node_.pairs_may_follow(to_key)) return Status();
     }
     if (node_.sibling().null()) return Status();
     p = node_.sibling();

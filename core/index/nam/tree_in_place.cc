@@ -109,8 +109,10 @@ bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
         if (!n.deleted(i, leaf_cap)) payloads->push_back(n.leaf_payload(i));
       }
       // The key's pairs may go on in the next leaf when this one's high key
-      // is the key itself: the general path's double collect reads them.
-      const bool may_continue = i == count && (flags & Node::kHighInf) == 0 && n.at(2) == key;
+      // is a pair of the key itself, short of (key, kMaxPayload)
+      // (Node::pairs_may_follow): the general path's double collect reads them.
+      const bool may_continue =
+          i == count && (flags & Node::kHighInf) == 0 && n.at(2) == key && n.at(3) != kMaxPayload;
       if (may_continue || !n.still(v)) {
         payloads->resize(before);
         return false;
