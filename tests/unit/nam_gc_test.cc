@@ -72,7 +72,7 @@ struct LocalTree : testing::LocalArena {
     BOOST_REQUIRE(t->set_reclaimer(&reclaimer).is_ok());
     return t;
   }
-  Reclaimer reclaimer;
+  LocalReclaimer reclaimer;
 };
 
 // Replays old copies of inner nodes: a reader that read the parents before
@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(a_reader_with_old_parents_follows_the_merge) {
 }
 
 BOOST_AUTO_TEST_CASE(reclaimer_frees_only_after_every_older_reader) {
-  Reclaimer r(2);
+  LocalReclaimer r(2);
   const uint32_t reader = *r.join(), other = *r.join();
   r.enter(reader);  // holds epoch 1
   r.retire(RemotePtr::make(0, 64), 0);
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(reclaimer_frees_only_after_every_older_reader) {
   BOOST_TEST(r.take(0).null());
   // A tree object that found no slot could hold any page: nothing is
   // freed from then on.
-  Reclaimer full(1);
+  LocalReclaimer full(1);
   BOOST_REQUIRE(full.join().is_ok());
   BOOST_TEST(full.join().status().code() == StatusCode::kResourceExhausted);
   full.retire(RemotePtr::make(0, 64), 0);

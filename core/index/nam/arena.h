@@ -24,14 +24,26 @@ namespace locus::nam {
 inline constexpr uint64_t kCursorOffset = 0;
 inline constexpr uint64_t kRootOffset = 8;
 inline constexpr uint64_t kLeafCursorOffset = 16;  // split arenas only
+// Fine-grained reclamation across compute servers (remote_epochs.h): each
+// server's list of freed pages (tag << kFreeTagShift | the first page's
+// offset, 0: empty; a page links the next at its byte 8); on server 0 the
+// global epoch and the table of epoch slots (its offset, 0: none, and its
+// length in slots), which the first pages hold.
+inline constexpr uint64_t kFreeListOffset = 24;
+inline constexpr uint64_t kEpochOffset = 32;
+inline constexpr uint64_t kSlotTableOffset = 40;
+inline constexpr uint64_t kSlotCountOffset = 48;
+inline constexpr int kFreeTagShift = 40;
 inline constexpr uint64_t kFirstPageOffset = 64;
 
 class Arena {
  public:
   // Registers `bytes` on env's transport (remote READ, WRITE and atomics
-  // when `remote`); `split`: leaves in a half of their own (hybrid).
+  // when `remote`); `split`: leaves in a half of their own (hybrid);
+  // `epoch_slots`: a catalog's table of that many epoch slots before the
+  // first page (fine-grained server 0).
   static StatusOr<std::unique_ptr<Arena>> create(Env env, uint32_t server, uint64_t bytes, uint32_t page_bytes,
-                                                 bool remote, bool split = false);
+                                                 bool remote, bool split = false, uint32_t epoch_slots = 0);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -60,6 +72,7 @@ class Arena {
   uint32_t server_;
   uint32_t page_bytes_;
   uint64_t leaf_start_ = 0;  // split arenas: where the leaves' half starts
+  uint64_t first_page_ = kFirstPageOffset;  // after the epoch slots, if any
   AlignedBuffer memory_;
   Region region_;
 };

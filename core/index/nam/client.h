@@ -48,6 +48,9 @@ class NamClient {
   }
   // One-sided node access and its leased locks (fine-grained, hybrid).
   virtual RemoteStats remote_stats() const { return {}; }
+  // The client is done (its session closes): gives back what it holds on
+  // the memory servers (fine-grained: its epoch slot).
+  virtual Status close() { return Status(); }
 };
 
 // A range over trees partitioned by `partitioner`: `share(server, limit)`

@@ -60,6 +60,15 @@ struct NamConfig final : scenario::IndexConfig {
   // clients (section 4.2). Hybrid: refused (its leaves are one-sided, its
   // inner levels the memory servers': no collector is built for both).
   double gc_interval_ms = 0;
+  // Fine-grained: memory server 0's table of epoch slots, one per client
+  // (a compute-server thread) connected at once; 0 keeps none and frees no
+  // merged page (remote_epochs.h). A client finding every slot taken is
+  // refused. 8 bytes a slot.
+  uint32_t gc_epoch_slots = 1024;
+  // Fine-grained: a client READs the epoch, and announces it if it moved,
+  // once every this many operations (remote_epochs.h): more holds freed
+  // pages back longer, fewer costs more READs of memory server 0.
+  uint32_t gc_epoch_every_ops = 64;
   // Attribute-value skew (section 2.3; the calibration's NAM testbed: "80%
   // / 12% / 5% / 3% of keys on the four memory servers"): the share of the
   // workload's keys whose index key falls in each memory server's range,

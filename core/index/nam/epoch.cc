@@ -6,11 +6,11 @@
 
 namespace locus::nam {
 
-Reclaimer::Reclaimer(uint32_t slots) : slots_(new std::atomic<uint64_t>[slots]), slot_count_(slots) {
+LocalReclaimer::LocalReclaimer(uint32_t slots) : slots_(new std::atomic<uint64_t>[slots]), slot_count_(slots) {
   for (uint32_t i = 0; i < slots; ++i) slots_[i].store(kIdle);
 }
 
-StatusOr<uint32_t> Reclaimer::join() {
+StatusOr<uint32_t> LocalReclaimer::join() {
   const uint32_t slot = joined_.fetch_add(1);
   if (slot >= slot_count_) {
     overflow_.store(true);
@@ -20,12 +20,12 @@ StatusOr<uint32_t> Reclaimer::join() {
   return slot;
 }
 
-void Reclaimer::retire(RemotePtr page, uint8_t level) {
+void LocalReclaimer::retire(RemotePtr page, uint8_t level) {
   std::lock_guard lock(mu_);
   retired_.push_back({page, level, epoch_.load()});
 }
 
-uint64_t Reclaimer::advance() {
+uint64_t LocalReclaimer::advance() {
   // Pages retired so far were unlinked before this increment: an operation
   // announcing the new epoch cannot reach them.
   epoch_.fetch_add(1);
@@ -46,7 +46,7 @@ uint64_t Reclaimer::advance() {
   return moved;
 }
 
-RemotePtr Reclaimer::take(uint8_t level) {
+RemotePtr LocalReclaimer::take(uint8_t level) {
   std::lock_guard lock(mu_);
   for (size_t i = free_.size(); i-- > 0;) {
     if (free_[i].level != level) continue;
@@ -57,12 +57,12 @@ RemotePtr Reclaimer::take(uint8_t level) {
   return {};
 }
 
-uint64_t Reclaimer::retired() const {
+uint64_t LocalReclaimer::retired() const {
   std::lock_guard lock(mu_);
   return retired_.size();
 }
 
-uint64_t Reclaimer::freed_total() const {
+uint64_t LocalReclaimer::freed_total() const {
   std::lock_guard lock(mu_);
   return freed_total_;
 }

@@ -11,10 +11,11 @@
 // sequentially consistent) either before a page retired in e was unlinked
 // (then it keeps e, and the page waits) or after (then it cannot reach it).
 //
-// This object lives in one process: a coarse-grained memory server's
-// request trees share one, and so do the clients of one compute server.
-// Across compute servers (fine-grained) the epoch would be learned over
-// the network as docs/nam.md describes; that protocol is not built.
+// Two implementations: LocalReclaimer (below) lives in one process: a
+// coarse-grained memory server's request trees share one. Across compute
+// servers (fine-grained), RemoteEpochs (remote_epochs.h) keeps the epoch
+// and the slots in memory server 0's catalog and the freed pages on the
+// memory servers, reached one-sidedly.
 #pragma once
 
 #include <atomic>
@@ -31,27 +32,39 @@ namespace locus::nam {
 
 class Reclaimer {
  public:
-  explicit Reclaimer(uint32_t slots);
+  virtual ~Reclaimer() = default;
+  // A slot for one tree object; an error when none is left (a tree object
+  // without a slot could hold any page: see each implementation).
+  virtual StatusOr<uint32_t> join() = 0;
+  // An operation of the slot's tree object starts, and ends.
+  virtual void enter(uint32_t slot) = 0;
+  virtual void exit(uint32_t slot) = 0;
+  // The collector's side: a page unlinked now (its node of `level`).
+  virtual void retire(RemotePtr page, uint8_t level) = 0;
+  // Ends the current epoch and frees every page retired before the oldest
+  // announced epoch; how many it freed. Called between operations.
+  virtual uint64_t advance() = 0;
+  // A freed page for a node of `level`, if any (allocation reuses them).
+  virtual RemotePtr take(uint8_t level) = 0;
+};
 
-  // A slot for one tree object; kResourceExhausted when all are taken,
-  // and from then on nothing is freed (a tree object without a slot could
-  // hold any page).
-  StatusOr<uint32_t> join();
-  void enter(uint32_t slot) {
+class LocalReclaimer final : public Reclaimer {
+ public:
+  explicit LocalReclaimer(uint32_t slots);
+
+  // kResourceExhausted when all slots are taken, and from then on nothing
+  // is freed.
+  StatusOr<uint32_t> join() override;
+  void enter(uint32_t slot) override {
     slots_[slot].store(epoch_.load());
     // Against the collector's fence in advance() (store buffering): either
     // it sees this slot, or this operation's reads see its unlinks.
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
-  void exit(uint32_t slot) { slots_[slot].store(kIdle); }
-
-  // The collector's side: a page unlinked now (its node of `level`).
-  void retire(RemotePtr page, uint8_t level);
-  // Ends the current epoch and moves every page retired before the oldest
-  // announced epoch to the free pages; how many moved.
-  uint64_t advance();
-  // A freed page for a node of `level`, if any (allocation reuses them).
-  RemotePtr take(uint8_t level);
+  void exit(uint32_t slot) override { slots_[slot].store(kIdle); }
+  void retire(RemotePtr page, uint8_t level) override;
+  uint64_t advance() override;
+  RemotePtr take(uint8_t level) override;
 
   uint64_t epoch() const { return epoch_.load(); }
   uint64_t retired() const;

@@ -10,6 +10,7 @@
 #include "core/index/nam/client.h"
 #include "core/index/nam/config.h"
 #include "core/index/nam/remote_access.h"
+#include "core/index/nam/remote_epochs.h"
 
 namespace locus::nam {
 
@@ -26,15 +27,20 @@ class FineClient final : public NamClient {
   Status collect_garbage() override { return tree_->collect_garbage(); }
   TreeStats tree_stats() const override { return tree_->stats(); }
   RemoteStats remote_stats() const override { return access_->stats(); }
+  Status close() override { return epochs_ != nullptr ? epochs_->release() : Status(); }
+  // Null when memory server 0 keeps no epoch slots (index.gc_epoch_slots).
+  const RemoteEpochs* epochs() const { return epochs_.get(); }
   // For tests that interpose on node access (a stalling holder).
   RemoteAccess& access() { return *access_; }
   // The tree, for its garbage collection (tree.h): a compute server runs
-  // the pass with the same one-sided locks, its clients sharing a
-  // Reclaimer (epoch.h).
+  // the pass with the same one-sided locks; every client's tree has a
+  // RemoteEpochs (remote_epochs.h) that frees merged pages once no
+  // client, on any compute server, can hold them.
   BlinkTree& tree() { return *tree_; }
 
  private:
   std::unique_ptr<RemoteAccess> access_;
+  std::unique_ptr<RemoteEpochs> epochs_;  // before tree_: outlives it
   std::unique_ptr<BlinkTree> tree_;
 };
 

@@ -319,6 +319,45 @@ Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
   return s;
 }
 
+StatusOr<uint64_t> RemoteAccess::word_atomic(uint32_t server, uint64_t offset, Opcode op, uint64_t compare_add,
+                                             uint64_t swap) {
+  if (server >= regions_.size() || offset + 8 > regions_[server].length) {
+    return invalid_argument("nam: word " + std::to_string(offset) + " outside memory server " + std::to_string(server) +
+                            "'s arena");
+  }
+  return atomic(op, remote_at(regions_[server], offset), compare_add, swap);
+}
+
+Status RemoteAccess::read_words(uint32_t server, uint64_t offset, std::span<uint64_t> out) {
+  if (server >= regions_.size() || offset + out.size() * 8 > regions_[server].length) {
+    return invalid_argument("nam: " + std::to_string(out.size()) + " words at " + std::to_string(offset) +
+                            " outside memory server " + std::to_string(server) + "'s arena");
+  }
+  std::byte* into = buffer_.data();  // the READ page: free between node reads
+  for (size_t done = 0; done < out.size();) {
+    const size_t n = std::min<size_t>(out.size() - done, page_bytes_ / 8);
+    WorkRequest wr;
+    wr.wr_id = ep_.next_wr_id();
+    wr.op = Opcode::kRead;
+    wr.remote = remote_at(regions_[server], offset + done * 8);
+    wr.local = {into, static_cast<uint32_t>(n * 8), local_.lkey};
+    LOCUS_RETURN_IF_ERROR(after_failure(wr.remote.node, ep_.execute(wr)));
+    std::memcpy(out.data() + done, into, n * 8);
+    done += n;
+  }
+  return Status();
+}
+
+Status RemoteAccess::write_word(uint32_t server, uint64_t offset, uint64_t value) {
+  if (server >= regions_.size() || offset + 8 > regions_[server].length) {
+    return invalid_argument("nam: word " + std::to_string(offset) + " outside memory server " + std::to_string(server) +
+                            "'s arena");
+  }
+  std::byte bytes[8];
+  std::memcpy(bytes, &value, 8);
+  return write(remote_at(regions_[server], offset), bytes, 8);
+}
+
 StatusOr<RemotePtr> RemoteAccess::allocate(uint8_t level) {
   if (level >= next_server_.size()) return internal_error("nam: tree deeper than 64 levels");
   const uint32_t server = next_server_[level]++ % regions_.size();

@@ -84,6 +84,15 @@ class RemoteAccess final : public NodeAccess {
 
   const RemoteStats& stats() const { return stats_; }
 
+  // Words of memory server `server`'s arena outside the nodes (arena.h:
+  // the catalog, the free lists, the epoch slots) and a freed page's link,
+  // for RemoteEpochs (remote_epochs.h). A fence turns into kAborted as for
+  // the nodes' requests.
+  uint32_t servers() const { return static_cast<uint32_t>(regions_.size()); }
+  StatusOr<uint64_t> word_atomic(uint32_t server, uint64_t offset, Opcode op, uint64_t compare_add, uint64_t swap);
+  Status read_words(uint32_t server, uint64_t offset, std::span<uint64_t> out);
+  Status write_word(uint32_t server, uint64_t offset, uint64_t value);
+
  private:
   RemoteAccess(Endpoint& ep, rpc::RpcClient& rpc, std::vector<RemoteRegion> regions, uint32_t page_bytes,
                Nanos lease_ns, uint64_t leaf_cursor)

@@ -12,7 +12,8 @@ StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t s
   const bool fine = config.distribution == Distribution::kFine;
   const bool hybrid = config.distribution == Distribution::kHybrid;
   LOCUS_ASSIGN_OR_RETURN(m->arena_,
-                         Arena::create(env, server, config.region_bytes, config.page_bytes, fine || hybrid, hybrid));
+                         Arena::create(env, server, config.region_bytes, config.page_bytes, fine || hybrid, hybrid,
+                                       fine && server == 0 ? config.gc_epoch_slots : 0));
   if (!fine) {
     // A hybrid tree's root starts above its first leaf, so that the
     // server's traversals always end on an inner node.

@@ -78,7 +78,7 @@ class MemoryServer final : public UpperLevels {
   std::vector<BlinkTree*> free_;
   // Slots for request trees (one per concurrent request) and the collector.
   static constexpr uint32_t kEpochSlots = 1024;
-  std::unique_ptr<Reclaimer> reclaimer_ = std::make_unique<Reclaimer>(kEpochSlots);
+  std::unique_ptr<LocalReclaimer> reclaimer_ = std::make_unique<LocalReclaimer>(kEpochSlots);
   std::unique_ptr<BlinkTree> gc_;
   ShortMutex gc_mu_;  // one pass at a time
   std::unique_ptr<messaging::MessagingServer> mailbox_owned_;

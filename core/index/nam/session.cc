@@ -126,6 +126,8 @@ void NamSession::report(metrics::OpStats& stats) const {
                                {"nam.gc_passes", t.gc_passes},
                                {"nam.gc_entries_collected", t.entries_collected},
                                {"nam.gc_merges", t.merges},
+                               {"nam.gc_pages_freed", t.pages_freed},
+                               {"nam.gc_pages_reused", t.pages_reused},
                                {"nam.gc_failures", gc_failures_}});
   if (mailboxes_ != nullptr) {
     const messaging::MailboxStats& m = mailboxes_->stats();

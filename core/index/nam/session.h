@@ -28,6 +28,7 @@ class NamSession final : public design::ClientSession {
   Status execute(const workload::Op& op, std::string_view key, std::string_view value,
                  std::string_view* measured_as) override;
   void report(metrics::OpStats& stats) const override;
+  Status close() override { return client_->close(); }
   bool can_record() const override { return true; }
 
   NamClient& client() { return *client_; }

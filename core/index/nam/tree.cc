@@ -89,7 +89,10 @@ Status BlinkTree::set_reclaimer(Reclaimer* r) {
 StatusOr<RemotePtr> BlinkTree::allocate(uint8_t level) {
   if (!spare_.page.null() && spare_.level == level) return std::exchange(spare_.page, RemotePtr{});
   if (reclaimer_ != nullptr) {
-    if (const RemotePtr p = reclaimer_->take(level); !p.null()) return p;
+    if (const RemotePtr p = reclaimer_->take(level); !p.null()) {
+      ++stats_.pages_reused;
+      return p;
+    }
   }
   return access_.allocate(level);
 }

@@ -130,6 +130,7 @@ struct TreeStats {
   uint64_t inner_merges = 0;       // of them, nodes above the leaves
   uint64_t parents_repaired = 0;   // parents still naming a merged node, fixed
   uint64_t pages_freed = 0;        // merged nodes' pages freed after their epoch
+  uint64_t pages_reused = 0;       // freed pages allocation took again
   uint64_t dead_forwards = 0;      // traversals that met a merged node and went left
 };
 

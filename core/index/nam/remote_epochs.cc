@@ -1,0 +1,155 @@
+// Epoch-based reclamation across compute servers (remote_epochs.h).
+#include "core/index/nam/remote_epochs.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/index/nam/arena.h"
+
+namespace locus::nam {
+namespace {
+
+constexpr uint64_t kOffsetMask = (uint64_t{1} << kFreeTagShift) - 1;
+// CASes lost to other collectors or allocators before a push or pop gives
+// up for now (a push is tried again at the next advance, a pop takes a
+// fresh page instead).
+constexpr int kListTries = 16;
+
+uint64_t tagged(uint64_t head, uint64_t offset) { return ((head >> kFreeTagShift) + 1) << kFreeTagShift | offset; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RemoteEpochs>> RemoteEpochs::attach(RemoteAccess& access, uint32_t refresh_every_ops) {
+  uint64_t catalog[2] = {0, 0};  // kSlotTableOffset, kSlotCountOffset
+  LOCUS_RETURN_IF_ERROR(access.read_words(0, kSlotTableOffset, catalog));
+  if (catalog[0] == 0 || catalog[1] == 0) return std::unique_ptr<RemoteEpochs>();
+  if (catalog[1] > (1u << 20)) return corruption("nam: memory server 0 names " + std::to_string(catalog[1]) + " epoch slots");
+  std::unique_ptr<RemoteEpochs> e(
+      new RemoteEpochs(access, catalog[0], static_cast<uint32_t>(catalog[1]), std::max<uint32_t>(refresh_every_ops, 1)));
+  e->next_server_.assign(64, 0);
+  return e;
+}
+
+StatusOr<uint32_t> RemoteEpochs::join() {
+  if (slot_ != kNoSlot) return invalid_argument("nam: a tree object joined the epochs twice");
+  std::vector<uint64_t> slots(slots_);
+  LOCUS_RETURN_IF_ERROR(access_.read_words(0, table_, slots));
+  uint64_t epoch = 0;
+  LOCUS_RETURN_IF_ERROR(access_.read_words(0, kEpochOffset, {&epoch, 1}));
+  for (uint32_t i = 0; i < slots_; ++i) {
+    if (slots[i] != 0) continue;
+    LOCUS_ASSIGN_OR_RETURN(const uint64_t old, access_.word_atomic(0, table_ + 8 * uint64_t{i}, Opcode::kCas, 0, epoch));
+    if (old != 0) continue;  // another client took it meanwhile
+    slot_ = i;
+    announced_ = epoch;
+    ops_since_ = 0;
+    return i;
+  }
+  return resource_exhausted("nam: every one of memory server 0's " + std::to_string(slots_) +
+                            " epoch slots is held by a client (index.gc_epoch_slots)");
+}
+
+void RemoteEpochs::enter(uint32_t) {
+  if (slot_ == kNoSlot || ++ops_since_ < refresh_every_ops_) return;
+  ops_since_ = 0;
+  // A failure leaves the slot at its older epoch: pages wait longer.
+  if (!announce().is_ok()) ++stats_.announce_failures;
+}
+
+Status RemoteEpochs::announce() {
+  ++stats_.announces;
+  uint64_t epoch = 0;
+  LOCUS_RETURN_IF_ERROR(access_.read_words(0, kEpochOffset, {&epoch, 1}));
+  if (epoch <= announced_) return Status();
+  LOCUS_ASSIGN_OR_RETURN(const uint64_t old,
+                         access_.word_atomic(0, table_ + 8 * uint64_t{slot_}, Opcode::kCas, announced_, epoch));
+  if (old != announced_) {
+    return internal_error("nam: epoch slot " + std::to_string(slot_) + " held " + std::to_string(old) +
+                          ", not the epoch this client announced (" + std::to_string(announced_) + ")");
+  }
+  announced_ = epoch;
+  return Status();
+}
+
+void RemoteEpochs::retire(RemotePtr page, uint8_t) {
+  retired_.push_back({page, 0});
+  ++stats_.retired;
+}
+
+uint64_t RemoteEpochs::advance() {
+  if (slot_ == kNoSlot) return 0;
+  auto before = access_.word_atomic(0, kEpochOffset, Opcode::kFaa, 1, 0);
+  if (!before.is_ok()) return 0;  // the pages keep epoch 0: tagged by the next advance
+  for (Retired& r : retired_) {
+    if (r.epoch == 0) r.epoch = *before;
+  }
+  // Our own slot: the collector is between operations.
+  if (!announce().is_ok()) ++stats_.announce_failures;
+  std::vector<uint64_t> slots(slots_);
+  if (!access_.read_words(0, table_, slots).is_ok()) return 0;
+  uint64_t oldest = UINT64_MAX;
+  for (const uint64_t s : slots) {
+    if (s != 0) oldest = std::min(oldest, s);
+  }
+  uint64_t freed = 0;
+  std::erase_if(retired_, [&](const Retired& r) {
+    if (r.epoch == 0 || r.epoch >= oldest) return false;
+    if (!push(r.page).is_ok()) {
+      ++stats_.free_failures;
+      return false;
+    }
+    ++freed;
+    return true;
+  });
+  stats_.freed += freed;
+  stats_.held_back = retired_.size();
+  return freed;
+}
+
+Status RemoteEpochs::push(RemotePtr page) {
+  const uint32_t server = page.server();
+  for (int tries = 0; tries < kListTries; ++tries) {
+    uint64_t head = 0;
+    LOCUS_RETURN_IF_ERROR(access_.read_words(server, kFreeListOffset, {&head, 1}));
+    LOCUS_RETURN_IF_ERROR(access_.write_word(server, page.offset() + 8, head & kOffsetMask));
+    LOCUS_ASSIGN_OR_RETURN(const uint64_t old, access_.word_atomic(server, kFreeListOffset, Opcode::kCas, head,
+                                                                   tagged(head, page.offset())));
+    if (old == head) return Status();
+  }
+  return Status(StatusCode::kAborted, "nam: a free list's head kept changing");
+}
+
+RemotePtr RemoteEpochs::take(uint8_t level) {
+  // No collector has advanced the epoch yet: every list is empty, and an
+  // allocation costs no READ more than it did without reclamation.
+  if (slot_ == kNoSlot || announced_ <= 1 || level >= next_server_.size()) return {};
+  const uint32_t server = next_server_[level]++ % access_.servers();
+  for (int tries = 0; tries < kListTries; ++tries) {
+    uint64_t head = 0;
+    if (!access_.read_words(server, kFreeListOffset, {&head, 1}).is_ok()) return {};
+    const uint64_t first = head & kOffsetMask;
+    if (first == 0) return {};
+    uint64_t next = 0;
+    if (!access_.read_words(server, first + 8, {&next, 1}).is_ok()) return {};
+    auto old = access_.word_atomic(server, kFreeListOffset, Opcode::kCas, head, tagged(head, next & kOffsetMask));
+    if (!old.is_ok()) return {};
+    if (*old != head) continue;
+    ++stats_.reused;
+    return RemotePtr::make(server, first);
+  }
+  return {};
+}
+
+Status RemoteEpochs::release() {
+  if (slot_ == kNoSlot) return Status();
+  LOCUS_ASSIGN_OR_RETURN(const uint64_t old,
+                         access_.word_atomic(0, table_ + 8 * uint64_t{slot_}, Opcode::kCas, announced_, 0));
+  slot_ = kNoSlot;
+  if (old != announced_) {
+    return internal_error("nam: epoch slot held " + std::to_string(old) + " at release, not " +
+                          std::to_string(announced_));
+  }
+  return Status();
+}
+
+}  // namespace locus::nam

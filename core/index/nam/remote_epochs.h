@@ -1,0 +1,102 @@
+// Epoch-based reclamation across compute servers (fine-grained; epoch.h
+// says what the epochs guarantee). Every word lives on the memory servers
+// and is reached one-sidedly, so the compute servers' clients and a
+// collector on any of them share it without a message between them:
+//
+//  * memory server 0's catalog (arena.h) holds the global epoch and a
+//    table of slots, one per client tree object; a slot holds the epoch
+//    its client last announced (0: free). A client claims a slot when it
+//    connects (READ the table, CAS a free slot) and gives it back when it
+//    closes;
+//  * a client announces, before an operation and once every
+//    `refresh_every_ops` operations, the epoch it READs then (a CAS of its
+//    slot, only when the epoch moved). An announced epoch e means "every
+//    operation I start from now on starts after e was current"; between
+//    two announcements the slot keeps the older epoch, which only holds
+//    pages back longer (one 8-byte READ a `refresh_every_ops` operations,
+//    where the local reclaimer writes twice an operation);
+//  * the collector keeps the pages it unlinked; after its pass it
+//    increments the epoch by FAA (every unlink happened before, so the
+//    epoch it returns is at least the one current at each unlink: the
+//    pages' retirement epoch), announces the new one in its own slot,
+//    READs the table and frees every page retired before the oldest epoch
+//    a slot holds. A client whose slot holds more than a page's epoch read
+//    it after the increment, which came after the unlink: it started its
+//    operations after the page left the tree;
+//  * freed pages go on their memory server's free list (arena.h: a head
+//    word with a tag against ABA, each page linking the next at its byte
+//    8), pushed by CAS; allocation pops one by READ, READ, CAS before it
+//    takes a fresh page off the cursor.
+//
+// A client that dies keeps its slot, and from then on no page retired
+// later is freed (the pages stay unlinked, never reachable: a leak, never
+// a wrong read) until the memory servers restart. Skipping such a slot
+// would need the dead client fenced off every memory server first, as
+// lock breaking does (remote_access.h); not built (docs/nam.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/index/nam/epoch.h"
+#include "core/index/nam/remote_access.h"
+
+namespace locus::nam {
+
+struct EpochStats {
+  uint64_t announces = 0;          // epoch READs before operations
+  uint64_t announce_failures = 0;  // READs or CASes that failed (the slot kept its older epoch)
+  uint64_t retired = 0;            // pages handed to the collector
+  uint64_t freed = 0;              // pages put on a free list
+  uint64_t reused = 0;             // freed pages taken by allocation
+  uint64_t held_back = 0;          // at the last advance, pages kept by an older slot
+  uint64_t free_failures = 0;      // pages whose push gave up (left retired, tried again)
+};
+
+class RemoteEpochs final : public Reclaimer {
+ public:
+  // The reclaimer of `access`'s memory servers; nullptr when memory server
+  // 0 keeps no epoch slots (index.gc_epoch_slots = 0).
+  static StatusOr<std::unique_ptr<RemoteEpochs>> attach(RemoteAccess& access, uint32_t refresh_every_ops);
+
+  // Claims a free slot; kResourceExhausted naming index.gc_epoch_slots
+  // when every slot is taken (this client must not run then: the
+  // collector would not wait for it).
+  StatusOr<uint32_t> join() override;
+  void enter(uint32_t slot) override;
+  void exit(uint32_t) override {}
+  void retire(RemotePtr page, uint8_t level) override;
+  uint64_t advance() override;
+  RemotePtr take(uint8_t level) override;
+  // Gives the slot back (the client closes; no operation runs after).
+  Status release();
+
+  const EpochStats& stats() const { return stats_; }
+
+ private:
+  RemoteEpochs(RemoteAccess& access, uint64_t table, uint32_t slots, uint32_t refresh_every_ops)
+      : access_(access), table_(table), slots_(slots), refresh_every_ops_(refresh_every_ops) {}
+  // READs the epoch and, if it moved past what the slot holds, CASes it in.
+  Status announce();
+  // Puts `page` on its memory server's free list.
+  Status push(RemotePtr page);
+
+  RemoteAccess& access_;
+  uint64_t table_;  // the slots' offset in memory server 0's arena
+  uint32_t slots_;
+  uint32_t refresh_every_ops_;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint32_t slot_ = kNoSlot;
+  uint64_t announced_ = 0;  // what our slot holds
+  uint32_t ops_since_ = 0;
+  struct Retired {
+    RemotePtr page;
+    uint64_t epoch;  // 0: unlinked in the pass not yet ended
+  };
+  std::vector<Retired> retired_;
+  std::vector<uint32_t> next_server_;  // allocation's round robin per level
+  EpochStats stats_;
+};
+
+}  // namespace locus::nam
