@@ -28,6 +28,7 @@
 #include "core/index/nam/hybrid_client.h"
 #include "core/index/nam/local_access.h"
 #include "core/index/nam/server.h"
+#include "tests/support/nam_local.h"
 #include "core/rpc/rpc_client.h"
 #include "core/rpc/rpc_server.h"
 #include "core/transport/endpoint.h"
@@ -529,6 +530,98 @@ BOOST_AUTO_TEST_CASE(fine_gc_on_a_compute_server_during_clients) {
   gc_during_clients(small(nam::Distribution::kFine, nam::Partitioning::kRange, 256));
 }
 
+// The reclamation tests' set-up: a fine-grained index of 600 keys over two
+// memory servers in 256-byte pages, clients announcing every 4 operations,
+// and the phases the tests' clients step through together.
+constexpr uint64_t kReclaimKeys = 600;
+NamConfig reclaim_config() {
+  NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);
+  config.gc_epoch_every_ops = 4;
+  return config;
+}
+// With a 50 ms slot lease (and lock leases that never run out).
+NamConfig leased_reclaim_config() {
+  NamConfig config = reclaim_config();
+  config.gc_epoch_lease_ms = 50;
+  config.lease_ms = 5000;
+  return config;
+}
+struct Phases {
+  std::atomic<int> at{0};
+  void wait_for(Env& env, int p) {
+    for (int i = 0; i < 50000 && at.load() < p; ++i) env.clock->sleep_for(100 * kMicrosecond);
+  }
+};
+// Two memory servers, the keys loaded, and the phases.
+struct ReclaimCluster : NamCluster {
+  explicit ReclaimCluster(const NamConfig& c) : NamCluster(c, 2, kReclaimKeys) {
+    for (uint64_t k = 0; k < kReclaimKeys; ++k) load({k, k});
+  }
+  Phases phases;
+};
+// Deletes every key but the multiples of 10 (so that most leaves merge).
+bool delete_most_keys(NamCluster& cluster, NamClient& c) {
+  for (uint64_t k = 0; k < kReclaimKeys; ++k) {
+    if (k % 10 == 0) continue;
+    auto r = c.remove({k, k});
+    if (!r.is_ok() || !*r) {
+      cluster.failures.fail("remove " + std::to_string(k));
+      return false;
+    }
+  }
+  return true;
+}
+// Inserts (k, k + 1) for the keys delete_most_keys removed.
+bool insert_deleted_keys(NamCluster& cluster, NamClient& c) {
+  for (uint64_t k = 0; k < kReclaimKeys; ++k) {
+    if (k % 10 != 0 && !c.insert({k, k + 1}).is_ok()) {
+      cluster.failures.fail("insert " + std::to_string(k));
+      return false;
+    }
+  }
+  return true;
+}
+// After insert_deleted_keys: every key's payloads right.
+bool lookups_after_reinsert_are_right(NamCluster& cluster, NamClient& c, const std::string& when) {
+  std::vector<uint64_t> got;
+  for (uint64_t k = 0; k < kReclaimKeys; ++k) {
+    got.clear();
+    const std::vector<uint64_t> want = k % 10 == 0 ? std::vector<uint64_t>{k} : std::vector<uint64_t>{k + 1};
+    const Status s = c.lookup(k, &got);
+    if (!s.is_ok() || got != want) {
+      cluster.failures.fail("lookup " + std::to_string(k) + " " + when + ": " + s.to_string());
+      return false;
+    }
+  }
+  return true;
+}
+
+// A collector for the slot-breaking tests: deletes most keys, waits for
+// phase `start`, runs a pass, sleeps 60 ms (past a 50 ms slot lease), runs
+// another, inserts the deleted keys again, records what it did, sets phase
+// `done` and closes once phase `done + 1` came.
+struct CollectorRun {
+  nam::TreeStats first, second, after_inserts;
+  nam::EpochStats epochs;
+};
+NamCluster::Body collect_past_a_lease(NamCluster& cluster, Phases& phases, int start, int done, CollectorRun* out) {
+  return [&cluster, &phases, start, done, out](NamClient& c, Env& env, nam::FineClient* f) {
+    if (!delete_most_keys(cluster, c)) return;
+    phases.wait_for(env, start);
+    if (!f->tree().collect_garbage().is_ok()) return cluster.failures.fail("first pass");
+    out->first = f->tree().stats();
+    env.clock->sleep_for(60 * kMillisecond);
+    if (!f->tree().collect_garbage().is_ok()) return cluster.failures.fail("second pass");
+    out->second = f->tree().stats();
+    if (!insert_deleted_keys(cluster, c)) return;
+    out->after_inserts = f->tree().stats();
+    out->epochs = f->epoch_stats();
+    phases.at = done;
+    phases.wait_for(env, done + 1);
+    if (!c.close().is_ok()) cluster.failures.fail("collector close");
+  };
+}
+
 // Reclamation across compute servers (remote_epochs.h), step by step: a
 // collector on one compute server merges nodes; their pages wait while a
 // reader on another holds an older epoch in its slot (it read nothing since
@@ -537,26 +630,16 @@ BOOST_AUTO_TEST_CASE(fine_gc_on_a_compute_server_during_clients) {
 // client finding every slot taken is refused, naming the setting, and a
 // closed client's slot serves the next one.
 BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused) {
-  NamConfig config = small(nam::Distribution::kFine, nam::Partitioning::kRange, 256);
-  config.gc_epoch_every_ops = 4;
+  NamConfig config = reclaim_config();
   config.gc_epoch_slots = 2;
-  constexpr uint64_t kKeys = 600;
-  NamCluster cluster(config, 2, kKeys);
-  for (uint64_t k = 0; k < kKeys; ++k) cluster.load({k, k});
-  std::atomic<int> phase{0};
-  auto wait_for = [&](Env& env, int p) {
-    for (int i = 0; i < 20000 && phase.load() < p; ++i) env.clock->sleep_for(100 * kMicrosecond);
-  };
+  ReclaimCluster cluster(config);
+  std::atomic<int>& phase = cluster.phases.at;
+  auto wait_for = [&](Env& env, int p) { cluster.phases.wait_for(env, p); };
   nam::TreeStats first, second, after_inserts;
   uint64_t reader_reused = 0;
   std::string refused;
   cluster.add_client("collector", [&](NamClient& c, Env& env, nam::FineClient* f) {
-    for (uint64_t k = 0; k < kKeys; ++k) {
-      if (k % 10 != 0) {
-        auto r = c.remove({k, k});
-        if (!r.is_ok() || !*r) return cluster.failures.fail("remove " + std::to_string(k));
-      }
-    }
+    if (!delete_most_keys(cluster, c)) return;
     wait_for(env, 1);  // the reader has looked once
     if (!f->tree().collect_garbage().is_ok()) return cluster.failures.fail("first pass");
     first = f->tree().stats();
@@ -564,9 +647,7 @@ BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused)
     wait_for(env, 3);  // the reader has announced the new epoch
     if (!f->tree().collect_garbage().is_ok()) return cluster.failures.fail("second pass");
     second = f->tree().stats();
-    for (uint64_t k = 0; k < kKeys; ++k) {
-      if (k % 10 != 0 && !c.insert({k, k + 1}).is_ok()) return cluster.failures.fail("insert " + std::to_string(k));
-    }
+    if (!insert_deleted_keys(cluster, c)) return;
     after_inserts = f->tree().stats();
     phase = 4;
     wait_for(env, 8);  // the reader checked every key, a third client came and went
@@ -586,11 +667,7 @@ BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused)
     }
     phase = 3;
     wait_for(env, 4);
-    for (uint64_t k = 0; k < kKeys; ++k) {
-      got.clear();
-      const std::vector<uint64_t> want = k % 10 == 0 ? std::vector<uint64_t>{k} : std::vector<uint64_t>{k + 1};
-      if (!c.lookup(k, &got).is_ok() || got != want) return cluster.failures.fail("lookup after " + std::to_string(k));
-    }
+    if (!lookups_after_reinsert_are_right(cluster, c, "after the inserts")) return;
     reader_reused = f->tree().stats().pages_reused;
     phase = 5;
     wait_for(env, 6);  // a third client was refused
@@ -629,6 +706,110 @@ BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused)
   BOOST_TEST(second.pages_freed >= first.merges);
   BOOST_TEST(after_inserts.pages_reused > 0u);
   BOOST_TEST(refused.find("index.gc_epoch_slots") != std::string::npos, refused);
+}
+
+// A compute server that stops (here: sleeps) holding an old epoch in its
+// slot would stop reclamation for good. After index.gc_epoch_lease_ms the
+// collector has every memory server fence it off and frees its slot; its
+// merged pages are freed and split into again. When it wakes, its first
+// request fails (fenced), the operation restarts with a new slot, and
+// every lookup is right although pages it could have named were reused.
+BOOST_AUTO_TEST_CASE(a_stopped_compute_servers_epoch_slot_is_broken_after_its_lease) {
+  ReclaimCluster cluster(leased_reclaim_config());
+  std::atomic<int>& phase = cluster.phases.at;
+  auto wait_for = [&](Env& env, int p) { cluster.phases.wait_for(env, p); };
+  CollectorRun run;
+  nam::EpochStats sleeper_epochs;
+  uint64_t sleeper_fenced = 0;
+  cluster.add_client("collector", collect_past_a_lease(cluster, cluster.phases, 1, 2, &run));
+  cluster.add_client("sleeper", [&](NamClient& c, Env& env, nam::FineClient* f) {
+    std::vector<uint64_t> got;
+    if (!c.lookup(0, &got).is_ok()) return cluster.failures.fail("first lookup");
+    phase = 1;
+    wait_for(env, 2);  // stopped: no operation, no announcement
+    if (!lookups_after_reinsert_are_right(cluster, c, "after waking")) return;
+    sleeper_epochs = f->epoch_stats();
+    sleeper_fenced = f->remote_stats().fenced;
+    if (!c.close().is_ok()) cluster.failures.fail("sleeper close");
+    phase = 3;
+  });
+  cluster.run();
+  BOOST_TEST_MESSAGE("merges " << run.second.merges << ", freed " << run.first.pages_freed << " then "
+                               << run.second.pages_freed << ", reused " << run.after_inserts.pages_reused
+                               << "; slots broken " << run.epochs.slots_broken << ", the sleeper fenced by "
+                               << sleeper_fenced << " servers, rejoined " << sleeper_epochs.rejoins << " times");
+  BOOST_REQUIRE(run.first.merges > 10u);
+  BOOST_TEST(run.first.pages_freed == 0u);  // the sleeper's slot held them
+  BOOST_TEST(run.epochs.slots_broken == 1u);
+  BOOST_TEST(run.second.pages_freed >= run.first.merges);
+  BOOST_TEST(run.after_inserts.pages_reused > 0u);
+  BOOST_TEST(sleeper_fenced >= 1u);
+  BOOST_TEST(sleeper_epochs.rejoins >= 1u);
+}
+
+// The hazard the fence is for: a lookup stalls between reading a leaf's
+// parent and reading the leaf, the leaf is merged away, the stalled
+// client's slot is broken after its lease, the leaf's page is freed and
+// split into again. The stalled READ must not return the page's new node:
+// the fence fails it, and the lookup starts over with a new slot (with the
+// fence left out of break_stale, the lookup read the reused page: "a child
+// is not one level down").
+class StallBeforeRead final : public locus::testing::ForwardingAccess {
+ public:
+  StallBeforeRead(nam::NodeAccess& inner, std::function<void()> stall) : ForwardingAccess(inner), stall_(stall) {}
+  Status read(nam::RemotePtr p, nam::Node& out) override {
+    if (++reads == stall_at) stall_();
+    return inner_.read(p, out);
+  }
+  uint32_t reads = 0;
+  uint32_t stall_at = 0;  // the read to stall before (1: the first); 0: none
+
+ private:
+  std::function<void()> stall_;
+};
+
+BOOST_AUTO_TEST_CASE(a_read_stalled_past_its_slots_lease_is_fenced_not_served_a_reused_page) {
+  ReclaimCluster cluster(leased_reclaim_config());
+  std::atomic<int>& phase = cluster.phases.at;
+  auto wait_for = [&](Env& env, int p) { cluster.phases.wait_for(env, p); };
+  CollectorRun run;
+  uint64_t stalled_fenced = 0, stalled_restarts = 0;
+  cluster.add_client("collector", collect_past_a_lease(cluster, cluster.phases, 2, 3, &run));
+  cluster.add_client("stalled", [&](NamClient& c, Env& env, nam::FineClient* f) {
+    StallBeforeRead stall(f->access(), [&] {
+      phase = 2;
+      wait_for(env, 3);
+    });
+    auto epochs = nam::RemoteEpochs::attach(f->access(), cluster.config.gc_epoch_every_ops, 50 * kMillisecond);
+    if (!epochs.is_ok() || *epochs == nullptr) return cluster.failures.fail("attach");
+    nam::BlinkTree tree(stall);
+    if (!tree.set_reclaimer(epochs->get()).is_ok()) return cluster.failures.fail("join");
+    wait_for(env, 1);
+    auto levels = tree.levels();
+    if (!levels.is_ok()) return cluster.failures.fail("levels");
+    stall.reads = 0;
+    stall.stall_at = *levels;  // the leaf's READ: the root and the inner levels are read
+    std::vector<uint64_t> got;
+    const Status s = tree.lookup(300, &got);
+    if (!s.is_ok() || got != std::vector<uint64_t>{300}) {
+      cluster.failures.fail("the stalled lookup: " + s.to_string() + ", " + std::to_string(got.size()) + " payloads");
+    }
+    stalled_fenced = f->remote_stats().fenced;
+    stalled_restarts = tree.stats().restarts;
+    (void)(*epochs)->release();
+    (void)c.close();
+    phase = 4;
+  });
+  cluster.run();
+  BOOST_TEST_MESSAGE("merges " << run.second.merges << ", freed " << run.second.pages_freed << ", reused "
+                               << run.after_inserts.pages_reused << ", slots broken " << run.epochs.slots_broken
+                               << "; the stalled lookup fenced " << stalled_fenced << " times, restarted "
+                               << stalled_restarts);
+  BOOST_REQUIRE(run.second.merges > 10u);
+  BOOST_TEST(run.epochs.slots_broken >= 1u);
+  BOOST_TEST(run.after_inserts.pages_reused > 0u);
+  BOOST_TEST(stalled_fenced >= 1u);
+  BOOST_TEST(stalled_restarts >= 1u);
 }
 
 BOOST_AUTO_TEST_CASE(stalled_lock_holder_loses_its_lease) {

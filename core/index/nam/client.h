@@ -48,6 +48,8 @@ class NamClient {
   }
   // One-sided node access and its leased locks (fine-grained, hybrid).
   virtual RemoteStats remote_stats() const { return {}; }
+  // Fine-grained reclamation across compute servers (remote_epochs.h).
+  virtual EpochStats epoch_stats() const { return {}; }
   // The client is done (its session closes): gives back what it holds on
   // the memory servers (fine-grained: its epoch slot).
   virtual Status close() { return Status(); }

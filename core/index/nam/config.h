@@ -69,6 +69,12 @@ struct NamConfig final : scenario::IndexConfig {
   // once every this many operations (remote_epochs.h): more holds freed
   // pages back longer, fewer costs more READs of memory server 0.
   uint32_t gc_epoch_every_ops = 64;
+  // Fine-grained: a client's epoch slot that holds back a freed page and
+  // has not changed for this long is broken: the collector has every
+  // memory server fence the client off, then frees the slot (a dead
+  // compute server no longer stops reclamation; a live one idle this long
+  // pays one restart). remote_epochs.h has the argument.
+  double gc_epoch_lease_ms = 1000;
   // Attribute-value skew (section 2.3; the calibration's NAM testbed: "80%
   // / 12% / 5% / 3% of keys on the four memory servers"): the share of the
   // workload's keys whose index key falls in each memory server's range,

@@ -61,6 +61,7 @@ StatusOr<std::shared_ptr<const scenario::IndexConfig>> read_keys(scenario::Index
   LOCUS_RETURN_IF_ERROR(keys.number("gc_interval_ms", &c->gc_interval_ms, 0, 3.6e6));
   LOCUS_RETURN_IF_ERROR(keys.number("gc_epoch_slots", &c->gc_epoch_slots, 0, 1 << 20));
   LOCUS_RETURN_IF_ERROR(keys.number("gc_epoch_every_ops", &c->gc_epoch_every_ops, 1, 1 << 20));
+  LOCUS_RETURN_IF_ERROR(keys.number("gc_epoch_lease_ms", &c->gc_epoch_lease_ms, 1e-3, 3.6e6));
   std::string skew;
   LOCUS_RETURN_IF_ERROR(keys.text("key_skew", &skew));
   if (!skew.empty()) {

@@ -30,15 +30,32 @@
 
 namespace locus::nam {
 
+// A reclaimer's figures (RemoteEpochs'; the local one keeps its own).
+struct EpochStats {
+  uint64_t announces = 0;          // epoch READs before operations
+  uint64_t announce_failures = 0;  // READs or CASes that failed (the slot kept its older epoch)
+  uint64_t rejoins = 0;            // slots claimed again after a fence
+  uint64_t retired = 0;            // pages handed to the collector
+  uint64_t freed = 0;              // pages put on a free list
+  uint64_t reused = 0;             // freed pages taken by allocation
+  uint64_t held_back = 0;          // at the last advance, pages kept by an older slot
+  uint64_t free_failures = 0;      // pages whose push gave up (left retired, tried again)
+  uint64_t slots_broken = 0;       // stale slots whose client was fenced and the slot freed
+};
+
 class Reclaimer {
  public:
   virtual ~Reclaimer() = default;
   // A slot for one tree object; an error when none is left (a tree object
   // without a slot could hold any page: see each implementation).
   virtual StatusOr<uint32_t> join() = 0;
-  // An operation of the slot's tree object starts, and ends.
-  virtual void enter(uint32_t slot) = 0;
+  // An operation of the slot's tree object starts (an error: it must not
+  // run), and ends.
+  virtual Status enter(uint32_t slot) = 0;
   virtual void exit(uint32_t slot) = 0;
+  // The operation starts over (BlinkTree::restarting) and reads nothing it
+  // read before; an error: it must not go on.
+  virtual Status reenter() { return Status(); }
   // The collector's side: a page unlinked now (its node of `level`).
   virtual void retire(RemotePtr page, uint8_t level) = 0;
   // Ends the current epoch and frees every page retired before the oldest
@@ -55,11 +72,12 @@ class LocalReclaimer final : public Reclaimer {
   // kResourceExhausted when all slots are taken, and from then on nothing
   // is freed.
   StatusOr<uint32_t> join() override;
-  void enter(uint32_t slot) override {
+  Status enter(uint32_t slot) override {
     slots_[slot].store(epoch_.load());
     // Against the collector's fence in advance() (store buffering): either
     // it sees this slot, or this operation's reads see its unlinks.
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    return Status();
   }
   void exit(uint32_t slot) override { slots_[slot].store(kIdle); }
   void retire(RemotePtr page, uint8_t level) override;
@@ -89,22 +107,25 @@ class LocalReclaimer final : public Reclaimer {
 };
 
 // Announces the epoch for one operation of a tree object (nested
-// operations of the same object keep the outer announcement).
+// operations of the same object keep the outer announcement). The
+// operation runs only if status() is OK.
 class EpochGuard {
  public:
   EpochGuard(Reclaimer* r, uint32_t slot, uint32_t* depth) : r_(r), slot_(slot), depth_(depth) {
-    if (r_ != nullptr && (*depth_)++ == 0) r_->enter(slot_);
+    if (r_ != nullptr && (*depth_)++ == 0) status_ = r_->enter(slot_);
   }
   ~EpochGuard() {
     if (r_ != nullptr && --*depth_ == 0) r_->exit(slot_);
   }
   EpochGuard(const EpochGuard&) = delete;
   EpochGuard& operator=(const EpochGuard&) = delete;
+  const Status& status() const { return status_; }
 
  private:
   Reclaimer* r_;
   uint32_t slot_;
   uint32_t* depth_;
+  Status status_;
 };
 
 }  // namespace locus::nam

@@ -28,6 +28,7 @@ class FineClient final : public NamClient {
   TreeStats tree_stats() const override { return tree_->stats(); }
   RemoteStats remote_stats() const override { return access_->stats(); }
   Status close() override { return epochs_ != nullptr ? epochs_->release() : Status(); }
+  EpochStats epoch_stats() const override { return epochs_ != nullptr ? epochs_->stats() : EpochStats{}; }
   // Null when memory server 0 keeps no epoch slots (index.gc_epoch_slots).
   const RemoteEpochs* epochs() const { return epochs_.get(); }
   // For tests that interpose on node access (a stalling holder).

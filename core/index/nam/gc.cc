@@ -43,6 +43,7 @@ Status BlinkTree::collect_garbage() {
   ++stats_.gc_passes;
   {
     EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+    LOCUS_RETURN_IF_ERROR(epoch.status());
     LOCUS_RETURN_IF_ERROR(restarting("garbage collection", [&] { return compact_leaves(); }));
     for (uint8_t level = 0; upper_ == nullptr; ++level) {
       LOCUS_ASSIGN_OR_RETURN(bool above, restarting("merge", [&] { return merge_level(level); }));

@@ -319,6 +319,11 @@ Status RemoteAccess::unlock(RemotePtr p, uint64_t held) {
   return s;
 }
 
+Status RemoteAccess::fence_everywhere(NodeId holder) {
+  for (uint32_t server = 0; server < regions_.size(); ++server) LOCUS_RETURN_IF_ERROR(fence(server, holder));
+  return Status();
+}
+
 StatusOr<uint64_t> RemoteAccess::word_atomic(uint32_t server, uint64_t offset, Opcode op, uint64_t compare_add,
                                              uint64_t swap) {
   if (server >= regions_.size() || offset + 8 > regions_[server].length) {

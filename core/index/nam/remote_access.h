@@ -89,6 +89,12 @@ class RemoteAccess final : public NodeAccess {
   // for RemoteEpochs (remote_epochs.h). A fence turns into kAborted as for
   // the nodes' requests.
   uint32_t servers() const { return static_cast<uint32_t>(regions_.size()); }
+  NodeId node_id() const { return ep_.node_id(); }
+  Clock& clock() { return *ep_.env().clock; }
+  // Times a memory server had fenced this client off (each rejoined).
+  uint64_t rejoins() const { return stats_.fenced; }
+  // Has every memory server fence `holder` (a NodeId) off its memory.
+  Status fence_everywhere(NodeId holder);
   StatusOr<uint64_t> word_atomic(uint32_t server, uint64_t offset, Opcode op, uint64_t compare_add, uint64_t swap);
   Status read_words(uint32_t server, uint64_t offset, std::span<uint64_t> out);
   Status write_word(uint32_t server, uint64_t offset, uint64_t value);

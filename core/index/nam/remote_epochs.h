@@ -5,9 +5,9 @@
 //
 //  * memory server 0's catalog (arena.h) holds the global epoch and a
 //    table of slots, one per client tree object; a slot holds the epoch
-//    its client last announced (0: free). A client claims a slot when it
-//    connects (READ the table, CAS a free slot) and gives it back when it
-//    closes;
+//    its client last announced and the client's node (as a lock word
+//    names its holder; 0: free). A client claims a slot when it connects
+//    (READ the table, CAS a free slot) and gives it back when it closes;
 //  * a client announces, before an operation and once every
 //    `refresh_every_ops` operations, the epoch it READs then (a CAS of its
 //    slot, only when the epoch moved). An announced epoch e means "every
@@ -28,11 +28,15 @@
 //    8), pushed by CAS; allocation pops one by READ, READ, CAS before it
 //    takes a fresh page off the cursor.
 //
-// A client that dies keeps its slot, and from then on no page retired
-// later is freed (the pages stay unlinked, never reachable: a leak, never
-// a wrong read) until the memory servers restart. Skipping such a slot
-// would need the dead client fenced off every memory server first, as
-// lock breaking does (remote_access.h); not built (docs/nam.md).
+// A client that dies keeps its slot. A slot that holds back a retired page
+// and has not changed for a lease (index.gc_epoch_lease_ms, on the
+// collector's clock) is broken, as a lock is (remote_access.h): the
+// collector has every memory server fence its client off, then CASes the
+// slot free. Safety rests on the fence, not on the lease: once fenced, the
+// client reads nothing more until it rejoins a server, and rejoining fails
+// the request (kAborted) and so restarts the operation, which first claims
+// a new slot (reenter) and then reads from the root. A live client broken
+// so (idle for a lease) pays one restart.
 #pragma once
 
 #include <cstdint>
@@ -44,27 +48,21 @@
 
 namespace locus::nam {
 
-struct EpochStats {
-  uint64_t announces = 0;          // epoch READs before operations
-  uint64_t announce_failures = 0;  // READs or CASes that failed (the slot kept its older epoch)
-  uint64_t retired = 0;            // pages handed to the collector
-  uint64_t freed = 0;              // pages put on a free list
-  uint64_t reused = 0;             // freed pages taken by allocation
-  uint64_t held_back = 0;          // at the last advance, pages kept by an older slot
-  uint64_t free_failures = 0;      // pages whose push gave up (left retired, tried again)
-};
-
 class RemoteEpochs final : public Reclaimer {
  public:
   // The reclaimer of `access`'s memory servers; nullptr when memory server
   // 0 keeps no epoch slots (index.gc_epoch_slots = 0).
-  static StatusOr<std::unique_ptr<RemoteEpochs>> attach(RemoteAccess& access, uint32_t refresh_every_ops);
+  static StatusOr<std::unique_ptr<RemoteEpochs>> attach(RemoteAccess& access, uint32_t refresh_every_ops,
+                                                       Nanos lease_ns);
 
   // Claims a free slot; kResourceExhausted naming index.gc_epoch_slots
   // when every slot is taken (this client must not run then: the
   // collector would not wait for it).
   StatusOr<uint32_t> join() override;
-  void enter(uint32_t slot) override;
+  // Announces every refresh_every_ops operations; first claims a new slot
+  // if a memory server fenced this client since (its slot may be broken).
+  Status enter(uint32_t slot) override;
+  Status reenter() override;
   void exit(uint32_t) override {}
   void retire(RemotePtr page, uint8_t level) override;
   uint64_t advance() override;
@@ -75,10 +73,21 @@ class RemoteEpochs final : public Reclaimer {
   const EpochStats& stats() const { return stats_; }
 
  private:
-  RemoteEpochs(RemoteAccess& access, uint64_t table, uint32_t slots, uint32_t refresh_every_ops)
-      : access_(access), table_(table), slots_(slots), refresh_every_ops_(refresh_every_ops) {}
+  RemoteEpochs(RemoteAccess& access, uint64_t table, uint32_t slots, uint32_t refresh_every_ops, Nanos lease_ns)
+      : access_(access),
+        table_(table),
+        slots_(slots),
+        refresh_every_ops_(refresh_every_ops),
+        lease_ns_(lease_ns),
+        mine_(holder_bits(access.node_id() + 1)) {}
+  // A free slot, CASed to the current epoch.
+  Status claim();
+  // After a fence: gives the old slot back if still ours, claims another.
+  Status rejoin();
   // READs the epoch and, if it moved past what the slot holds, CASes it in.
   Status announce();
+  // Breaks the slots that hold back a retired page, unchanged for a lease.
+  void break_stale(std::vector<uint64_t>& slots);
   // Puts `page` on its memory server's free list.
   Status push(RemotePtr page);
 
@@ -86,7 +95,15 @@ class RemoteEpochs final : public Reclaimer {
   uint64_t table_;  // the slots' offset in memory server 0's arena
   uint32_t slots_;
   uint32_t refresh_every_ops_;
+  Nanos lease_ns_;
+  uint64_t mine_;  // this client's holder bits in a slot
   static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint64_t rejoins_seen_ = 0;  // RemoteAccess::rejoins() when the slot was claimed
+  struct Seen {
+    uint64_t value = 0;
+    Nanos since = 0;
+  };
+  std::vector<Seen> seen_;  // the collector's: each slot's value, and since when
   uint32_t slot_ = kNoSlot;
   uint64_t announced_ = 0;  // what our slot holds
   uint32_t ops_since_ = 0;

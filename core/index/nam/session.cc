@@ -111,6 +111,7 @@ Status NamSession::execute(const workload::Op& op, std::string_view key, std::st
 void NamSession::report(metrics::OpStats& stats) const {
   const TreeStats t = client_->tree_stats();
   const RemoteStats r = client_->remote_stats();
+  const EpochStats e = client_->epoch_stats();
   design::add_counters(stats, {{"get_misses", get_misses_},
                                {"nam.ops", ops_},
                                {"nam.page_reads", r.reads},
@@ -128,6 +129,9 @@ void NamSession::report(metrics::OpStats& stats) const {
                                {"nam.gc_merges", t.merges},
                                {"nam.gc_pages_freed", t.pages_freed},
                                {"nam.gc_pages_reused", t.pages_reused},
+                               {"nam.gc_slots_broken", e.slots_broken},
+                               {"nam.epoch_announces", e.announces},
+                               {"nam.epoch_rejoins", e.rejoins},
                                {"nam.gc_failures", gc_failures_}});
   if (mailboxes_ != nullptr) {
     const messaging::MailboxStats& m = mailboxes_->stats();

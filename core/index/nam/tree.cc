@@ -125,6 +125,7 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
 
 StatusOr<uint32_t> BlinkTree::levels() {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
   LOCUS_RETURN_IF_ERROR(read_live(&p, node_));
   return uint32_t{node_.level()} + 1;
@@ -132,6 +133,7 @@ StatusOr<uint32_t> BlinkTree::levels() {
 
 StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   if (level == 0) return internal_error("nam: leaves have no children");
   RemotePtr p;
   LOCUS_RETURN_IF_ERROR(descend(x, level, &p, node_));
@@ -140,6 +142,7 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   if (upper_ == nullptr && access_.searches_in_place() && lookup_in_place(key, payloads)) return Status();
   LOCUS_RETURN_IF_ERROR(restarting("lookup", [&] { return collect({key, 0}, key, 0); }));
   for (const Pair& x : pairs_) payloads->push_back(x.payload);
@@ -160,6 +163,7 @@ Status BlinkTree::collect(Pair from, uint64_t to_key, uint32_t limit) {
 
 Status BlinkTree::range(Pair from, uint64_t to_key, uint32_t limit, std::vector<Pair>* out) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   // A scan that meets a merged node along the siblings starts over (the
   // node that took its entries is one it has read already).
   const size_t base = out->size();
@@ -261,6 +265,7 @@ void BlinkTree::set_head_interval(uint32_t interval) {
 Status BlinkTree::rebuild_head_nodes() {
   if (head_interval_ == 0) return Status();
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   stale_since_rebuild_ = 0;
   return restarting("head-node rebuild", [&] { return rebuild_once(); });
 }
@@ -375,11 +380,13 @@ Status BlinkTree::split_leaf(RemotePtr p, Node& n, uint64_t held, Pair x) {
 
 Status BlinkTree::insert(Pair x) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   return restarting("insert", [&] { return insert_once(x); });
 }
 
 StatusOr<bool> BlinkTree::remove(Pair x) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
   return restarting("delete", [&] { return remove_once(x); });
 }
 

@@ -317,6 +317,11 @@ Status status_of(const StatusOr<T>& r) {
 template <typename Once>
 auto BlinkTree::restarting(const char* what, Once once) -> decltype(once()) {
   for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+    if (attempt > 0 && reclaimer_ != nullptr) {
+      // A restart after this client was fenced off a memory server may
+      // need a new epoch slot before it reads again (remote_epochs.h).
+      if (Status s = reclaimer_->reenter(); !s.is_ok()) return s;
+    }
     auto r = once();
     if (detail::status_of(r).code() != StatusCode::kAborted) return r;
     ++stats_.restarts;
