@@ -47,7 +47,7 @@ out=$(timeout 300 "$locus" plan --target-ops 3e6 --p99-us 100 "$root/scenarios/c
   { echo "FAIL: locus plan --designs: $out"; fail=1; }
 check "plan over designs" "\] nessie:modes with static:" "$out"
 check "plan over designs" "^nessie:modes " "$out"
-expect_error "workload.insertproportion" model "$modes" --set workload.standard=d
+expect_error "workload.scanproportion" model "$modes" --set workload.standard=e
 expect_error "workload.requestdistribution" model "$modes" --set workload.requestdistribution=zipfian
 expect_error "run.clients_on_servers" model "$modes" --set run.clients_on_servers=true
 [ $fail = 0 ] && echo "nessie model and plan: all as expected"

@@ -53,11 +53,10 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   const auto* c = s.index.get<NessieConfig>();
   if (c == nullptr) return invalid_argument("index.type: not a nessie scenario");
   const workload::WorkloadSpec& w = s.workload;
-  if (w.insertproportion > 0 || w.scanproportion > 0 || w.readmodifywriteproportion > 0 || w.deleteproportion > 0) {
+  if (w.scanproportion > 0 || w.readmodifywriteproportion > 0) {
     return invalid_argument(
-        "workload.insertproportion / scanproportion / readmodifywriteproportion / deleteproportion: the nessie model "
-        "covers gets "
-        "(readproportion) and updates (updateproportion) of loaded records only");
+        "workload.scanproportion / readmodifywriteproportion: the nessie model covers gets (readproportion), "
+        "updates (updateproportion), inserts (insertproportion) and deletes (deleteproportion)");
   }
   if (w.requestdistribution != workload::RequestDistribution::kUniform) {
     return invalid_argument("workload.requestdistribution: the nessie model counts every record once (uniform)");
@@ -65,9 +64,13 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   if (s.run.clients_on_servers) {
     return invalid_argument("run.clients_on_servers: the nessie model does not cover the local shortcuts");
   }
-  const double gets = w.readproportion, puts = w.updateproportion;
-  if (!(gets + puts > 0)) return invalid_argument("workload: no gets or updates to model");
-  const double put_share = puts / (gets + puts);
+  const double gets = w.readproportion, puts = w.updateproportion, inserts = w.insertproportion,
+               deletes = w.deleteproportion;
+  const double all = gets + puts + inserts + deletes;
+  if (!(all > 0)) return invalid_argument("workload: no gets, updates, inserts or deletes to model");
+  // Writes: updates and inserts are puts (an insert's value travels as an
+  // update's), deletes carry the key only.
+  const double put_share = (puts + inserts) / all, delete_share = deletes / all, write_share = put_share + delete_share;
   const bool server = c->mode == "server", hybrid = c->mode == "hybrid";
 
   // The client path's tables: the scenario's own, or Nessie's decoupled
@@ -103,7 +106,10 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   design::ModelProfile m;
   // Client path: hybrid runs only its gets there.
   const double client_put_share = hybrid ? 0.0 : put_share;
-  const OpCounts client = mix(t.get, t.put, client_put_share);
+  const OpCounts kinds[] = {t.get, t.put, t.insert, t.remove};
+  const double client_weights[] = {gets, puts, inserts, deletes};
+  const double get_only[] = {1, 0, 0, 0};
+  const OpCounts client = weighted(kinds, hybrid ? std::span<const double>(get_only) : client_weights);
   m.reads_per_client_op = client.ops;
   m.round_trips_per_client_op = client.ops;  // each waits for the one before
   m.read_bytes = client.payload_bytes / client.ops;
@@ -113,31 +119,36 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
 
   // Server path: the RPC (requests.cc: payload u32 key length, key, value;
   // the handler charged at payload plus answer bytes).
-  const double server_put_share = hybrid ? 1.0 : put_share;
+  // Hybrid sends only its writes there.
+  const double server_put_share = hybrid ? put_share / write_share : put_share;
+  const double server_delete_share = hybrid ? delete_share / write_share : delete_share;
+  const double server_get_share = 1 - server_put_share - server_delete_share;
   const double get_us = design::handler_cost_us(p.cpu, kServerGetWork, kKeyLengthBytes + key + value);
   const double put_us = design::handler_cost_us(p.cpu, kServerPutWork, kKeyLengthBytes + key + value);
-  m.server_cpu_us_per_server_op = ((1 - server_put_share) * get_us + server_put_share * put_us) / server_speed;
+  const double delete_us = design::handler_cost_us(p.cpu, kServerDeleteWork, kKeyLengthBytes + key);
+  m.server_cpu_us_per_server_op =
+      (server_get_share * get_us + server_put_share * put_us + server_delete_share * delete_us) / server_speed;
   m.rpc_request_bytes = ring::kMessageOverheadBytes + kKeyLengthBytes + key + server_put_share * value;
-  m.rpc_response_bytes = ring::kMessageOverheadBytes + (1 - server_put_share) * value;
+  m.rpc_response_bytes = ring::kMessageOverheadBytes + server_get_share * value;
   m.messages_per_server_op = 1;  // the request WRITE at the owner's NIC; the response lands at the client's
   m.rpc_response_on_links = true;
   m.server_threads = threads;
-  m.scenario_server_share = server ? 1.0 : hybrid ? put_share : 0.0;
+  m.scenario_server_share = server ? 1.0 : hybrid ? write_share : 0.0;
 
   m.derivation = t.derivation;
   m.derivation.push_back(fmt::format(
-      "client path ({}): {:.3f} one-sided ops an op ({:.3f} of them puts), each its own round trip, {:.1f} B "
-      "payload, {:.4f} us at the server NIC's RDMA engine; links: {:.1f} B out, {:.1f} B in an op",
-      server ? "Nessie's decoupled tables, the what-if row" : c->mode, client.ops, client_put_share, m.read_bytes,
-      m.nic_rdma_service_us, client.out_bytes, client.in_bytes));
+      "client path ({}): {:.3f} one-sided ops an op ({:.3f} of them puts, {:.3f} deletes), each its own round trip, "
+      "{:.1f} B payload, {:.4f} us at the server NIC's RDMA engine; links: {:.1f} B out, {:.1f} B in an op",
+      server ? "Nessie's decoupled tables, the what-if row" : c->mode, client.ops, client_put_share,
+      hybrid ? 0.0 : delete_share, m.read_bytes, m.nic_rdma_service_us, client.out_bytes, client.in_bytes));
   m.derivation.push_back(fmt::format(
-      "server path: {} RPC of {:.0f} B + {:.0f} B ({:.3f} puts): nessie.server.get {:.3f} us, nessie.server.put "
-      "{:.3f} us at {:.0f} B; {} polling threads a node",
+      "server path: {} RPC of {:.0f} B + {:.0f} B ({:.3f} puts, {:.3f} deletes): nessie.server.get {:.3f} us, "
+      "nessie.server.put {:.3f} us at {:.0f} B, nessie.server.delete {:.3f} us at {:.0f} B; {} polling threads a node",
       server   ? "every op an"
-      : hybrid ? "each put an"
+      : hybrid ? "each write an"
                : "(not used) an",
-      m.rpc_request_bytes, m.rpc_response_bytes, server_put_share, get_us, put_us, kKeyLengthBytes + key + value,
-      threads));
+      m.rpc_request_bytes, m.rpc_response_bytes, server_put_share, server_delete_share, get_us, put_us,
+      kKeyLengthBytes + key + value, delete_us, kKeyLengthBytes + key, threads));
   m.derivation.push_back(fmt::format(
       "contention: background_load {} hogs a host: a server thread runs at {:.3f} of a core ({} cores, {} threads), "
       "a client's work at {:.3f} ({} cores a client host): {:.3f} us a server op, client.op {:.3f} us",
@@ -145,7 +156,8 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
       m.server_cpu_us_per_server_op, m.client_op_us));
   m.derivation.push_back(
       fmt::format("split: index.mode = {} sends {:.3f} of operations to the server; reclaim scans of a client's slice "
-                  "(after index.client_data_entries = {} puts of its own) and retries are not modelled",
+                  "(after index.client_data_entries = {} puts of its own) and retries are not modelled, nor that a key "
+                  "deleted earlier in the run makes a later get or delete of it a miss",
                   c->mode, *m.scenario_server_share, c->client_data_entries));
   return m;
 }

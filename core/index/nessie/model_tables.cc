@@ -43,12 +43,30 @@ struct Counter {
   }
 };
 
+OpCounts divided(OpCounts c, double n) {
+  c.ops /= n, c.payload_bytes /= n, c.service_us /= n, c.out_bytes /= n, c.in_bytes /= n;
+  return c;
+}
+
 }  // namespace
 
 OpCounts mix(const OpCounts& a, const OpCounts& b, double share) {
   auto m = [&](double x, double y) { return (1 - share) * x + share * y; };
   return {m(a.ops, b.ops), m(a.payload_bytes, b.payload_bytes), m(a.service_us, b.service_us),
           m(a.out_bytes, b.out_bytes), m(a.in_bytes, b.in_bytes)};
+}
+
+OpCounts weighted(std::span<const OpCounts> counts, std::span<const double> weights) {
+  OpCounts out;
+  double total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double w = weights[i];
+    total += w;
+    out.ops += w * counts[i].ops, out.payload_bytes += w * counts[i].payload_bytes;
+    out.service_us += w * counts[i].service_us, out.out_bytes += w * counts[i].out_bytes;
+    out.in_bytes += w * counts[i].in_bytes;
+  }
+  return divided(out, total);
 }
 
 StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig& config) {
@@ -105,7 +123,7 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
   const uint32_t nodes = std::max<uint32_t>(1, g.nodes);
   const double cache_entries = std::ceil(config.cache_fraction * static_cast<double>(w.recordcount) / nodes);
   const double hit = std::min(1.0, cache_entries / static_cast<double>(records));  // LRU under uniform requests
-  Counter get{s.platform.nic, {}}, put{s.platform.nic, {}};
+  Counter get{s.platform.nic, {}}, put{s.platform.nic, {}}, del{s.platform.nic, {}};
   double candidates = 0, false_matches = 0, ites = 0;
   for (uint32_t n = 0; n < records; ++n) {
     const KeyHash kh = hash_key(keys[n], g);
@@ -114,9 +132,12 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
       if (kh.repeat[way]) continue;
       const uint32_t holder = at[global(kh.slot[way])];
       ++ites;
-      // Forward pass of the put: every ITE, the metadata of filter matches.
-      put.read(1, 8);
-      if (holder != kEmpty && filter[holder] == kh.filter) put.read(1, g.meta_bytes());
+      // Forward pass of the put and the delete (write_once): every ITE, the
+      // metadata of filter matches.
+      for (Counter* c : {&put, &del}) {
+        c->read(1, 8);
+        if (holder != kEmpty && filter[holder] == kh.filter) c->read(1, g.meta_bytes());
+      }
       if (found) continue;
       get.read(1, 8);
       candidates += 1;
@@ -144,15 +165,56 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
     }
     put.write(1, 8);
     put.write(1, 8);
+    // The delete: a tombstone (key and metadata, no value), the CAS, the
+    // reverse pass, the CAS that clears the ITE, and the recycle words of
+    // the tombstone and the deleted DTE.
+    del.write(1, g.meta_bytes());
+    del.cas(1);
+    for (uint32_t way = 0; way < g.ways; ++way) {
+      if (!kh.repeat[way]) del.read(1, 8);
+    }
+    del.cas(1);
+    del.write(1, 8);
+    del.write(1, 8);
+  }
+
+  // Inserts: new keys (the numbers after the loaded ones) among the loaded
+  // records, as write_once puts them: the forward pass, then into the first
+  // empty candidate the DTE, the CAS, the reverse pass and the valid bit
+  // (nothing replaced, nothing staged). A sample of up to 20,000 keys.
+  Counter ins{s.platform.nic, {}};
+  const uint64_t samples = std::min<uint64_t>(records, 20'000);
+  uint64_t migrating = 0;
+  for (uint64_t n = 0; n < samples; ++n) {
+    const std::string_view key(buf.data(), wl.build_key(w.insertstart + records + n, buf.data(), buf.size()));
+    const KeyHash kh = hash_key(key, g);
+    bool empty = false;
+    for (uint32_t way = 0; way < g.ways; ++way) {
+      if (kh.repeat[way]) continue;
+      const uint32_t holder = at[global(kh.slot[way])];
+      ins.read(1, 8);
+      if (holder == kEmpty) {
+        empty = true;
+      } else if (filter[holder] == kh.filter) {
+        ins.read(1, g.meta_bytes());
+      }
+    }
+    if (!empty) ++migrating;
+    ins.write(1, g.meta_bytes() + record_bytes);
+    ins.cas(1);
+    for (uint32_t way = 0; way < g.ways; ++way) {
+      if (!kh.repeat[way]) ins.read(1, 8);
+    }
+    ins.write(1, 8);
   }
   const double r = static_cast<double>(records);
-  auto per_record = [&](OpCounts c) {
-    c.ops /= r, c.payload_bytes /= r, c.service_us /= r, c.out_bytes /= r, c.in_bytes /= r;
-    return c;
-  };
   TableCosts t;
-  t.get = per_record(get.c);
-  t.put = per_record(put.c);
+  t.get = divided(get.c, r);
+  t.put = divided(put.c, r);
+  t.remove = divided(del.c, r);
+  const double sampled = static_cast<double>(samples);
+  t.insert = divided(ins.c, sampled);
+  t.inserts_migrating = static_cast<double>(migrating) / sampled;
   t.value_bytes = record_bytes;
   t.mean_key_bytes = key_sum / r;
   t.derivation = {
@@ -167,7 +229,14 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
                   config.multiple_reads ? "metadata, then the value" : "whole", cache_entries, hit, t.get.ops),
       fmt::format("put: {:.3f} distinct candidates read twice (forward and reverse pass), metadata of filter "
                   "matches, a {} B DTE WRITE, a CAS, the valid-bit and recycle-word WRITEs: {:.3f} one-sided ops",
-                  ites / r, g.meta_bytes() + record_bytes, t.put.ops)};
+                  ites / r, g.meta_bytes() + record_bytes, t.put.ops),
+      fmt::format("delete: the put's forward pass, a {} B tombstone WRITE, two CASes (install, clear), the reverse "
+                  "pass, two recycle-word WRITEs: {:.3f} one-sided ops",
+                  g.meta_bytes(), t.remove.ops),
+      fmt::format("insert: {} new keys among the loaded ones: the forward pass, the DTE WRITE, a CAS, the reverse "
+                  "pass, the valid bit: {:.3f} one-sided ops; {:.4f} of them find every candidate taken (their "
+                  "migrations are not counted)",
+                  samples, t.insert.ops, t.inserts_migrating)};
   return t;
 }
 

@@ -6,6 +6,7 @@
 // NessieClient does it (client_datapath.cc).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,16 @@ struct OpCounts {
 };
 // (1 - share) of `a` plus share of `b`.
 OpCounts mix(const OpCounts& a, const OpCounts& b, double share);
+// The mean of `counts` weighted by `weights` (summing to more than 0).
+OpCounts weighted(std::span<const OpCounts> counts, std::span<const double> weights);
 
 struct TableCosts {
-  OpCounts get, put;
+  // A get and a put (update) of a loaded record, a delete of one (its
+  // tombstone, section 4.2.4), and an insert of a new key among the loaded
+  // ones (inserts_migrating of them find every candidate taken: their
+  // migrations are not counted).
+  OpCounts get, put, remove, insert;
+  double inserts_migrating = 0;
   double value_bytes = 0;     // a record's value (workload.fieldcount x fieldlength)
   double mean_key_bytes = 0;  // over the loaded keys
   std::vector<std::string> derivation;
