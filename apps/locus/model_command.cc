@@ -72,7 +72,7 @@ std::string row(const std::string& policy, const models::LocalityPrediction& p) 
 
 Status run_model(const ModelOptions& o) {
   LOCUS_ASSIGN_OR_RETURN(scenario::Scenario s, designs::load_scenario(o.scenario_path, o.sets));
-  LOCUS_ASSIGN_OR_RETURN(design::ModelProfile profile, model_profile_of(s));
+  LOCUS_ASSIGN_OR_RETURN(design::ModelProfile profile, settled_profile(s));
   if (!profile.bound_only.empty()) {
     if (!o.sim_json.empty()) return invalid_argument("--sim-json: " + profile.bound_only);
     fmt::print("locus model: {} ({} servers x {} cores, {} clients): an analytic bound only\n", s.source,

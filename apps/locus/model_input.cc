@@ -67,6 +67,23 @@ StatusOr<design::ModelProfile> model_profile_of(const scenario::Scenario& s) {
                           "' brings no analytic model (designs with one: " + with + ")");
 }
 
+StatusOr<design::ModelProfile> settled_profile(const scenario::Scenario& s) {
+  LOCUS_ASSIGN_OR_RETURN(design::ModelProfile m, model_profile_of(s));
+  if (!m.at_throughput || !m.scenario_server_share || !m.bound_only.empty()) return m;
+  const auto at = m.at_throughput;
+  const double split = *m.scenario_server_share;
+  double ops = 0;
+  for (int round = 0; round < 20; ++round) {
+    LOCUS_ASSIGN_OR_RETURN(models::LocalityInput in, locality_input_from(s, m));
+    LOCUS_ASSIGN_OR_RETURN(models::LocalityPrediction p, models::predict_split(in, split));
+    if (round > 0 && std::abs(p.throughput_ops_per_s - ops) < 1e-3 * ops) return m;
+    ops = p.throughput_ops_per_s;
+    LOCUS_ASSIGN_OR_RETURN(m, at(ops));
+  }
+  return internal_error(s.source + ": the model's throughput did not settle in 20 rounds (last " +
+                        std::to_string(ops) + " ops/s)");
+}
+
 std::optional<double> scenario_server_share(const scenario::Scenario& s) {
   auto m = model_profile_of(s);
   return m.is_ok() ? m->scenario_server_share : std::nullopt;

@@ -20,6 +20,12 @@ namespace locus::cli {
 // model (and the designs that have one).
 StatusOr<design::ModelProfile> model_profile_of(const scenario::Scenario& s);
 
+// model_profile_of(s), settled where it depends on its own throughput
+// (ModelProfile::at_throughput): predicted at the scenario's split, asked
+// again at that throughput, until the throughput moves by less than 0.1%
+// (at most 20 rounds; an error if it does not settle).
+StatusOr<design::ModelProfile> settled_profile(const scenario::Scenario& s);
+
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s, const design::ModelProfile& m);
 StatusOr<models::LocalityInput> locality_input_from(const scenario::Scenario& s);
 

@@ -82,6 +82,14 @@ struct ModelProfile {
   // unset when the design spreads its load evenly.
   std::function<StatusOr<ServerShares>(uint32_t servers)> server_shares;
   std::vector<std::string> derivation;
+  // Set when the profile's figures depend on the throughput itself
+  // (Nessie: a key deleted earlier in the run makes a later get or delete
+  // of it a miss, and how many are deleted by then depends on the rate):
+  // the profile at `ops_per_s`. `locus model` and the model tests predict
+  // at the scenario's split, ask again at that throughput and predict
+  // again until it settles (cli::settled_profile); this profile itself is
+  // the one at no throughput (nothing deleted yet).
+  std::function<StatusOr<ModelProfile>(double ops_per_s)> at_throughput;
   // Set when the design has only an analytic bound for this workload, no
   // queueing prediction (the NAM index's range scans: the paper's Table 2):
   // why not. `locus model` prints the derivation and this; everything that

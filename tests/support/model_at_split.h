@@ -20,7 +20,7 @@ struct ModelAtSplit {
 
 inline StatusOr<ModelAtSplit> model_at_scenario_split(const scenario::Scenario& sc) {
   ModelAtSplit m;
-  LOCUS_ASSIGN_OR_RETURN(m.profile, cli::model_profile_of(sc));
+  LOCUS_ASSIGN_OR_RETURN(m.profile, cli::settled_profile(sc));
   LOCUS_ASSIGN_OR_RETURN(m.input, cli::locality_input_from(sc, m.profile));
   if (!m.profile.scenario_server_share) {
     return invalid_argument(sc.source + ": the scenario's selector decides its split at run time");

@@ -124,6 +124,7 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
   const double cache_entries = std::ceil(config.cache_fraction * static_cast<double>(w.recordcount) / nodes);
   const double hit = std::min(1.0, cache_entries / static_cast<double>(records));  // LRU under uniform requests
   Counter get{s.platform.nic, {}}, put{s.platform.nic, {}}, del{s.platform.nic, {}};
+  Counter get_miss{s.platform.nic, {}}, del_miss{s.platform.nic, {}};
   double candidates = 0, false_matches = 0, ites = 0;
   for (uint32_t n = 0; n < records; ++n) {
     const KeyHash kh = hash_key(keys[n], g);
@@ -137,6 +138,15 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
       for (Counter* c : {&put, &del}) {
         c->read(1, 8);
         if (holder != kEmpty && filter[holder] == kh.filter) c->read(1, g.meta_bytes());
+      }
+      // The same key deleted before: its own ITE reads empty, every other
+      // candidate is read (no match ends the get's pass), filter matches
+      // of other keys cost their DTE (the get) or metadata (the delete).
+      get_miss.read(1, 8);
+      del_miss.read(1, 8);
+      if (holder != kEmpty && holder != n && filter[holder] == kh.filter) {
+        get_miss.read(1, config.multiple_reads ? g.meta_bytes() : g.dte_bytes());
+        del_miss.read(1, g.meta_bytes());
       }
       if (found) continue;
       get.read(1, 8);
@@ -165,6 +175,12 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
     }
     put.write(1, 8);
     put.write(1, 8);
+    // A miss's reverse pass.
+    for (uint32_t way = 0; way < g.ways; ++way) {
+      if (kh.repeat[way]) continue;
+      get_miss.read(1, 8);
+      del_miss.read(1, 8);
+    }
     // The delete: a tombstone (key and metadata, no value), the CAS, the
     // reverse pass, the CAS that clears the ITE, and the recycle words of
     // the tombstone and the deleted DTE.
@@ -212,6 +228,8 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
   t.get = divided(get.c, r);
   t.put = divided(put.c, r);
   t.remove = divided(del.c, r);
+  t.get_miss = divided(get_miss.c, r);
+  t.remove_miss = divided(del_miss.c, r);
   const double sampled = static_cast<double>(samples);
   t.insert = divided(ins.c, sampled);
   t.inserts_migrating = static_cast<double>(migrating) / sampled;
@@ -233,6 +251,9 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
       fmt::format("delete: the put's forward pass, a {} B tombstone WRITE, two CASes (install, clear), the reverse "
                   "pass, two recycle-word WRITEs: {:.3f} one-sided ops",
                   g.meta_bytes(), t.remove.ops),
+      fmt::format("a get or delete of a key deleted before: every candidate ITE and the reverse pass, {:.3f} and "
+                  "{:.3f} one-sided ops",
+                  t.get_miss.ops, t.remove_miss.ops),
       fmt::format("insert: {} new keys among the loaded ones: the forward pass, the DTE WRITE, a CAS, the reverse "
                   "pass, the valid bit: {:.3f} one-sided ops; {:.4f} of them find every candidate taken (their "
                   "migrations are not counted)",

@@ -37,6 +37,9 @@ struct TableCosts {
   // ones (inserts_migrating of them find every candidate taken: their
   // migrations are not counted).
   OpCounts get, put, remove, insert;
+  // A get and a delete of a loaded key deleted before (its ITE cleared):
+  // every candidate read, and read again by the reverse pass.
+  OpCounts get_miss, remove_miss;
   double inserts_migrating = 0;
   double value_bytes = 0;     // a record's value (workload.fieldcount x fieldlength)
   double mean_key_bytes = 0;  // over the loaded keys
