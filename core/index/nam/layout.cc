@@ -151,24 +151,23 @@ uint32_t Node::compact() {
 
 uint32_t Node::split_point() const {
   const uint32_t n = count();
-  if (leaf()) {
-    for (uint32_t d = 0; d <= n / 4; ++d) {
+  // The boundary nearest the middle (n/2 + d, then n/2 - d) within `reach`
+  // of it where `differ(i - 1, i)`; 0 if none.
+  auto nearest = [&](uint32_t reach, auto differ) -> uint32_t {
+    for (uint32_t d = 0; d <= reach; ++d) {
       for (const int64_t at : {int64_t{n / 2} + d, int64_t{n / 2} - d}) {
-        if (at >= 1 && at < n && get64(entry(static_cast<uint32_t>(at) - 1)) != get64(entry(static_cast<uint32_t>(at)))) {
+        if (at >= 1 && at < n && differ(static_cast<uint32_t>(at) - 1, static_cast<uint32_t>(at))) {
           return static_cast<uint32_t>(at);
         }
       }
     }
+    return 0;
+  };
+  if (leaf()) {
+    const uint32_t at = nearest(n / 4, [&](uint32_t a, uint32_t b) { return get64(entry(a)) != get64(entry(b)); });
+    if (at != 0) return at;
   }
-  for (uint32_t d = 0; d < n; ++d) {
-    // Try n/2 + d, then n/2 - d: the boundary nearest the middle.
-    for (const int64_t at : {int64_t{n / 2} + d, int64_t{n / 2} - d}) {
-      if (at >= 1 && at < n && pair(static_cast<uint32_t>(at) - 1) != pair(static_cast<uint32_t>(at))) {
-        return static_cast<uint32_t>(at);
-      }
-    }
-  }
-  return 0;
+  return nearest(n, [&](uint32_t a, uint32_t b) { return pair(a) != pair(b); });
 }
 
 void Node::seal(uint64_t w) {

@@ -324,20 +324,20 @@ Status RemoteAccess::fence_everywhere(NodeId holder) {
   return Status();
 }
 
+Status RemoteAccess::check_words(uint32_t server, uint64_t offset, size_t words) const {
+  if (server < regions_.size() && offset + words * 8 <= regions_[server].length) return Status();
+  return invalid_argument("nam: " + std::to_string(words) + " words at " + std::to_string(offset) +
+                          " outside memory server " + std::to_string(server) + "'s arena");
+}
+
 StatusOr<uint64_t> RemoteAccess::word_atomic(uint32_t server, uint64_t offset, Opcode op, uint64_t compare_add,
                                              uint64_t swap) {
-  if (server >= regions_.size() || offset + 8 > regions_[server].length) {
-    return invalid_argument("nam: word " + std::to_string(offset) + " outside memory server " + std::to_string(server) +
-                            "'s arena");
-  }
+  LOCUS_RETURN_IF_ERROR(check_words(server, offset, 1));
   return atomic(op, remote_at(regions_[server], offset), compare_add, swap);
 }
 
 Status RemoteAccess::read_words(uint32_t server, uint64_t offset, std::span<uint64_t> out) {
-  if (server >= regions_.size() || offset + out.size() * 8 > regions_[server].length) {
-    return invalid_argument("nam: " + std::to_string(out.size()) + " words at " + std::to_string(offset) +
-                            " outside memory server " + std::to_string(server) + "'s arena");
-  }
+  LOCUS_RETURN_IF_ERROR(check_words(server, offset, out.size()));
   std::byte* into = buffer_.data();  // the READ page: free between node reads
   for (size_t done = 0; done < out.size();) {
     const size_t n = std::min<size_t>(out.size() - done, page_bytes_ / 8);
@@ -354,10 +354,7 @@ Status RemoteAccess::read_words(uint32_t server, uint64_t offset, std::span<uint
 }
 
 Status RemoteAccess::write_word(uint32_t server, uint64_t offset, uint64_t value) {
-  if (server >= regions_.size() || offset + 8 > regions_[server].length) {
-    return invalid_argument("nam: word " + std::to_string(offset) + " outside memory server " + std::to_string(server) +
-                            "'s arena");
-  }
+  LOCUS_RETURN_IF_ERROR(check_words(server, offset, 1));
   std::byte bytes[8];
   std::memcpy(bytes, &value, 8);
   return write(remote_at(regions_[server], offset), bytes, 8);

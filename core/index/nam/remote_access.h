@@ -109,6 +109,8 @@ class RemoteAccess final : public NodeAccess {
         lease_ns_(lease_ns),
         leaf_cursor_(leaf_cursor) {}
   StatusOr<RemoteAddr> address(RemotePtr p, uint64_t bytes) const;
+  // kInvalidArgument unless `words` words at `offset` lie in `server`'s arena.
+  Status check_words(uint32_t server, uint64_t offset, size_t words) const;
   // A request to `server` failed with `s`: if it was a fence, rejoins and
   // says kAborted (the operation restarts without the locks it held there).
   Status after_failure(NodeId server, Status s);

@@ -29,7 +29,7 @@ StatusOr<std::unique_ptr<RemoteEpochs>> RemoteEpochs::attach(RemoteAccess& acces
   if (catalog[1] > (1u << 20)) return corruption("nam: memory server 0 names " + std::to_string(catalog[1]) + " epoch slots");
   std::unique_ptr<RemoteEpochs> e(new RemoteEpochs(access, catalog[0], static_cast<uint32_t>(catalog[1]),
                                                    std::max<uint32_t>(refresh_every_ops, 1), lease_ns));
-  e->next_server_.assign(64, 0);
+  e->empty_at_.assign(access.servers(), 1);  // nothing is pushed before the first epoch ends
   return e;
 }
 
@@ -188,15 +188,17 @@ Status RemoteEpochs::push(RemotePtr page) {
 }
 
 RemotePtr RemoteEpochs::take(uint8_t level) {
-  // No collector has advanced the epoch yet: every list is empty, and an
-  // allocation costs no READ more than it did without reclamation.
-  if (slot_ == kNoSlot || announced_ <= 1 || level >= next_server_.size()) return {};
+  if (slot_ == kNoSlot || level >= next_server_.size()) return {};
   const uint32_t server = next_server_[level]++ % access_.servers();
+  if (empty_at_[server] == announced_) return {};
   for (int tries = 0; tries < kListTries; ++tries) {
     uint64_t head = 0;
     if (!access_.read_words(server, kFreeListOffset, {&head, 1}).is_ok()) return {};
     const uint64_t first = head & kOffsetMask;
-    if (first == 0) return {};
+    if (first == 0) {
+      empty_at_[server] = announced_;
+      return {};
+    }
     uint64_t next = 0;
     if (!access_.read_words(server, first + 8, {&next, 1}).is_ok()) return {};
     auto old = access_.word_atomic(server, kFreeListOffset, Opcode::kCas, head, tagged(head, next & kOffsetMask));

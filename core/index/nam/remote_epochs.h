@@ -39,6 +39,7 @@
 // so (idle for a lease) pays one restart.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -112,7 +113,12 @@ class RemoteEpochs final : public Reclaimer {
     uint64_t epoch;  // 0: unlinked in the pass not yet ended
   };
   std::vector<Retired> retired_;
-  std::vector<uint32_t> next_server_;  // allocation's round robin per level
+  std::array<uint32_t, 64> next_server_{};  // allocation's round robin per level
+  // Per memory server: the epoch this client had announced when it last
+  // found the server's free list empty. Pages are pushed only after an
+  // epoch ends, so the list is not READ again until this client announces
+  // a newer one (an allocation on an empty list costs no READ).
+  std::vector<uint64_t> empty_at_;
   EpochStats stats_;
 };
 

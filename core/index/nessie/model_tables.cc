@@ -120,6 +120,12 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
   }
 
   // Each record's get and put, walked as NessieClient does.
+  // A reverse pass: every distinct candidate ITE read again.
+  auto reverse_pass = [&](Counter& c, const KeyHash& kh) {
+    for (uint32_t way = 0; way < g.ways; ++way) {
+      if (!kh.repeat[way]) c.read(1, 8);
+    }
+  };
   const uint32_t nodes = std::max<uint32_t>(1, g.nodes);
   const double cache_entries = std::ceil(config.cache_fraction * static_cast<double>(w.recordcount) / nodes);
   const double hit = std::min(1.0, cache_entries / static_cast<double>(records));  // LRU under uniform requests
@@ -170,25 +176,17 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
     // The new DTE, the CAS, the reverse pass, the valid bit, the old DTE's recycle word.
     put.write(1, g.meta_bytes() + record_bytes);
     put.cas(1);
-    for (uint32_t way = 0; way < g.ways; ++way) {
-      if (!kh.repeat[way]) put.read(1, 8);
-    }
+    reverse_pass(put, kh);
     put.write(1, 8);
     put.write(1, 8);
-    // A miss's reverse pass.
-    for (uint32_t way = 0; way < g.ways; ++way) {
-      if (kh.repeat[way]) continue;
-      get_miss.read(1, 8);
-      del_miss.read(1, 8);
-    }
+    reverse_pass(get_miss, kh);
+    reverse_pass(del_miss, kh);
     // The delete: a tombstone (key and metadata, no value), the CAS, the
     // reverse pass, the CAS that clears the ITE, and the recycle words of
     // the tombstone and the deleted DTE.
     del.write(1, g.meta_bytes());
     del.cas(1);
-    for (uint32_t way = 0; way < g.ways; ++way) {
-      if (!kh.repeat[way]) del.read(1, 8);
-    }
+    reverse_pass(del, kh);
     del.cas(1);
     del.write(1, 8);
     del.write(1, 8);
@@ -218,9 +216,7 @@ StatusOr<TableCosts> table_costs(const scenario::Scenario& s, const NessieConfig
     if (!empty) ++migrating;
     ins.write(1, g.meta_bytes() + record_bytes);
     ins.cas(1);
-    for (uint32_t way = 0; way < g.ways; ++way) {
-      if (!kh.repeat[way]) ins.read(1, 8);
-    }
+    reverse_pass(ins, kh);
     ins.write(1, 8);
   }
   const double r = static_cast<double>(records);
