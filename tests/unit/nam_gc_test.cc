@@ -132,10 +132,10 @@ BOOST_AUTO_TEST_CASE(a_reader_with_old_parents_follows_the_merge) {
 BOOST_AUTO_TEST_CASE(reclaimer_frees_only_after_every_older_reader) {
   LocalReclaimer r(2);
   const uint32_t reader = *r.join(), other = *r.join();
-  r.enter(reader);  // holds epoch 1
+  BOOST_REQUIRE(r.enter(reader).is_ok());  // holds epoch 1
   r.retire(RemotePtr::make(0, 64), 0);
   BOOST_TEST(r.advance() == 0u);  // the reader may hold it
-  r.enter(other);                 // announces epoch 2: cannot reach it
+  BOOST_REQUIRE(r.enter(other).is_ok());  // announces epoch 2: cannot reach it
   BOOST_TEST(r.advance() == 0u);
   r.exit(reader);
   BOOST_TEST(r.advance() == 1u);

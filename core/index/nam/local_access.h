@@ -53,7 +53,8 @@ class LocalAccess final : public NodeAccess {
   // The node's words, or kCorruption for a pointer outside every arena.
   StatusOr<uint64_t*> words(RemotePtr p) const;
   InPlaceMap map_of(Arena& a) const {
-    return {a.at(0), a.server(), page_, kFirstPageOffset, a.bytes(), page_mask_};
+    return {a.at(0), a.server(), page_, kFirstPageOffset, a.bytes(), page_mask_,
+            a.server() == arenas_[0]->server() ? reinterpret_cast<uint64_t*>(a.at(kRootOffset)) : nullptr};
   }
   Status store_words(RemotePtr p, const Node& n, uint32_t from);
 

@@ -31,6 +31,9 @@ BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
       upper_(upper),
       leaf_cap_(leaf_capacity(access.page_bytes())),
       inner_cap_(inner_capacity(access.page_bytes())),
+      page_bytes_(access.page_bytes()),
+      searches_in_place_(access.searches_in_place()),
+      in_place_map_(access.in_place_map()),
       scratch_(3 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
@@ -142,8 +145,8 @@ StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
 
 Status BlinkTree::lookup(uint64_t key, std::vector<uint64_t>* payloads) {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
-  LOCUS_RETURN_IF_ERROR(epoch.status());
-  if (upper_ == nullptr && access_.searches_in_place() && lookup_in_place(key, payloads)) return Status();
+  if (!epoch.status().is_ok()) return epoch.status();
+  if (upper_ == nullptr && searches_in_place_ && lookup_in_place(key, payloads)) return Status();
   LOCUS_RETURN_IF_ERROR(restarting("lookup", [&] { return collect({key, 0}, key, 0); }));
   for (const Pair& x : pairs_) payloads->push_back(x.payload);
   return Status();

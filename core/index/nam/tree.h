@@ -43,6 +43,7 @@ struct InPlaceMap {
   uint32_t page_bytes = 0;
   uint64_t first = 0, end = 0;  // the arena's first page and its size
   uint64_t page_mask = 0;  // page_bytes - 1 when a power of two (else 0: a division)
+  uint64_t* root = nullptr;  // the catalog's root pointer word (acquire loads)
 
   bool empty() const { return base == nullptr; }
   const uint64_t* words(RemotePtr p) const {
@@ -90,8 +91,10 @@ class NodeAccess {
   // (one-sided READs). The default: copies only.
   virtual const uint64_t* in_place(RemotePtr) const { return nullptr; }
   // Where in_place() finds every node, when that is one arena of this
-  // process: the in-place lookup then translates pointers itself, without
-  // a virtual call per node. Empty (the default): call in_place().
+  // process: the in-place lookup then translates pointers and reads the
+  // root itself, without a virtual call per node. Empty (the default):
+  // call in_place() and root(). Asked once, when a tree is made on the
+  // access: the map must not change while the access lives.
   virtual InPlaceMap in_place_map() const { return {}; }
   // Whether in_place() can answer at all: asked before a lookup tries it,
   // so that an access that only copies pays nothing (not even a catalog
@@ -282,6 +285,11 @@ class BlinkTree {
   NodeAccess& access_;
   UpperLevels* upper_;
   uint32_t leaf_cap_, inner_cap_;  // entries a page holds (layout.h), for lookup_in_place
+  // The access's answers that lookup_in_place would otherwise ask of it on
+  // every lookup (virtual calls are a tenth of a small tree's lookup).
+  uint32_t page_bytes_;
+  bool searches_in_place_;
+  InPlaceMap in_place_map_;
   struct Spare {
     RemotePtr page;
     uint8_t level = 0;

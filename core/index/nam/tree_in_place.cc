@@ -62,15 +62,22 @@ class PageWords {
 }  // namespace
 
 bool BlinkTree::lookup_in_place(uint64_t key, std::vector<uint64_t>* payloads) {
-  const uint32_t page = access_.page_bytes();
+  const uint32_t page = page_bytes_;
   const uint32_t leaf_cap = leaf_cap_, inner_cap = inner_cap_;
-  auto root = access_.root();
-  if (!root.is_ok() || root->null()) return false;
-  // Pointers to pages here, translated without a virtual call when the
+  // Pointers to pages here, and the root, without a virtual call when the
   // pages are one arena's (LocalAccess::in_place_map).
-  const InPlaceMap map = access_.in_place_map();
+  const InPlaceMap& map = in_place_map_;
+  RemotePtr root;
+  if (map.root != nullptr) {
+    root = RemotePtr{std::atomic_ref<uint64_t>(*map.root).load(std::memory_order_acquire)};
+  } else {
+    auto r = access_.root();
+    if (!r.is_ok()) return false;
+    root = *r;
+  }
+  if (root.null()) return false;
   auto in_place = [&](RemotePtr p) { return map.empty() ? access_.in_place(p) : map.words(p); };
-  const uint64_t* words = in_place(*root);
+  const uint64_t* words = in_place(root);
   if (words == nullptr) return false;
   PageWords n(words, page);
   n.prefetch();
