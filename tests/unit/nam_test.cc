@@ -293,11 +293,13 @@ void concurrent(const NamConfig& config) {
 // Garbage collection while clients run (gc.cc): two writers delete most
 // loaded pairs (and insert a few), a reader looks up keys and scans short
 // ranges (atomic ranges), and a collector runs passes back to back: a
-// compute-server client with the same one-sided locks (fine-grained) or
-// the memory server itself (coarse-grained, one server so that a range is
-// one tree's). Each fine-grained client has its own reclaimer, as clients
-// on different compute servers would: the epoch and the slots they share
-// are on memory server 0 (remote_epochs.h), announced every 8 operations.
+// compute-server client with the same one-sided locks (fine-grained, and
+// hybrid, whose leaf merges the memory server joins by nam.join) or the
+// memory server itself (coarse-grained; coarse and hybrid on one server so
+// that a range is one tree's). Each fine-grained or hybrid client has its
+// own reclaimer, as clients on different compute servers would: the epoch
+// and the slots they share are on memory server 0 (remote_epochs.h),
+// announced every 8 operations.
 // The history, scans included, must be linearizable; the collector must
 // have merged nodes and freed their pages.
 void gc_during_clients(NamConfig config) {
@@ -339,19 +341,18 @@ void gc_during_clients(NamConfig config) {
     first_failure.fail(what + ": " + st.to_string());
   };
   nam::TreeStats collected;
-  cluster.add_client("collector", [&](NamClient&, Env& env, nam::FineClient* f) {
+  const bool coarse = config.distribution == nam::Distribution::kCoarse;
+  cluster.add_client("collector", [&](NamClient& c, Env& env, nam::FineClient*) {
+    auto pass = [&] { return coarse ? cluster.memory[0]->collect_garbage() : c.collect_garbage(); };
     while (writers_left.load() > 0) {
-      const Status s = f != nullptr ? f->tree().collect_garbage() : cluster.memory[0]->collect_garbage();
-      if (!s.is_ok()) fail("collect_garbage", s);
+      if (Status s = pass(); !s.is_ok()) fail("collect_garbage", s);
       passes.fetch_add(1);
     }
     // Once the clients closed (gave their epoch slots back), one more pass
     // frees what their last announcements held back.
     while (clients_left.load() > 0) env.clock->sleep_for(100 * kMicrosecond);
-    if (Status s = f != nullptr ? f->tree().collect_garbage() : cluster.memory[0]->collect_garbage(); !s.is_ok()) {
-      fail("collect_garbage", s);
-    }
-    collected = f != nullptr ? f->tree().stats() : cluster.memory[0]->gc_stats();
+    if (Status s = pass(); !s.is_ok()) fail("collect_garbage", s);
+    collected = coarse ? cluster.memory[0]->gc_stats() : c.tree_stats();
   });
   for (uint32_t c = 0; c < 3; ++c) {
     cluster.add_client("client" + std::to_string(c), [&, c](NamClient& client, Env& env, nam::FineClient*) {
@@ -532,6 +533,9 @@ BOOST_AUTO_TEST_CASE(coarse_gc_on_the_memory_server_during_clients) {
 BOOST_AUTO_TEST_CASE(fine_gc_on_a_compute_server_during_clients) {
   gc_during_clients(small(nam::Distribution::kFine, nam::Partitioning::kRange, 256));
 }
+BOOST_AUTO_TEST_CASE(hybrid_gc_on_a_compute_server_during_clients) {
+  gc_during_clients(small(nam::Distribution::kHybrid, nam::Partitioning::kRange, 256));
+}
 
 // The reclamation tests' set-up: a fine-grained index of 600 keys over two
 // memory servers in 256-byte pages, clients announcing every 4 operations,
@@ -710,6 +714,47 @@ BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused)
   BOOST_TEST(second.pages_freed >= first.merges);
   BOOST_TEST(after_inserts.pages_reused > 0u);
   BOOST_TEST(refused.find("index.gc_epoch_slots") != std::string::npos, refused);
+}
+
+// Hybrid reclamation (hybrid_client.h): a pass from one compute server
+// merges leaves of both memory servers' partitions once each server has
+// joined their entries in its inner levels (nam.join), frees the merged
+// pages after the pass (no other client holds an epoch) and splits take
+// them again; every key is found right after the pass and after the
+// reinserts. A join the inner levels cannot make (two leaves no inner node
+// names side by side) changes nothing.
+BOOST_AUTO_TEST_CASE(hybrid_merges_leaves_then_frees_and_reuses_their_pages) {
+  NamConfig config = small(nam::Distribution::kHybrid, nam::Partitioning::kRange, 256);
+  config.gc_epoch_every_ops = 4;
+  NamCluster cluster(config, 2, kReclaimKeys);
+  for (uint64_t k = 0; k < kReclaimKeys; ++k) cluster.load({k, k});
+  auto refused = cluster.memory[0]->join_leaves({5, 5}, nam::RemotePtr::make(0, 1 << 20), nam::RemotePtr::make(1, 1 << 20));
+  BOOST_REQUIRE(refused.is_ok());
+  BOOST_TEST(!*refused);
+  nam::TreeStats after_pass, after_inserts;
+  cluster.add_client("collector", [&](NamClient& c, Env&, nam::FineClient*) {
+    if (!delete_most_keys(cluster, c)) return;
+    if (Status s = c.collect_garbage(); !s.is_ok()) return cluster.failures.fail("pass: " + s.to_string());
+    after_pass = c.tree_stats();
+    std::vector<uint64_t> got;
+    for (uint64_t k = 0; k < kReclaimKeys; ++k) {
+      got.clear();
+      const std::vector<uint64_t> want = k % 10 == 0 ? std::vector<uint64_t>{k} : std::vector<uint64_t>{};
+      if (Status s = c.lookup(k, &got); !s.is_ok() || got != want) {
+        return cluster.failures.fail("lookup " + std::to_string(k) + " after the pass: " + s.to_string());
+      }
+    }
+    if (!insert_deleted_keys(cluster, c)) return;
+    after_inserts = c.tree_stats();
+    if (!lookups_after_reinsert_are_right(cluster, c, "after the reinserts")) return;
+    if (!c.close().is_ok()) cluster.failures.fail("close");
+  });
+  cluster.run();
+  BOOST_TEST_MESSAGE("merges " << after_pass.merges << ", freed " << after_pass.pages_freed << ", reused "
+                               << after_inserts.pages_reused);
+  BOOST_TEST(after_pass.merges > 10u);
+  BOOST_TEST(after_pass.pages_freed == after_pass.merges);
+  BOOST_TEST(after_inserts.pages_reused > 0u);
 }
 
 // A compute server that stops (here: sleeps) holding an old epoch in its

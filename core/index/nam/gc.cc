@@ -45,6 +45,7 @@ Status BlinkTree::collect_garbage() {
     EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
     LOCUS_RETURN_IF_ERROR(epoch.status());
     LOCUS_RETURN_IF_ERROR(restarting("garbage collection", [&] { return compact_leaves(); }));
+    if (upper_ != nullptr) LOCUS_RETURN_IF_ERROR(restarting("merge", [&] { return merge_leaves(); }));
     for (uint8_t level = 0; upper_ == nullptr; ++level) {
       LOCUS_ASSIGN_OR_RETURN(bool above, restarting("merge", [&] { return merge_level(level); }));
       if (!above) break;
@@ -146,11 +147,7 @@ StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
     if (held >= 2) (void)access_.unlock(lp, vl | kLockBit);
     (void)access_.unlock(pp, vp | kLockBit);
   };
-  auto install = [&](RemotePtr p, Node& n, uint64_t version) {
-    n.set_word(version | kLockBit);
-    n.seal((version | kLockBit) + 1);
-    return access_.install(p, n);
-  };
+  auto install = [&](RemotePtr p, Node& n, uint64_t version) { return install_locked(p, n, version); };
   parent.erase_at(i);
   parent.set_child(i, lp);
   if (repair) {
@@ -184,6 +181,99 @@ StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
   LOCUS_RETURN_IF_ERROR(st);
   if (reclaimer_ != nullptr) reclaimer_->retire(rp, gone.level());
   return true;
+}
+
+Status BlinkTree::install_locked(RemotePtr p, Node& n, uint64_t version) {
+  n.set_word(version | kLockBit);
+  n.seal((version | kLockBit) + 1);
+  return access_.install(p, n);
+}
+
+// Hybrid: the levels above the leaves are the memory servers'
+// (hybrid_client.h), so leaves merge along the leaf level. L and its
+// sibling R, both locked at the versions read, are joined first by the
+// server that keeps their parent (UpperLevels::join_leaves: L's entry
+// dropped, R's now naming L, under the server's local lock), then L is
+// installed with R's entries, high key and sibling and R marked merged,
+// naming L, as merge_once does; then both are unlocked. Readers the new
+// parent sends to L wait on L's lock; readers holding R wait on R's and
+// then go left. The server refuses (nothing changes) when R's separator
+// has not reached it or R is under another parent. If an install gives up
+// after the join (a lease ran half out), R stays live: the parent sends its
+// pairs to L, whose high key sends them on to R, as after a lost separator.
+Status BlinkTree::merge_leaves() {
+  Node& left = node_;
+  Node& gone = extra_;
+  RemotePtr lp;
+  LOCUS_RETURN_IF_ERROR(descend({0, 0}, 0, &lp, left));  // the leftmost leaf
+  constexpr uint32_t kTriesPerLeaf = 64;                 // then the pair is left to the next pass
+  for (uint32_t tries = 0;;) {
+    const RemotePtr rp = left.sibling();
+    if (rp.null()) return Status();
+    LOCUS_RETURN_IF_ERROR(access_.read(rp, gone));
+    if (left.dead() || gone.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the pass");
+    if (left.head() || gone.head() || !fits(left, gone) || tries >= kTriesPerLeaf) {
+      lp = rp;
+      std::swap(node_, extra_);  // the sibling is the next left
+      tries = 0;
+      continue;
+    }
+    const uint64_t vl = left.word(), vr = gone.word();
+    Status st = access_.lock(lp, vl);
+    if (st.is_ok()) {
+      st = access_.lock(rp, vr);
+      if (!st.is_ok()) (void)access_.unlock(lp, vl | kLockBit);
+    }
+    if (aborted(st)) {  // a writer changed one of them since: read the left one again
+      ++stats_.restarts, ++tries;
+      LOCUS_RETURN_IF_ERROR(access_.read(lp, left));
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(st);
+    auto joined = upper_->join_leaves(left.high(), lp, rp);
+    bool merged = false;
+    if (joined.is_ok() && *joined) {
+      left.compact();
+      left.absorb(gone);
+      gone.set_dead(lp);
+      st = install_locked(lp, left, vl);
+      if (st.is_ok()) st = install_locked(rp, gone, vr);
+      merged = st.is_ok();
+    }
+    (void)access_.unlock(rp, vr | kLockBit);
+    (void)access_.unlock(lp, vl | kLockBit);
+    LOCUS_RETURN_IF_ERROR(joined.status());
+    if (merged) {
+      ++stats_.merges;
+      if (reclaimer_ != nullptr) reclaimer_->retire(rp, 0);
+    }
+    if (!st.is_ok() && !aborted(st)) return st;
+    if (!*joined || !st.is_ok()) {  // not neighbours in one parent, or an install gave up: go on from R
+      lp = rp;
+      LOCUS_RETURN_IF_ERROR(access_.read(lp, left));
+      tries = 0;
+      continue;
+    }
+    LOCUS_RETURN_IF_ERROR(access_.read(lp, left));  // L again (it may take its new sibling too)
+    tries = 0;
+  }
+}
+
+StatusOr<bool> BlinkTree::join_children(uint8_t level, Pair high, RemotePtr left, RemotePtr right) {
+  EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
+  LOCUS_RETURN_IF_ERROR(epoch.status());
+  return restarting("join", [&]() -> StatusOr<bool> {
+    RemotePtr p;
+    LOCUS_RETURN_IF_ERROR(descend(high, level, &p, node_));
+    const uint32_t i = node_.child_index(high);
+    if (i + 1 >= node_.count() || node_.child(i) != left || node_.child(i + 1) != right) return false;
+    const uint64_t version = node_.word();
+    LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+    node_.erase_at(i);
+    node_.set_child(i, left);
+    LOCUS_RETURN_IF_ERROR(install_and_unlock(p, node_, version | kLockBit, RemotePtr{}, right_));
+    return true;
+  });
 }
 
 }  // namespace locus::nam

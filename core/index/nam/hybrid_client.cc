@@ -30,6 +30,19 @@ Status HybridClient::RpcUpper::add_separator(Pair sep, RemotePtr right) {
   return rpc_.call(servers_[server], kSeparatorRpc, w.size()).status();
 }
 
+StatusOr<bool> HybridClient::RpcUpper::join_leaves(Pair high, RemotePtr left, RemotePtr right) {
+  rpc::Writer w(rpc_.payload_buffer());
+  w.put(high.key);
+  w.put(high.payload);
+  w.put(left.raw);
+  w.put(right.raw);
+  LOCUS_ASSIGN_OR_RETURN(auto body, rpc_.call(servers_[server], kJoinRpc, w.size()));
+  rpc::Reader r(body);
+  uint8_t joined = 0;
+  if (!r.get(&joined)) return corruption("nam: memory server " + std::to_string(server) + " gave no join answer");
+  return joined != 0;
+}
+
 StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc::RpcClient& rpc, rpc::Caller& index_rpc,
                                                               std::span<const NodeId> servers, const NamConfig& config,
                                                               Partitioner partitioner) {
@@ -40,6 +53,9 @@ StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc:
                          RemoteAccess::create(ep, rpc, std::move(regions), config.page_bytes, lease_ns, kLeafCursorOffset));
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_, &c->upper_);
+  LOCUS_ASSIGN_OR_RETURN(c->epochs_, RemoteEpochs::attach(*c->access_, config.gc_epoch_every_ops,
+                                                          static_cast<Nanos>(config.gc_epoch_lease_ms * 1e6)));
+  if (c->epochs_ != nullptr) LOCUS_RETURN_IF_ERROR(c->tree_->set_reclaimer(c->epochs_.get()));
   c->tree_->set_head_interval(config.head_node_interval);
   return c;
 }

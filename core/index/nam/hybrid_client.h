@@ -7,7 +7,10 @@
 // a lookup or range READs the leaf it was given and follows siblings past
 // its high key (splits the inner levels do not know of yet); an insert or
 // delete locks, installs and unlocks the leaf, and a leaf split reports
-// its separator and new leaf to the memory server by RPC.
+// its separator and new leaf to the memory server by RPC. Merged leaves'
+// pages are freed with the fine-grained design's epochs across compute
+// servers (remote_epochs.h): a client holds leaf pointers the servers
+// named, as a fine-grained one holds pointers it read.
 #pragma once
 
 #include <memory>
@@ -16,6 +19,7 @@
 #include "core/index/nam/client.h"
 #include "core/index/nam/config.h"
 #include "core/index/nam/remote_access.h"
+#include "core/index/nam/remote_epochs.h"
 #include "core/rpc/rpc_client.h"
 
 namespace locus::nam {
@@ -35,12 +39,16 @@ class HybridClient final : public NamClient {
   // Each memory server's partition in turn: its leaves from the leftmost
   // (the leaf of the smallest pair, asked by RPC) along the siblings, each
   // leaf with deleted entries locked, compacted and installed one-sidedly,
-  // as a fine-grained pass does (gc.cc). No merges: the memory servers'
-  // inner levels would have to drop the separators, and nothing frees
-  // pages; the leaves only lose their deleted entries.
+  // as a fine-grained pass does (gc.cc); then along them again, a leaf and
+  // its sibling that fit in half a leaf merged once the memory server has
+  // joined their entries (nam.join; BlinkTree::merge_leaves). The merged
+  // pages are freed after the pass's epoch (remote_epochs.h). The memory
+  // servers' inner levels are not rebalanced.
   Status collect_garbage() override;
   TreeStats tree_stats() const override { return tree_->stats(); }
   RemoteStats remote_stats() const override { return access_->stats(); }
+  Status close() override { return epochs_ != nullptr ? epochs_->release() : Status(); }
+  EpochStats epoch_stats() const override { return epochs_ != nullptr ? epochs_->stats() : EpochStats{}; }
 
  private:
   // The inner levels of one memory server's tree, by RPC.
@@ -50,6 +58,7 @@ class HybridClient final : public NamClient {
         : rpc_(rpc), servers_(servers.begin(), servers.end()) {}
     StatusOr<RemotePtr> find_leaf(Pair x) override;
     Status add_separator(Pair sep, RemotePtr right) override;
+    StatusOr<bool> join_leaves(Pair high, RemotePtr left, RemotePtr right) override;
     uint32_t servers() const { return static_cast<uint32_t>(servers_.size()); }
     uint32_t server = 0;  // whose tree the operation at hand is in
 
@@ -64,6 +73,7 @@ class HybridClient final : public NamClient {
   RpcUpper upper_;
   Partitioner partitioner_;
   std::unique_ptr<RemoteAccess> access_;
+  std::unique_ptr<RemoteEpochs> epochs_;  // before tree_: outlives it
   std::unique_ptr<BlinkTree> tree_;
 };
 

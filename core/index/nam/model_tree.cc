@@ -93,6 +93,9 @@ class ModelUpper final : public UpperLevels {
   explicit ModelUpper(BlinkTree& inner) : inner_(inner) {}
   StatusOr<RemotePtr> find_leaf(Pair x) override { return inner_.find_child(x, 1); }
   Status add_separator(Pair sep, RemotePtr right) override { return inner_.add_separator(1, sep, right); }
+  StatusOr<bool> join_leaves(Pair high, RemotePtr left, RemotePtr right) override {
+    return inner_.join_children(1, high, left, right);
+  }
 
  private:
   BlinkTree& inner_;

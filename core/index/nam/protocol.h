@@ -32,6 +32,9 @@ inline constexpr uint16_t kFenceRpc = 7;  // (holder's NodeId) -> ()
 // index.rpc_transport = "mailbox": a client's mailbox at this memory
 // server (core/messaging/wire.h: ClientInfo -> ConnectionInfo).
 inline constexpr uint16_t kMailboxRpc = 8;
+// Hybrid garbage collection: a leaf merge's parent change
+// (UpperLevels::join_leaves).
+inline constexpr uint16_t kJoinRpc = 9;  // (left's high key, payload, left, right) -> (joined: u8)
 inline constexpr const char* kRangeWork = "nam.range";
 inline constexpr const char* kInsertWork = "nam.insert";
 inline constexpr const char* kRemoveWork = "nam.remove";
@@ -40,6 +43,7 @@ inline constexpr const char* kLeafWork = "nam.leaf";
 inline constexpr const char* kSeparatorWork = "nam.separator";
 inline constexpr const char* kFenceWork = "nam.fence";
 inline constexpr const char* kMailboxWork = "nam.mailbox";
+inline constexpr const char* kJoinWork = "nam.join";
 // A coarse-grained memory server's garbage-collection pass, charged to its
 // CPU by the bytes of the leaves it walked (not an RPC: the server's daemon).
 inline constexpr const char* kGcWork = "nam.gc";

@@ -1,5 +1,5 @@
-// Epoch-based reclamation across compute servers (fine-grained; epoch.h
-// says what the epochs guarantee). Every word lives on the memory servers
+// Epoch-based reclamation across compute servers (fine-grained and hybrid
+// clients; epoch.h says what the epochs guarantee). Every word lives on the memory servers
 // and is reached one-sidedly, so the compute servers' clients and a
 // collector on any of them share it without a message between them:
 //

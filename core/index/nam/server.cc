@@ -13,7 +13,7 @@ StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t s
   const bool hybrid = config.distribution == Distribution::kHybrid;
   LOCUS_ASSIGN_OR_RETURN(m->arena_,
                          Arena::create(env, server, config.region_bytes, config.page_bytes, fine || hybrid, hybrid,
-                                       fine && server == 0 ? config.gc_epoch_slots : 0));
+                                       (fine || hybrid) && server == 0 ? config.gc_epoch_slots : 0));
   if (!fine) {
     // A hybrid tree's root starts above its first leaf, so that the
     // server's traversals always end on an inner node.
@@ -37,6 +37,13 @@ Status MemoryServer::add_separator(Pair sep, RemotePtr right) {
   Status s = t->add_separator(1, sep, right);
   release(t);
   return s;
+}
+
+StatusOr<bool> MemoryServer::join_leaves(Pair high, RemotePtr left, RemotePtr right) {
+  BlinkTree* t = acquire();
+  auto joined = t->join_children(1, high, left, right);
+  release(t);
+  return joined;
 }
 
 BlinkTree* MemoryServer::acquire() {
@@ -192,6 +199,20 @@ Status MemoryServer::attach_hybrid(const Register& add) {
         if (!r.get(&x.key) || !r.get(&x.payload)) return invalid_argument("nam.leaf: truncated request");
         LOCUS_ASSIGN_OR_RETURN(RemotePtr leaf, find_leaf(x));
         w.put(leaf.raw);
+        return Status();
+      }));
+  LOCUS_RETURN_IF_ERROR(
+      add(kJoinRpc, kJoinWork, [this](const rpc::RequestContext&, rpc::Reader& r, rpc::Writer& w) -> Status {
+        Pair high;
+        RemotePtr left, right;
+        if (!r.get(&high.key) || !r.get(&high.payload) || !r.get(&left.raw) || !r.get(&right.raw)) {
+          return invalid_argument("nam.join: truncated request");
+        }
+        if (left.null() || right.null() || left.offset() < kFirstPageOffset || right.offset() < kFirstPageOffset) {
+          return invalid_argument("nam.join: a leaf pointer is null or in no arena");
+        }
+        LOCUS_ASSIGN_OR_RETURN(bool joined, join_leaves(high, left, right));
+        w.put<uint8_t>(joined ? 1 : 0);
         return Status();
       }));
   return add(kSeparatorRpc, kSeparatorWork,

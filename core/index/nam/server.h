@@ -5,8 +5,9 @@
 // its arena's layout; compute servers do the rest one-sidedly. The hybrid
 // one (section 5) keeps its tree's inner levels here and its leaves
 // wherever the compute servers placed them: the server names the leaf a
-// pair belongs to and inserts the separators of leaf splits it is told
-// of, and never touches a leaf (their locks are RDMA atomics).
+// pair belongs to, inserts the separators of leaf splits and joins the
+// entries of leaf merges it is told of, and never touches a leaf (their
+// locks are RDMA atomics).
 #pragma once
 
 #include <atomic>
@@ -29,7 +30,7 @@ class MemoryServer final : public UpperLevels {
   static StatusOr<std::unique_ptr<MemoryServer>> create(Env env, uint32_t server, const NamConfig& config);
 
   // Registers the handlers: layout and fence; then range, insert and
-  // remove (coarse-grained) or leaf and separator (hybrid), here with
+  // remove (coarse-grained) or leaf, separator and join (hybrid), here with
   // index.rpc_transport = "send_recv", else the mailbox RPC that sets up
   // a client's connection to the mailbox server (attach_mailbox).
   Status attach(rpc::RpcServer& rpc, uint32_t message_bytes);
@@ -45,6 +46,7 @@ class MemoryServer final : public UpperLevels {
   // loader's before any client runs).
   StatusOr<RemotePtr> find_leaf(Pair x) override;
   Status add_separator(Pair sep, RemotePtr right) override;
+  StatusOr<bool> join_leaves(Pair high, RemotePtr left, RemotePtr right) override;
 
   Arena& arena() { return *arena_; }
   // The coarse-grained tree's access, for the loader (before any actor).

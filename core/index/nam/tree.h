@@ -110,6 +110,13 @@ class UpperLevels {
   virtual StatusOr<RemotePtr> find_leaf(Pair x) = 0;
   // A leaf split: `right` now holds the pairs above `sep`.
   virtual Status add_separator(Pair sep, RemotePtr right) = 0;
+  // A leaf merge (garbage collection): where one inner node's entry i names
+  // `left` with key `high` (left's high key) and entry i + 1 names `right`,
+  // drops entry i and lets entry i + 1 name `left`, so that left covers
+  // right's pairs too; true when it did. false (nothing changed) when the
+  // two are not such neighbours: right's separator not in yet, or the
+  // entries under different parents. The caller holds both leaves' locks.
+  virtual StatusOr<bool> join_leaves(Pair high, RemotePtr left, RemotePtr right) = 0;
 };
 
 struct TreeStats {
@@ -186,8 +193,9 @@ class BlinkTree {
   // change is a locked install of nodes read at the versions it locks, and
   // a traversal that reaches a merged node through an old pointer follows
   // it to the node that took its entries. A leaf-level tree (with
-  // UpperLevels) only removes entries (the levels above are not its own).
-  // Run by one tree object at a time.
+  // UpperLevels, hybrid) merges leaves only, each merge joined in the
+  // upper levels by their keeper (merge_leaves). Run by one tree object at
+  // a time.
   Status collect_garbage();
   // Entries whose delete bit is set, along the leaf level from its
   // leftmost leaf (what a garbage-collection pass would remove). For
@@ -202,6 +210,8 @@ class BlinkTree {
   // the separator insert of a split of level - 1.
   StatusOr<RemotePtr> find_child(Pair x, uint8_t level);
   Status add_separator(uint8_t level, Pair sep, RemotePtr right) { return insert_separator(level, sep, right); }
+  // UpperLevels::join_leaves on the node of `level` covering `high`.
+  StatusOr<bool> join_children(uint8_t level, Pair high, RemotePtr left, RemotePtr right);
 
   // Makes an empty tree (before any client runs): one leaf, the root; with
   // `inner_root`, a root of level 1 over that leaf, so that a hybrid
@@ -233,6 +243,11 @@ class BlinkTree {
   // child i: true when it changed the tree (the parent must be read
   // again), false when they do not qualify, kAborted when a lock was lost.
   StatusOr<bool> merge_once(RemotePtr pp, uint32_t i);
+  // A leaf-level tree's merges (gc.cc): along the leaves, each leaf and
+  // its sibling locked, joined by the upper levels' keeper, then merged.
+  Status merge_leaves();
+  // Installs n, locked at `version`, at p (still locked: the caller unlocks).
+  Status install_locked(RemotePtr p, Node& n, uint64_t version);
   // The scan into pairs_, read twice when it spans leaves until no leaf's
   // version changed in between (lookup, atomic ranges).
   Status collect(Pair from, uint64_t to_key, uint32_t limit);
