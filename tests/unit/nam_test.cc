@@ -343,7 +343,14 @@ void gc_during_clients(NamConfig config) {
   nam::TreeStats collected;
   const bool coarse = config.distribution == nam::Distribution::kCoarse;
   cluster.add_client("collector", [&](NamClient& c, Env& env, nam::FineClient*) {
-    auto pass = [&] { return coarse ? cluster.memory[0]->collect_garbage() : c.collect_garbage(); };
+    // Hybrid: the compute server's pass over the leaves, then the memory
+    // server's over its inner levels.
+    const bool hybrid = config.distribution == nam::Distribution::kHybrid;
+    auto pass = [&] {
+      if (coarse) return cluster.memory[0]->collect_garbage();
+      Status s = c.collect_garbage();
+      return s.is_ok() && hybrid ? cluster.memory[0]->collect_garbage() : s;
+    };
     while (writers_left.load() > 0) {
       if (Status s = pass(); !s.is_ok()) fail("collect_garbage", s);
       passes.fetch_add(1);
@@ -720,9 +727,11 @@ BOOST_AUTO_TEST_CASE(merged_pages_wait_for_every_compute_server_then_are_reused)
 // merges leaves of both memory servers' partitions once each server has
 // joined their entries in its inner levels (nam.join), frees the merged
 // pages after the pass (no other client holds an epoch) and splits take
-// them again; every key is found right after the pass and after the
-// reinserts. A join the inner levels cannot make (two leaves no inner node
-// names side by side) changes nothing.
+// them again; each memory server's own pass then merges the inner nodes
+// the joins emptied (collect_inner_garbage) and frees their pages; every
+// key is found right
+// after each pass and after the reinserts. A join the inner levels cannot
+// make (two leaves no inner node names side by side) changes nothing.
 BOOST_AUTO_TEST_CASE(hybrid_merges_leaves_then_frees_and_reuses_their_pages) {
   NamConfig config = small(nam::Distribution::kHybrid, nam::Partitioning::kRange, 256);
   config.gc_epoch_every_ops = 4;
@@ -731,19 +740,31 @@ BOOST_AUTO_TEST_CASE(hybrid_merges_leaves_then_frees_and_reuses_their_pages) {
   auto refused = cluster.memory[0]->join_leaves({5, 5}, nam::RemotePtr::make(0, 1 << 20), nam::RemotePtr::make(1, 1 << 20));
   BOOST_REQUIRE(refused.is_ok());
   BOOST_TEST(!*refused);
-  nam::TreeStats after_pass, after_inserts;
+  nam::TreeStats after_pass, after_inserts, inner;
   cluster.add_client("collector", [&](NamClient& c, Env&, nam::FineClient*) {
     if (!delete_most_keys(cluster, c)) return;
+    auto lookups_right = [&](const std::string& when) {
+      std::vector<uint64_t> got;
+      for (uint64_t k = 0; k < kReclaimKeys; ++k) {
+        got.clear();
+        const std::vector<uint64_t> want = k % 10 == 0 ? std::vector<uint64_t>{k} : std::vector<uint64_t>{};
+        if (Status s = c.lookup(k, &got); !s.is_ok() || got != want) {
+          cluster.failures.fail("lookup " + std::to_string(k) + " " + when + ": " + s.to_string());
+          return false;
+        }
+      }
+      return true;
+    };
     if (Status s = c.collect_garbage(); !s.is_ok()) return cluster.failures.fail("pass: " + s.to_string());
     after_pass = c.tree_stats();
-    std::vector<uint64_t> got;
-    for (uint64_t k = 0; k < kReclaimKeys; ++k) {
-      got.clear();
-      const std::vector<uint64_t> want = k % 10 == 0 ? std::vector<uint64_t>{k} : std::vector<uint64_t>{};
-      if (Status s = c.lookup(k, &got); !s.is_ok() || got != want) {
-        return cluster.failures.fail("lookup " + std::to_string(k) + " after the pass: " + s.to_string());
-      }
+    if (!lookups_right("after the pass")) return;
+    for (auto& m : cluster.memory) {
+      if (Status s = m->collect_garbage(); !s.is_ok()) return cluster.failures.fail("inner pass: " + s.to_string());
+      inner.merges += m->gc_stats().merges;
+      inner.inner_merges += m->gc_stats().inner_merges;
+      inner.pages_freed += m->gc_stats().pages_freed;
     }
+    if (!lookups_right("after the inner passes")) return;
     if (!insert_deleted_keys(cluster, c)) return;
     after_inserts = c.tree_stats();
     if (!lookups_after_reinsert_are_right(cluster, c, "after the reinserts")) return;
@@ -751,10 +772,14 @@ BOOST_AUTO_TEST_CASE(hybrid_merges_leaves_then_frees_and_reuses_their_pages) {
   });
   cluster.run();
   BOOST_TEST_MESSAGE("merges " << after_pass.merges << ", freed " << after_pass.pages_freed << ", reused "
-                               << after_inserts.pages_reused);
+                               << after_inserts.pages_reused << "; inner merges " << inner.inner_merges
+                               << ", freed " << inner.pages_freed);
   BOOST_TEST(after_pass.merges > 10u);
   BOOST_TEST(after_pass.pages_freed == after_pass.merges);
   BOOST_TEST(after_inserts.pages_reused > 0u);
+  BOOST_TEST(inner.merges > 0u);
+  BOOST_TEST(inner.inner_merges == inner.merges);  // a memory server never merges a leaf
+  BOOST_TEST(inner.pages_freed == inner.merges);
 }
 
 // A compute server that stops (here: sleeps) holding an old epoch in its

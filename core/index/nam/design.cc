@@ -95,7 +95,7 @@ Status register_design(design::Registry& registry) {
         false,
         read_keys,
         {kRangeWork, kInsertWork, kRemoveWork, kLayoutWork, kLeafWork, kSeparatorWork, kFenceWork, kGcWork,
-         kMailboxWork, kJoinWork},
+         kMailboxWork, kJoinWork, kInnerGcWork},
         /*deletes=*/true},
        make_driver,
        model_profile});

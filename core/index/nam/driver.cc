@@ -136,9 +136,12 @@ class NamDriver final : public design::IndexDriver {
       return {{"server" + std::to_string(m) + ".mailbox" + std::to_string(k - 1), false,
                [server, k](Env& env) { server->serve_mailbox(k - 1, env); }, config_.mailbox_polling}};
     }
-    if (config_.gc_interval_ms <= 0 || config_.distribution != Distribution::kCoarse) return {};
+    if (config_.gc_interval_ms <= 0 || config_.distribution == Distribution::kFine) return {};
+    // Coarse: the whole tree, by the bytes of the leaves walked; hybrid:
+    // the inner levels, by the bytes of the inner nodes read.
+    const bool coarse = config_.distribution == Distribution::kCoarse;
     const auto interval_ns = static_cast<Nanos>(config_.gc_interval_ms * 1e6);
-    return {{"server" + std::to_string(m) + ".gc", false, [this, server, interval_ns](Env& env) {
+    return {{"server" + std::to_string(m) + ".gc", false, [this, server, interval_ns, coarse](Env& env) {
                Nanos next_ns = env.clock->now() + interval_ns;
                while (!env.stop_requested()) {
                  const Nanos now = env.clock->now();
@@ -148,12 +151,15 @@ class NamDriver final : public design::IndexDriver {
                    continue;
                  }
                  const WorkTimer timer(env);
-                 const uint64_t leaves_before = server->gc_stats().gc_leaves_read;
+                 auto walked = [&] {
+                   return coarse ? server->gc_stats().gc_leaves_read : server->gc_stats().gc_inner_read;
+                 };
+                 const uint64_t before = walked();
                  if (!server->collect_garbage().is_ok()) gc_failures_.fetch_add(1, std::memory_order_relaxed);
-                 // The pass's CPU, by the bytes of the leaves it walked (a
+                 // The pass's CPU, by the bytes of the nodes it walked (a
                  // pass costs what the tree's size makes it).
-                 env.cpu->charge_work(kGcWork, timer.elapsed(),
-                                      (server->gc_stats().gc_leaves_read - leaves_before) * config_.page_bytes);
+                 env.cpu->charge_work(coarse ? kGcWork : kInnerGcWork, timer.elapsed(),
+                                      (walked() - before) * config_.page_bytes);
                  next_ns = env.clock->now() + interval_ns;
                }
              }}};
@@ -219,7 +225,7 @@ class NamDriver final : public design::IndexDriver {
     extra["nam.gc_failures"] = static_cast<double>(gc_failures_.load());
     double passes = 0, collected = 0, merges = 0;
     for (const auto& s : servers_) {
-      if (config_.distribution != Distribution::kCoarse) break;
+      if (config_.distribution == Distribution::kFine) break;
       passes += static_cast<double>(s->gc_stats().gc_passes);
       collected += static_cast<double>(s->gc_stats().entries_collected);
       merges += static_cast<double>(s->gc_stats().merges);

@@ -39,14 +39,21 @@ bool fits(const Node& l, const Node& r) {
 
 }  // namespace
 
-Status BlinkTree::collect_garbage() {
+Status BlinkTree::collect_garbage() { return gc_pass(true); }
+
+Status BlinkTree::collect_inner_garbage() {
+  if (upper_ != nullptr) return internal_error("nam: a leaf-level tree has no inner levels of its own");
+  return gc_pass(false);
+}
+
+Status BlinkTree::gc_pass(bool leaves) {
   ++stats_.gc_passes;
   {
     EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
     LOCUS_RETURN_IF_ERROR(epoch.status());
-    LOCUS_RETURN_IF_ERROR(restarting("garbage collection", [&] { return compact_leaves(); }));
+    if (leaves) LOCUS_RETURN_IF_ERROR(restarting("garbage collection", [&] { return compact_leaves(); }));
     if (upper_ != nullptr) LOCUS_RETURN_IF_ERROR(restarting("merge", [&] { return merge_leaves(); }));
-    for (uint8_t level = 0; upper_ == nullptr; ++level) {
+    for (uint8_t level = leaves ? 0 : 1; upper_ == nullptr; ++level) {
       LOCUS_ASSIGN_OR_RETURN(bool above, restarting("merge", [&] { return merge_level(level); }));
       if (!above) break;
     }
@@ -105,6 +112,7 @@ StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
   const Status s = descend({0, 0}, level + 1, &pp, node_);  // the leftmost parent
   if (s.code() == StatusCode::kNotFound) return false;
   LOCUS_RETURN_IF_ERROR(s);
+  ++stats_.gc_inner_read;
   constexpr uint32_t kTriesPerPair = 64;  // then the pair is left to the next pass
   uint32_t i = 0, tries = 0;
   for (;;) {
@@ -115,6 +123,7 @@ StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
       if (!merged.is_ok() || *merged) {
         // The parent changed (or we lost a race): read it again.
         LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
+        ++stats_.gc_inner_read;
         if (node_.dead()) return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
         if (!merged.is_ok() && ++tries >= kTriesPerPair) ++i, tries = 0;
         continue;
@@ -125,6 +134,7 @@ StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
     if (node_.sibling().null()) return true;
     pp = node_.sibling();
     LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
+    ++stats_.gc_inner_read;
     if (node_.dead()) return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
     i = 0, tries = 0;
   }
@@ -137,6 +147,7 @@ StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
   const RemotePtr lp = parent.child(i), rp = parent.child(i + 1);
   LOCUS_RETURN_IF_ERROR(access_.read(lp, left));
   LOCUS_RETURN_IF_ERROR(access_.read(rp, gone));
+  if (!left.leaf()) stats_.gc_inner_read += 2;
   const bool repair = gone.dead();  // merged before, but the parent's install gave up
   if (left.dead() || (repair && gone.sibling() != lp)) return false;
   if (!repair && (left.sibling() != rp || left.head() || gone.head() || !fits(left, gone))) return false;

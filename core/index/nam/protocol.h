@@ -47,6 +47,9 @@ inline constexpr const char* kJoinWork = "nam.join";
 // A coarse-grained memory server's garbage-collection pass, charged to its
 // CPU by the bytes of the leaves it walked (not an RPC: the server's daemon).
 inline constexpr const char* kGcWork = "nam.gc";
+// A hybrid memory server's pass over its inner levels, charged by the
+// bytes of the inner nodes its merges read.
+inline constexpr const char* kInnerGcWork = "nam.inner_gc";
 
 // Bytes of a range response before its pairs.
 inline constexpr uint32_t kRangeResponseHead = 8;

@@ -20,7 +20,7 @@ StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t s
     m->access_ = std::make_unique<LocalAccess>(*m->arena_, *env.clock);
     LOCUS_RETURN_IF_ERROR(BlinkTree::create_empty(*m->access_, hybrid));
     m->gc_ = std::make_unique<BlinkTree>(*m->access_);
-    if (!hybrid) LOCUS_RETURN_IF_ERROR(m->gc_->set_reclaimer(m->reclaimer_.get()));
+    LOCUS_RETURN_IF_ERROR(m->gc_->set_reclaimer(m->reclaimer_.get()));
   }
   return m;
 }
@@ -51,7 +51,7 @@ BlinkTree* MemoryServer::acquire() {
   if (free_.empty()) {
     trees_.push_back(std::make_unique<BlinkTree>(*access_));
     // Without a slot (all taken) the reclaimer stops freeing: still safe.
-    if (config_.distribution == Distribution::kCoarse) (void)trees_.back()->set_reclaimer(reclaimer_.get());
+    (void)trees_.back()->set_reclaimer(reclaimer_.get());
     trees_.back()->set_atomic_ranges(config_.atomic_ranges);
     return trees_.back().get();
   }
@@ -66,11 +66,11 @@ void MemoryServer::release(BlinkTree* t) {
 }
 
 Status MemoryServer::collect_garbage() {
-  if (config_.distribution != Distribution::kCoarse) {
-    return unimplemented("nam: memory servers collect garbage only for index.distribution = \"coarse\"");
+  if (config_.distribution == Distribution::kFine) {
+    return unimplemented("nam: fine-grained memory servers keep no tree of their own; a compute server collects");
   }
   std::lock_guard<ShortMutex> lock(gc_mu_);
-  return gc_->collect_garbage();
+  return config_.distribution == Distribution::kHybrid ? gc_->collect_inner_garbage() : gc_->collect_garbage();
 }
 
 TreeStats MemoryServer::tree_stats() const {

@@ -52,11 +52,12 @@ class MemoryServer final : public UpperLevels {
   // The coarse-grained tree's access, for the loader (before any actor).
   LocalAccess& local_access() { return *access_; }
   TreeStats tree_stats() const;
-  // Coarse-grained: one garbage-collection pass over this server's tree
-  // (tree.h), on its CPU with the local locks the requests use; the
-  // requests' tree objects share the reclaimer that frees merged pages.
-  // kUnimplemented for the other distributions (fine-grained GC runs
-  // on a compute server; hybrid leaves are one-sided).
+  // One garbage-collection pass over this server's tree (tree.h), on its
+  // CPU with the local locks the requests use; the requests' tree objects
+  // share the reclaimer that frees merged pages. Coarse-grained: the whole
+  // tree. Hybrid: the inner levels only (collect_inner_garbage; the
+  // leaves are one-sided, a compute server's pass merges them).
+  // kUnimplemented for fine-grained (its GC runs on a compute server).
   Status collect_garbage();
   const TreeStats& gc_stats() const { return gc_->stats(); }
 

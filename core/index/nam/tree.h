@@ -135,6 +135,7 @@ struct TreeStats {
   // Garbage collection (gc.cc).
   uint64_t gc_passes = 0;
   uint64_t gc_leaves_read = 0;     // leaves the passes' compaction walked (the bytes of their work)
+  uint64_t gc_inner_read = 0;      // inner nodes collect_inner_garbage's merges read (its bytes of work)
   uint64_t entries_collected = 0;  // deleted entries removed from leaves
   uint64_t merges = 0;             // nodes merged into their left neighbour
   uint64_t inner_merges = 0;       // of them, nodes above the leaves
@@ -197,6 +198,10 @@ class BlinkTree {
   // upper levels by their keeper (merge_leaves). Run by one tree object at
   // a time.
   Status collect_garbage();
+  // A hybrid memory server's pass over the levels it keeps (1 and up):
+  // merges as collect_garbage() does there, never reading a leaf (the
+  // compute servers' passes merge those).
+  Status collect_inner_garbage();
   // Entries whose delete bit is set, along the leaf level from its
   // leftmost leaf (what a garbage-collection pass would remove). For
   // reports after a run; not atomic against writers.
@@ -234,7 +239,9 @@ class BlinkTree {
   // A consistent copy of the node at *p; a merged node is followed to the
   // node that took its entries (*p becomes that node).
   Status read_live(RemotePtr* p, Node& n);
-  // Garbage collection steps (gc.cc).
+  // Garbage collection steps (gc.cc). A pass: with `leaves`, compaction
+  // and merges from the leaves up; without, merges from level 1 up.
+  Status gc_pass(bool leaves);
   Status compact_leaves();
   // Merges along the nodes of `level` (under parents of level + 1);
   // false when the tree has no level above it.
