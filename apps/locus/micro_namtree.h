@@ -5,7 +5,9 @@
 // lookups of the same 8-byte keys, one core, the same random lookup
 // sequence for both, best of several rounds. Two sizes: `records` keys (a
 // tree several levels deep, mostly out of cache) and `small_records` (in
-// cache). Issue 19's goal: locus/absl at least 1.0.
+// cache). Issue 19's goal: locus/absl at least 1.0. Also timed: the same
+// lookups with the epoch announcement a coarse-grained server's request
+// tree makes first (server/s), which the goal leaves out.
 #pragma once
 
 #include <cstdint>
