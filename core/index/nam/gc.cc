@@ -209,9 +209,11 @@ Status BlinkTree::install_locked(RemotePtr p, Node& n, uint64_t version) {
 // naming L, as merge_once does; then both are unlocked. Readers the new
 // parent sends to L wait on L's lock; readers holding R wait on R's and
 // then go left. The server refuses (nothing changes) when R's separator
-// has not reached it or R is under another parent. If an install gives up
+// has not reached it or R is under another parent. If L's install gives up
 // after the join (a lease ran half out), R stays live: the parent sends its
 // pairs to L, whose high key sends them on to R, as after a lost separator.
+// If R's gives up after L's, the merge is half done, the window merge_once
+// has too (the header above; docs/nam.md, known limits).
 Status BlinkTree::merge_leaves() {
   Node& left = node_;
   Node& gone = extra_;
