@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/common/prefetch.h"
+
 namespace locus::catfish {
 
 Store::Store(const StoreOptions& options)
@@ -113,7 +115,7 @@ void Store::search(const Rect& q, std::vector<Hit>* out) const {
       if (leaf) {
         out->push_back({r, ptr});
       } else {
-        for (uint32_t l = 0; l < lines; ++l) __builtin_prefetch(base + ptr + l * kLineBytes);
+        prefetch_lines(base + ptr, size_t{lines} * kLineBytes);
         stack[sp++] = slot_of(ptr);
       }
       return true;

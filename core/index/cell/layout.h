@@ -35,6 +35,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/common/prefetch.h"
 #include "core/common/status.h"
 
 namespace locus::cell {
@@ -250,10 +251,7 @@ class NodeView {
   uint32_t child_index(const SearchKey& key) const;
   // Hints the CPU to fetch the whole node image (a descent's next node):
   // its cache lines then arrive in parallel, not one per binary-search probe.
-  void prefetch() const {
-    const std::byte* end = p_ + g_->node_bytes;
-    for (const std::byte* at = p_; at < end; at += 64) __builtin_prefetch(at);
-  }
+  void prefetch() const { prefetch_lines(p_, g_->node_bytes); }
 
  private:
   // <0, 0, >0 as the key of `len` bytes (clamped) at `at` is below, equal

@@ -16,6 +16,7 @@
 // collect), an inconsistent header.
 #include <atomic>
 
+#include "core/common/prefetch.h"
 #include "core/index/nam/tree.h"
 
 namespace locus::nam {
@@ -31,20 +32,9 @@ class PageWords {
   // depending on the last, find them cached: a page of a large tree is
   // otherwise a cache miss for the header, then for the entries the header
   // says are there, then for the leaf's delete bits at the page's end.
-  //
-  // Keep this loop as it is: GCC 12 takes __builtin_prefetch for an
-  // instruction without effect and deletes loops of nothing else that it
-  // can tell end, and prefetches in some switches. The same loop unrolled
-  // four lines a step, or over a constant count of lines, or the lines of
-  // a 1 KB page written out in a switch on the page size, compiled to no
-  // prefetch at all (locus/absl at 1 M keys 0.62-0.67 instead of about
-  // 1.0); this loop compiles to one prefetcht0 a line with GCC 12 and
-  // clang. An asm prefetcht0 in the same loop, which no compiler deletes,
-  // measured the same at 1 M keys and 1-4% slower at 10 K.
-  void prefetch() const {
-    const auto* b = reinterpret_cast<const char*>(w_);
-    for (uint32_t at = 0; at < page_bytes_; at += 64) __builtin_prefetch(b + at);
-  }
+  // (core/common/prefetch.h: not a bare __builtin_prefetch loop, which GCC
+  // may delete.)
+  void prefetch() const { prefetch_lines(w_, page_bytes_); }
   uint64_t at(uint32_t i) const { return std::atomic_ref<uint64_t>(w_[i]).load(std::memory_order_relaxed); }
   uint64_t version() const { return std::atomic_ref<uint64_t>(w_[0]).load(std::memory_order_acquire); }
   // checkOrRestart: the words read since `v` was read are a copy of one
