@@ -5,7 +5,7 @@
 # the release build ran without it (2026-11-29; docs/results.md, "Cell's
 # server-side search"). Disassembles each function and requires a
 # prefetcht0 in it. x86-64 only (elsewhere the builtin is used and the
-# check is skipped).
+# check is skipped). CMake registers it for optimised builds only.
 set -uo pipefail
 locus=$1
 if [[ $(uname -m) != x86_64 ]]; then echo "skip: not x86-64"; exit 77; fi
