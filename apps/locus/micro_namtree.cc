@@ -97,7 +97,8 @@ StatusOr<Rates> measure(const MicroNamtreeConfig& c, uint64_t records) {
   }
   if (locus_sum != absl_sum || served_sum != absl_sum) {
     return internal_error(
-        fmt::format("micro namtree: the trees disagree (checksums {:x} vs {:x})", locus_sum, absl_sum));
+        fmt::format("micro namtree: the trees disagree (checksums: locus {:x}, server path {:x}, absl {:x})",
+                    locus_sum, served_sum, absl_sum));
   }
   return r;
 }

@@ -53,9 +53,7 @@ StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc:
                          RemoteAccess::create(ep, rpc, std::move(regions), config.page_bytes, lease_ns, kLeafCursorOffset));
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_, &c->upper_);
-  LOCUS_ASSIGN_OR_RETURN(c->epochs_, RemoteEpochs::attach(*c->access_, config.gc_epoch_every_ops,
-                                                          static_cast<Nanos>(config.gc_epoch_lease_ms * 1e6)));
-  if (c->epochs_ != nullptr) LOCUS_RETURN_IF_ERROR(c->tree_->set_reclaimer(c->epochs_.get()));
+  LOCUS_ASSIGN_OR_RETURN(c->epochs_, RemoteEpochs::attach_tree(*c->access_, *c->tree_, config));
   c->tree_->set_head_interval(config.head_node_interval);
   return c;
 }

@@ -21,6 +21,14 @@ uint64_t epoch_of(uint64_t slot) { return without_holder(slot); }
 
 }  // namespace
 
+StatusOr<std::unique_ptr<RemoteEpochs>> RemoteEpochs::attach_tree(RemoteAccess& access, BlinkTree& tree,
+                                                                  const NamConfig& config) {
+  LOCUS_ASSIGN_OR_RETURN(auto epochs, attach(access, config.gc_epoch_every_ops,
+                                             static_cast<Nanos>(config.gc_epoch_lease_ms * 1e6)));
+  if (epochs != nullptr) LOCUS_RETURN_IF_ERROR(tree.set_reclaimer(epochs.get()));
+  return epochs;
+}
+
 StatusOr<std::unique_ptr<RemoteEpochs>> RemoteEpochs::attach(RemoteAccess& access, uint32_t refresh_every_ops,
                                                              Nanos lease_ns) {
   uint64_t catalog[2] = {0, 0};  // kSlotTableOffset, kSlotCountOffset

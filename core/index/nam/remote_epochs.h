@@ -44,6 +44,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/index/nam/config.h"
 #include "core/index/nam/epoch.h"
 #include "core/index/nam/remote_access.h"
 
@@ -55,6 +56,11 @@ class RemoteEpochs final : public Reclaimer {
   // 0 keeps no epoch slots (index.gc_epoch_slots = 0).
   static StatusOr<std::unique_ptr<RemoteEpochs>> attach(RemoteAccess& access, uint32_t refresh_every_ops,
                                                        Nanos lease_ns);
+  // A client's tree on `access` (fine-grained or hybrid): attaches with the
+  // config's gc_epoch_* settings and makes the result the tree's
+  // reclaimer; nullptr as attach().
+  static StatusOr<std::unique_ptr<RemoteEpochs>> attach_tree(RemoteAccess& access, BlinkTree& tree,
+                                                            const NamConfig& config);
 
   // Claims a free slot; kResourceExhausted naming index.gc_epoch_slots
   // when every slot is taken (this client must not run then: the

@@ -6,6 +6,10 @@
 #include "core/messaging/wire.h"
 
 namespace locus::nam {
+namespace {
+// A leaf pointer a client sends: not null, past the arena's catalog.
+bool leaf_pointer(RemotePtr p) { return !p.null() && p.offset() >= kFirstPageOffset; }
+}  // namespace
 
 StatusOr<std::unique_ptr<MemoryServer>> MemoryServer::create(Env env, uint32_t server, const NamConfig& config) {
   std::unique_ptr<MemoryServer> m(new MemoryServer(env, config));
@@ -208,7 +212,7 @@ Status MemoryServer::attach_hybrid(const Register& add) {
         if (!r.get(&high.key) || !r.get(&high.payload) || !r.get(&left.raw) || !r.get(&right.raw)) {
           return invalid_argument("nam.join: truncated request");
         }
-        if (left.null() || right.null() || left.offset() < kFirstPageOffset || right.offset() < kFirstPageOffset) {
+        if (!leaf_pointer(left) || !leaf_pointer(right)) {
           return invalid_argument("nam.join: a leaf pointer is null or in no arena");
         }
         LOCUS_ASSIGN_OR_RETURN(bool joined, join_leaves(high, left, right));
@@ -222,7 +226,7 @@ Status MemoryServer::attach_hybrid(const Register& add) {
                       if (!r.get(&sep.key) || !r.get(&sep.payload) || !r.get(&right.raw)) {
                         return invalid_argument("nam.separator: truncated request");
                       }
-                      if (right.null() || right.offset() < kFirstPageOffset) {
+                      if (!leaf_pointer(right)) {
                         return invalid_argument("nam.separator: the new leaf's pointer is null or in no arena");
                       }
                       return add_separator(sep, right);
