@@ -46,7 +46,15 @@ std::string describe_result(const Operation& op) {
   if (op.outcome == Outcome::kNotFound) return "not found";
   switch (op.kind) {
     case OpKind::kGet: return fmt::format("{}", op.result_value);
-    case OpKind::kScan: return fmt::format("{{{}}}", fmt::join(op.result_keys, ", "));
+    case OpKind::kScan: {
+      if (op.result_ids.size() != op.result_keys.size()) return fmt::format("{{{}}}", fmt::join(op.result_keys, ", "));
+      // A multimap's scan: each key with the payload it came with.
+      std::string pairs;
+      for (size_t i = 0; i < op.result_keys.size(); ++i) {
+        pairs += fmt::format("{}{}:{}", i == 0 ? "" : ", ", op.result_keys[i], op.result_ids[i]);
+      }
+      return "{" + pairs + "}";
+    }
     case OpKind::kSearch:
     case OpKind::kLookup: return fmt::format("{{{}}}", fmt::join(op.result_ids, ", "));
     default: return "ok";

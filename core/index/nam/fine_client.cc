@@ -35,9 +35,13 @@ StatusOr<std::unique_ptr<FineClient>> FineClient::connect(Endpoint& ep, rpc::Rpc
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_);
   LOCUS_ASSIGN_OR_RETURN(c->epochs_, RemoteEpochs::attach_tree(*c->access_, *c->tree_, config));
-  c->tree_->set_head_interval(config.head_node_interval);
-  c->tree_->set_atomic_ranges(config.atomic_ranges);
+  set_tree_options(*c->tree_, config);
   return c;
+}
+
+void set_tree_options(BlinkTree& tree, const NamConfig& config) {
+  tree.set_head_interval(config.head_node_interval);
+  tree.set_atomic_ranges(config.atomic_ranges);
 }
 
 }  // namespace locus::nam

@@ -45,6 +45,11 @@ class FineClient final : public NamClient {
   std::unique_ptr<BlinkTree> tree_;
 };
 
+// The options a compute server's tree takes from the index's config (head
+// nodes, atomic ranges), set here for the fine-grained and hybrid clients
+// alike so that neither misses one.
+void set_tree_options(BlinkTree& tree, const NamConfig& config);
+
 // The arenas of `servers` by layout RPC, indexed by memory-server id.
 StatusOr<std::vector<RemoteRegion>> fetch_layout(rpc::RpcClient& rpc, std::span<const NodeId> servers,
                                                  uint32_t page_bytes);

@@ -54,7 +54,7 @@ StatusOr<std::unique_ptr<HybridClient>> HybridClient::connect(Endpoint& ep, rpc:
   LOCUS_RETURN_IF_ERROR(c->access_->enable_prefetch(config.head_node_interval));
   c->tree_ = std::make_unique<BlinkTree>(*c->access_, &c->upper_);
   LOCUS_ASSIGN_OR_RETURN(c->epochs_, RemoteEpochs::attach_tree(*c->access_, *c->tree_, config));
-  c->tree_->set_head_interval(config.head_node_interval);
+  set_tree_options(*c->tree_, config);
   return c;
 }
 

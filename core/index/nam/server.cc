@@ -85,6 +85,7 @@ TreeStats MemoryServer::tree_stats() const {
     sum.splits += t->stats().splits;
     sum.root_splits += t->stats().root_splits;
     sum.moved_right += t->stats().moved_right;
+    sum.range_rereads += t->stats().range_rereads;
   }
   return sum;
 }

@@ -158,6 +158,7 @@ Status BlinkTree::collect(Pair from, uint64_t to_key, uint32_t limit) {
   LOCUS_RETURN_IF_ERROR(scan(from, to_key, limit, &pairs_, &visited_));
   if (visited_.size() < 2) return Status();  // one copy of one leaf is atomic
   for (const auto& [p, version] : visited_) {
+    ++stats_.range_rereads;
     LOCUS_RETURN_IF_ERROR(access_.read(p, extra_));
     if (extra_.word() != version) return Status(StatusCode::kAborted, "nam: a leaf changed during the walk");
   }

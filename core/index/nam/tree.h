@@ -125,6 +125,7 @@ struct TreeStats {
   uint64_t root_splits = 0;
   uint64_t moved_right = 0;  // sibling pointers followed past a high key
   uint64_t in_place_lookups = 0;  // lookups the in-place search answered (the rest copied nodes)
+  uint64_t range_rereads = 0;     // leaves atomic ranges read a second time (their double collect)
   // Head nodes (fine-grained and hybrid range scans).
   uint64_t head_prefetches = 0;   // head nodes whose leaves a scan prefetched
   uint64_t prefetch_hits = 0;     // leaves a scan took from a prefetch
