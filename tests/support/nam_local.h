@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "core/index/nam/arena.h"
 #include "core/index/nam/local_access.h"
@@ -62,6 +63,83 @@ class ForwardingAccess : public nam::NodeAccess {
 
  protected:
   nam::NodeAccess& inner_;
+};
+
+// A compute server that dies in the middle of a merge (gc.cc), between
+// its two node installs: the second install of its merge number
+// merges_to_finish + 1 (the node the
+// first one marked merged names, or a merged node after the node it
+// names) never happens, and neither does any later call. Its locks are
+// released as a lock breaker would after their lease: a node it installed
+// keeps that body, the others keep the body it read, resealed. Records
+// the copies it reads and the locks it takes to do so.
+class MergerDiesBetweenInstalls final : public ForwardingAccess {
+ public:
+  using ForwardingAccess::ForwardingAccess;
+  Status read(nam::RemotePtr p, nam::Node& out) override {
+    if (died) return gone();
+    LOCUS_RETURN_IF_ERROR(inner_.read(p, out));
+    read_[p.raw].assign(out.data(), out.data() + page_bytes());
+    return Status();
+  }
+  Status lock(nam::RemotePtr p, uint64_t version) override {
+    if (died) return gone();
+    LOCUS_RETURN_IF_ERROR(inner_.lock(p, version));
+    held_[p.raw] = {version | nam::kLockBit, false};
+    return Status();
+  }
+  Status install(nam::RemotePtr p, const nam::Node& n) override {
+    if (died) return gone();
+    const bool second = (n.dead() && last_ == n.sibling()) || (last_dead_ && last_forward_ == p);
+    if (second && merges_to_finish-- == 0) {
+      died_at_level = n.level();
+      return die();
+    }
+    last_ = p, last_dead_ = n.dead(), last_forward_ = n.sibling();
+    LOCUS_RETURN_IF_ERROR(inner_.install(p, n));
+    held_[p.raw].installed = true;
+    return Status();
+  }
+  Status unlock(nam::RemotePtr p, uint64_t held) override {
+    if (died) return gone();
+    held_.erase(p.raw);
+    last_ = {}, last_dead_ = false;  // the next install is another merge's (or none's)
+    return inner_.unlock(p, held);
+  }
+  Status create(nam::RemotePtr p, const nam::Node& n) override { return died ? gone() : inner_.create(p, n); }
+  StatusOr<nam::RemotePtr> allocate(uint8_t level) override { return died ? gone() : inner_.allocate(level); }
+  StatusOr<nam::RemotePtr> root() override { return died ? gone() : inner_.root(); }
+
+  uint32_t merges_to_finish = 0;  // merges it completes before it dies at one
+  bool died = false;
+  uint8_t died_at_level = 0;
+
+ private:
+  struct Held {
+    uint64_t word = 0;
+    bool installed = false;
+  };
+  static Status gone() { return Status(StatusCode::kUnavailable, "test: the merger died"); }
+  Status die() {
+    died = true;
+    for (auto& [raw, h] : held_) {
+      const nam::RemotePtr p{raw};
+      if (!h.installed) {
+        std::vector<std::byte> copy = read_.at(raw);
+        nam::Node n(copy.data(), page_bytes());
+        n.set_word(h.word);
+        n.seal(h.word + 1);
+        BOOST_REQUIRE(inner_.install(p, n).is_ok());
+      }
+      BOOST_REQUIRE(inner_.unlock(p, h.word).is_ok());
+    }
+    held_.clear();
+    return gone();
+  }
+  std::map<uint64_t, std::vector<std::byte>> read_;
+  std::map<uint64_t, Held> held_;
+  nam::RemotePtr last_, last_forward_;
+  bool last_dead_ = false;
 };
 
 }  // namespace locus::testing

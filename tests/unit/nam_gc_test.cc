@@ -216,6 +216,68 @@ BOOST_AUTO_TEST_CASE(differential_with_gc_merges_at_every_level) {
   BOOST_TEST(t.arena->used_bytes() < used_after_first_round * 5 / 4);
 }
 
+// A collector that dies between the two installs of a merge, at each
+// merge of a pass in turn (leaves and inner nodes): the merged node is
+// installed first, so the half-done merge is one that the next operation
+// to follow the left node's sibling pointer undoes. Then every pair is
+// where a multimap says, through deletes, lookups and a full scan, and no
+// merged node is reachable. Installed the other way round, a collector
+// dying after the left node's install left the right one live beside the
+// left one's copy of its entries: a delete through the parent reached the
+// right node and the scan still returned the pair from the left one.
+BOOST_AUTO_TEST_CASE(a_merge_its_collector_died_in_is_undone_by_the_next_to_meet_it) {
+  uint32_t inner_deaths = 0, undone = 0, n = 0;
+  for (;; ++n) {
+    LocalTree t(256);
+    auto tree = t.tree();
+    Reference ref;
+    for (uint64_t k = 0; k < 400; ++k) BOOST_REQUIRE(tree->insert({k, 0}).is_ok());
+    for (uint64_t k = 0; k < 400; ++k) {
+      if (k % 10 == 0) {
+        ref.emplace(k, 0);
+      } else {
+        BOOST_REQUIRE(*tree->remove({k, 0}));
+      }
+    }
+    testing::MergerDiesBetweenInstalls dying(t.access);
+    dying.merges_to_finish = n;
+    BlinkTree gc(dying);
+    const Status pass = gc.collect_garbage();
+    if (!dying.died) {  // the pass had fewer merges than n
+      BOOST_REQUIRE(pass.is_ok());
+      break;
+    }
+    BOOST_REQUIRE(pass.code() == StatusCode::kUnavailable);
+    inner_deaths += dying.died_at_level > 0 ? 1 : 0;
+    // Two in three of the remaining pairs deleted, then every key looked
+    // up and the whole tree scanned.
+    for (uint64_t k = 0; k < 400; k += 10) {
+      if (k % 30 == 0) continue;
+      auto removed = tree->remove({k, 0});
+      BOOST_REQUIRE(removed.is_ok());
+      BOOST_REQUIRE_MESSAGE(*removed, "merge " << n << ": key " << k << " not found to delete");
+      ref.erase(k);
+    }
+    for (uint64_t k = 0; k < 400; ++k) {
+      std::vector<uint64_t> got;
+      BOOST_REQUIRE(tree->lookup(k, &got).is_ok());
+      BOOST_REQUIRE_MESSAGE(got.size() == ref.count(k), "merge " << n << ": key " << k);
+    }
+    std::vector<Pair> all;
+    BOOST_REQUIRE(tree->range({0, 0}, ~0ull, 0, &all).is_ok());
+    BOOST_REQUIRE_MESSAGE(all == all_of(ref), "merge " << n << ": the scan disagrees with the multimap");
+    undone += tree->stats().merges_undone;
+    // A healthy collector's pass leaves no merged node reachable.
+    auto healthy = t.tree();
+    BOOST_REQUIRE(healthy->collect_garbage().is_ok());
+    check_structure(t.access);
+  }
+  BOOST_TEST_MESSAGE(n << " merges in a pass, " << inner_deaths << " of them above the leaves; undone " << undone);
+  BOOST_TEST(n > 10u);
+  BOOST_TEST(inner_deaths > 0u);
+  BOOST_TEST(undone == n);  // each half-done merge undone once, by the client that met it
+}
+
 // Two writers insert and delete (the tree shrinks as it runs), two readers
 // look up keys and scan short ranges (atomic ranges: a double collect), a
 // collector runs GC passes back to back; all on threads over one arena.

@@ -3,9 +3,9 @@
 // entries deletes only marked and rebalances by merging underfull nodes.
 //
 // A merge of R into its left neighbour L (same level, same parent P, L's
-// sibling R) locks P, L and R at the versions read, then installs L with
-// R's entries, high key and sibling; R marked merged, its sibling naming
-// L; and P without the entry that separated them (R's entry now points at
+// sibling R) locks P, L and R at the versions read, then installs R marked
+// merged, its sibling naming L; L with R's entries, high key and sibling;
+// and P without the entry that separated them (R's entry now points at
 // L); then unlocks the three. Readers spin on locked nodes, so they see
 // the three before or after. A traversal that still reaches R (a pointer
 // read before the merge) goes on at L, which covers all R covered; a scan
@@ -15,12 +15,19 @@
 // so taking P before L and R, against a split's leaf-then-parent order,
 // cannot deadlock: a lost CAS restarts the merge.
 //
-// L is installed first: if a later install gives up (the fine-grained
-// lock's lease ran half out between the installs), R's entries already
-// live in L. A merged R whose parent install gave up stays named by P; a
-// later pass finds P naming a merged node and repairs P. One window stays
-// (docs/nam.md, known limits): R's install giving up after L's leaves R
-// live beside L's copy of its entries.
+// R is installed first. If L's install then gives up (the fine-grained
+// lock's lease ran half out between the installs) or the merger dies, R is
+// merged while L, live, still names it and lacks its entries: a state no
+// finished merge leaves (L's sibling is then R's old one), so the first
+// operation to follow L's sibling pointer to a merged R makes R live again
+// (BlinkTree::undo_half_merge: R keeps its entries and its old sibling)
+// and starts over. Installed the other way round (before 2026-11-29), a
+// merge whose R install gave up left R live beside L's copy of its
+// entries, and nothing could tell: a delete through P's entry for R went
+// to R while scans read the pair, still live, in L. A merged R whose
+// parent install gave up stays named by P; a later pass finds P naming a
+// merged node and repairs P (or undoes the merge, if L lacks R's
+// entries).
 #include <string>
 
 #include "core/index/nam/tree.h"
@@ -88,11 +95,15 @@ Status BlinkTree::compact_leaves() {
       stats_.entries_collected += removed;
     }
     if (node_.sibling().null()) return Status();
+    const RemotePtr from = p;
     p = node_.sibling();
     tries = 0;
     LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
     ++stats_.gc_leaves_read;
-    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
+    if (node_.dead()) {
+      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, p, node_));
+      return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
+    }
   }
 }
 
@@ -132,10 +143,14 @@ StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
       continue;
     }
     if (node_.sibling().null()) return true;
+    const RemotePtr from = pp;
     pp = node_.sibling();
     LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
     ++stats_.gc_inner_read;
-    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
+    if (node_.dead()) {
+      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, pp, node_));
+      return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
+    }
     i = 0, tries = 0;
   }
 }
@@ -150,6 +165,12 @@ StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
   if (!left.leaf()) stats_.gc_inner_read += 2;
   const bool repair = gone.dead();  // merged before, but the parent's install gave up
   if (left.dead() || (repair && gone.sibling() != lp)) return false;
+  // Merged, but L never took its entries: undone, not repaired (P's entry
+  // for R dropped would send R's pairs to L, which does not hold them).
+  if (repair && left.sibling() == rp) {
+    LOCUS_RETURN_IF_ERROR(undo_half_merge(lp, rp, gone));
+    return Status(StatusCode::kAborted, "nam: the pass's copy of a merged node's neighbour was old");
+  }
   if (!repair && (left.sibling() != rp || left.head() || gone.head() || !fits(left, gone))) return false;
   const uint64_t vp = parent.word(), vl = left.word(), vr = gone.word();
   LOCUS_RETURN_IF_ERROR(access_.lock(pp, vp));
@@ -177,11 +198,11 @@ StatusOr<bool> BlinkTree::merge_once(RemotePtr pp, uint32_t i) {
     unlock_all(2);
     return st;
   }
-  if (left.leaf()) left.compact();
+  if (left.leaf()) left.compact(), gone.compact();
   left.absorb(gone);
   gone.set_dead(lp);
-  Status st = install(lp, left, vl);
-  if (st.is_ok()) st = install(rp, gone, vr);
+  Status st = install(rp, gone, vr);
+  if (st.is_ok()) st = install(lp, left, vl);
   const bool merged = st.is_ok();
   if (merged) st = install(pp, parent, vp);
   unlock_all(3);
@@ -204,16 +225,17 @@ Status BlinkTree::install_locked(RemotePtr p, Node& n, uint64_t version) {
 // (hybrid_client.h), so leaves merge along the leaf level. L and its
 // sibling R, both locked at the versions read, are joined first by the
 // server that keeps their parent (UpperLevels::join_leaves: L's entry
-// dropped, R's now naming L, under the server's local lock), then L is
-// installed with R's entries, high key and sibling and R marked merged,
-// naming L, as merge_once does; then both are unlocked. Readers the new
+// dropped, R's now naming L, under the server's local lock), then R is
+// installed marked merged, naming L, and L with R's entries, high key and
+// sibling, as merge_once does; then both are unlocked. Readers the new
 // parent sends to L wait on L's lock; readers holding R wait on R's and
 // then go left. The server refuses (nothing changes) when R's separator
-// has not reached it or R is under another parent. If L's install gives up
+// has not reached it or R is under another parent. If R's install gives up
 // after the join (a lease ran half out), R stays live: the parent sends its
 // pairs to L, whose high key sends them on to R, as after a lost separator.
-// If R's gives up after L's, the merge is half done, the window merge_once
-// has too (the header above; docs/nam.md, known limits).
+// If L's gives up after R's (or the merger dies between), the next to
+// follow L's sibling pointer undoes the merge (the header above), with the
+// same outcome.
 Status BlinkTree::merge_leaves() {
   Node& left = node_;
   Node& gone = extra_;
@@ -224,6 +246,7 @@ Status BlinkTree::merge_leaves() {
     const RemotePtr rp = left.sibling();
     if (rp.null()) return Status();
     LOCUS_RETURN_IF_ERROR(access_.read(rp, gone));
+    if (gone.dead()) LOCUS_RETURN_IF_ERROR(undo_half_merge(lp, rp, gone));
     if (left.dead() || gone.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the pass");
     if (left.head() || gone.head() || !fits(left, gone) || tries >= kTriesPerLeaf) {
       lp = rp;
@@ -247,10 +270,11 @@ Status BlinkTree::merge_leaves() {
     bool merged = false;
     if (joined.is_ok() && *joined) {
       left.compact();
+      gone.compact();
       left.absorb(gone);
       gone.set_dead(lp);
-      st = install_locked(lp, left, vl);
-      if (st.is_ok()) st = install_locked(rp, gone, vr);
+      st = install_locked(rp, gone, vr);
+      if (st.is_ok()) st = install_locked(lp, left, vl);
       merged = st.is_ok();
     }
     (void)access_.unlock(rp, vr | kLockBit);
@@ -270,6 +294,28 @@ Status BlinkTree::merge_leaves() {
     LOCUS_RETURN_IF_ERROR(access_.read(lp, left));  // L again (it may take its new sibling too)
     tries = 0;
   }
+}
+
+Status BlinkTree::undo_half_merge(RemotePtr from, RemotePtr p, const Node& merged) {
+  if (!merged.dead()) return Status();
+  Node& left = undo_left_;
+  Node& gone = undo_right_;
+  LOCUS_RETURN_IF_ERROR(access_.read(from, left));
+  if (left.dead() || left.sibling() != p) return Status();  // the copy naming p was old
+  // L is unlocked (read() waits out a holder, or breaks its lock after a
+  // lease and fences it): its merger gave up or is gone, and can no
+  // longer install L. R, merged, changes only by this undo: lock it at the
+  // version read, so that of two undoers one wins.
+  LOCUS_RETURN_IF_ERROR(access_.read(p, gone));
+  if (!gone.dead()) return Status(StatusCode::kAborted, "nam: a merged node made live again meanwhile");
+  const uint64_t version = gone.word();
+  LOCUS_RETURN_IF_ERROR(access_.lock(p, version));
+  gone.revive();
+  const Status st = install_locked(p, gone, version);
+  (void)access_.unlock(p, version | kLockBit);
+  LOCUS_RETURN_IF_ERROR(st);
+  ++stats_.merges_undone;
+  return Status(StatusCode::kAborted, "nam: undid a merge left half done");
 }
 
 StatusOr<bool> BlinkTree::join_children(uint8_t level, Pair high, RemotePtr left, RemotePtr right) {

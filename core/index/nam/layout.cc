@@ -39,8 +39,14 @@ void Node::set_high(bool inf, Pair h) {
 }
 
 void Node::set_dead(RemotePtr into) {
+  put64(entry(count()), sibling().raw);
   p_[9] = static_cast<std::byte>(static_cast<uint8_t>(p_[9]) | kDead);
   set_sibling(into);
+}
+
+void Node::revive() {
+  p_[9] = static_cast<std::byte>(static_cast<uint8_t>(p_[9]) & ~kDead);
+  set_sibling(sibling_before_merge());
 }
 
 void Node::absorb(const Node& right) {
@@ -53,7 +59,7 @@ void Node::absorb(const Node& right) {
   }
   set_count(n);
   set_high(right.high_inf(), right.high());
-  set_sibling(right.sibling());
+  set_sibling(right.dead() ? right.sibling_before_merge() : right.sibling());
 }
 
 uint32_t Node::live() const {

@@ -34,10 +34,12 @@ BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
       page_bytes_(access.page_bytes()),
       searches_in_place_(access.searches_in_place()),
       in_place_map_(access.in_place_map()),
-      scratch_(3 * size_t{access.page_bytes()}),
+      scratch_(5 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
       extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()),
+      undo_left_(scratch_.data() + 3 * size_t{access.page_bytes()}, access.page_bytes()),
+      undo_right_(scratch_.data() + 4 * size_t{access.page_bytes()}, access.page_bytes()),
       head_page_(access.page_bytes()),
       head_(head_page_.data(), access.page_bytes()) {}
 
@@ -65,14 +67,23 @@ Status BlinkTree::move_right(Pair x, RemotePtr* ptr, Node& n) {
     const RemotePtr next = n.sibling();
     if (next.null()) return corruption("nam: a node short of +inf has no sibling");
     ++stats_.moved_right;
+    const RemotePtr from = *ptr;
     *ptr = next;
-    LOCUS_RETURN_IF_ERROR(read_live(ptr, n));
+    LOCUS_RETURN_IF_ERROR(access_.read(*ptr, n));
+    if (n.dead()) {
+      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, *ptr, n));
+      LOCUS_RETURN_IF_ERROR(follow_merges(ptr, n));
+    }
   }
   return Status();
 }
 
 Status BlinkTree::read_live(RemotePtr* p, Node& n) {
   LOCUS_RETURN_IF_ERROR(access_.read(*p, n));
+  return follow_merges(p, n);
+}
+
+Status BlinkTree::follow_merges(RemotePtr* p, Node& n) {
   // The node it went into covers everything it covered (and it is retired
   // no earlier than this one, so the page is still ours to read).
   while (n.dead()) {
@@ -129,9 +140,13 @@ Status BlinkTree::descend(Pair x, uint8_t level, RemotePtr* ptr, Node& n) {
 StatusOr<uint32_t> BlinkTree::levels() {
   EpochGuard epoch(reclaimer_, slot_, &epoch_depth_);
   LOCUS_RETURN_IF_ERROR(epoch.status());
-  LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
-  LOCUS_RETURN_IF_ERROR(read_live(&p, node_));
-  return uint32_t{node_.level()} + 1;
+  // Restarted as every operation is: a READ fenced off (this client's
+  // epoch slot broken after its lease) fails with kAborted.
+  return restarting("levels", [&]() -> StatusOr<uint32_t> {
+    LOCUS_ASSIGN_OR_RETURN(RemotePtr p, access_.root());
+    LOCUS_RETURN_IF_ERROR(read_live(&p, node_));
+    return uint32_t{node_.level()} + 1;
+  });
 }
 
 StatusOr<RemotePtr> BlinkTree::find_child(Pair x, uint8_t level) {
@@ -212,9 +227,13 @@ Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<P
       if (!node_.pairs_may_follow(to_key)) return Status();
     }
     if (node_.sibling().null()) return Status();
+    const RemotePtr from = p;
     p = node_.sibling();
     LOCUS_RETURN_IF_ERROR(next_in_scan(p, &unheaded));
-    if (node_.dead()) return Status(StatusCode::kAborted, "nam: a scan met a merged node");
+    if (node_.dead()) {
+      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, p, node_));
+      return Status(StatusCode::kAborted, "nam: a scan met a merged node");
+    }
   }
 }
 
@@ -284,7 +303,10 @@ Status BlinkTree::rebuild_once() {
     const RemotePtr next = node_.sibling();
     if (next.null()) break;
     LOCUS_RETURN_IF_ERROR(access_.read(next, extra_));
-    if (extra_.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the head-node pass");
+    if (extra_.dead()) {
+      LOCUS_RETURN_IF_ERROR(undo_half_merge(p, next, extra_));
+      return Status(StatusCode::kAborted, "nam: a leaf merged during the head-node pass");
+    }
     if (extra_.head()) {
       LOCUS_RETURN_IF_ERROR(refresh_head(head, group));
       head = next;

@@ -141,6 +141,7 @@ struct TreeStats {
   uint64_t merges = 0;             // nodes merged into their left neighbour
   uint64_t inner_merges = 0;       // of them, nodes above the leaves
   uint64_t parents_repaired = 0;   // parents still naming a merged node, fixed
+  uint64_t merges_undone = 0;      // merges left half done (merger gave up or died), undone
   uint64_t pages_freed = 0;        // merged nodes' pages freed after their epoch
   uint64_t pages_reused = 0;       // freed pages allocation took again
   uint64_t dead_forwards = 0;      // traversals that met a merged node and went left
@@ -240,6 +241,18 @@ class BlinkTree {
   // A consistent copy of the node at *p; a merged node is followed to the
   // node that took its entries (*p becomes that node).
   Status read_live(RemotePtr* p, Node& n);
+  // The same for a copy n of *p already read.
+  Status follow_merges(RemotePtr* p, Node& n);
+  // Called when the sibling at p of the node at `from` (as a copy named
+  // it) was read merged (copy in `merged`). Either the copy of `from` was
+  // old (it names another node now: nothing to do) or the merge was left
+  // half done: a merge installs R merged first and then L with R's
+  // entries, so a live L that still names a merged R is one whose install
+  // gave up or whose merger died between the two. Such an R is made live
+  // again, as it was before the merge (its entries, high key and sibling
+  // are still there: layout.h), and kAborted returned so that the
+  // operation starts over (gc.cc).
+  Status undo_half_merge(RemotePtr from, RemotePtr p, const Node& merged);
   // Garbage collection steps (gc.cc). A pass: with `leaves`, compaction
   // and merges from the leaves up; without, merges from level 1 up.
   Status gc_pass(bool leaves);
@@ -317,8 +330,8 @@ class BlinkTree {
     RemotePtr page;
     uint8_t level = 0;
   } spare_;
-  std::vector<std::byte> scratch_;  // node copy, right half, new root
-  Node node_, right_, extra_;
+  std::vector<std::byte> scratch_;  // node copy, right half, new root, undo_half_merge's two
+  Node node_, right_, extra_, undo_left_, undo_right_;
   std::vector<Pair> pairs_;
   std::vector<std::pair<RemotePtr, uint64_t>> visited_;
   uint32_t head_interval_ = 0;
