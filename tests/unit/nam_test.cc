@@ -1114,7 +1114,9 @@ BOOST_AUTO_TEST_CASE(holder_that_gives_up_leaves_its_leaf_readable) {
     stats = fine->remote_stats();
   });
   cluster.run();
-  BOOST_TEST(stats.lease_give_ups == 1u);
+  // At least the stalled install gave up; its restart may give up too when
+  // the machine is slow for 2 ms (TSan on a loaded machine: 2 once).
+  BOOST_TEST(stats.lease_give_ups >= 1u);
   BOOST_TEST(stats.broken_locks == 0u);
 }
 
