@@ -33,7 +33,7 @@ want "8 RPC(s) of up to 254 pairs a scan" "$out"
 out=$(timeout 120 "$locus" model "$range" --set index.partitioning=hash 2>&1) ||
   { echo "FAIL: locus model exited $?"; echo "$out"; fail=1; }
 want "4 RPC(s) of up to 254 pairs a scan" "$out"
-expect_error "covers point queries only" model "$range" --sim-json /dev/null
-expect_error "covers point queries only" plan --target-ops 1e6 --p99-us 1000 "$range" --servers 1:4 --cores 1:10 \
+expect_error "covers point queries and inserts" model "$range" --sim-json /dev/null
+expect_error "covers point queries and inserts" plan --target-ops 1e6 --p99-us 1000 "$range" --servers 1:4 --cores 1:10 \
   --clients 1:80
 exit $fail

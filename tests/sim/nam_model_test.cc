@@ -1,6 +1,7 @@
 // The NAM index's analytic model (core/index/nam/model.cc through the
 // locality model) against the SimGrid simulation of the shipped scenarios,
-// coarse-, fine-grained and hybrid, each cut to a short window: throughput
+// coarse-, fine-grained and hybrid (point queries; coarse and fine also
+// with 5% and 50% inserts), each cut to a short window: throughput
 // within 5% and mean latency within 10% (coarse and fine; hybrid misses,
 // docs/models.md), each server's share within 0.02, printed side by side (run with
 // --log_level=message) with each memory server's share of the bounding
@@ -30,8 +31,10 @@ std::string shares(const std::vector<double>& v) {
 
 // `within`: the 5% / 10% bounds apply (hybrid: a known miss, see
 // docs/models.md; its per-server shares are still checked). `more`: more
-// settings. Returns the simulated throughput.
-double compare(const std::string& file, bool within, const std::vector<std::string>& more = {}) {
+// settings. `check_shares`: each server's share within 0.02 (printed
+// either way). Returns the simulated throughput.
+double compare(const std::string& file, bool within, const std::vector<std::string>& more = {},
+               bool check_shares = true) {
   std::vector<std::string> sets = {"run.duration_s=0.01", "run.warmup_s=0.003"};
   sets.insert(sets.end(), more.begin(), more.end());
   auto sc = designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/" + file, sets);
@@ -67,7 +70,7 @@ double compare(const std::string& file, bool within, const std::vector<std::stri
   for (const std::string& line : profile->derivation) BOOST_TEST_MESSAGE("  " << line);
   const std::vector<double>& model_shares = resource == ".cpu" ? in->shares.work : in->shares.read;
   BOOST_REQUIRE(model_shares.size() == sim_shares.size());
-  for (size_t i = 0; i < sim_shares.size(); ++i) {
+  for (size_t i = 0; check_shares && i < sim_shares.size(); ++i) {
     BOOST_TEST(std::abs(model_shares[i] - sim_shares[i]) <= 0.02, name << " server " << i << "'s share");
   }
   if (within) {
@@ -103,14 +106,34 @@ BOOST_AUTO_TEST_CASE(fine_under_skew_is_unchanged) {
   BOOST_TEST(std::abs(skewed - uniform) <= 0.02 * uniform, "skewed " << skewed << " uniform " << uniform);
 }
 
-// Writes are outside the model: refused by name, not predicted.
-BOOST_AUTO_TEST_CASE(writes_are_refused_by_name) {
-  auto sc =
-      designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/coarse.toml", {"workload.standard=a"});
-  BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
-  auto profile = cli::model_profile_of(*sc);
-  BOOST_TEST(!profile.is_ok());
-  BOOST_TEST(profile.status().message().find("workload.readproportion") != std::string::npos);
+// The paper's mixes of point queries and inserts (95/5 and 50/50):
+// coarse-grained nam.insert RPCs beside the lookups' nam.range, and the
+// fine-grained traversal with the leaf's lock, install and unlock.
+BOOST_AUTO_TEST_CASE(coarse_with_inserts) {
+  compare("coarse.toml", true, {"workload.readproportion=0.95", "workload.insertproportion=0.05"});
+  compare("coarse.toml", true, {"workload.readproportion=0.5", "workload.insertproportion=0.5"});
+}
+// At 50% inserts the fine-grained shares are a known miss (docs/models.md:
+// server 0 takes 0.44-0.47 of the READ engines' time in the simulation,
+// 0.42 in the model), so only throughput and latency are checked there.
+BOOST_AUTO_TEST_CASE(fine_with_inserts) {
+  compare("fine.toml", true, {"workload.readproportion=0.95", "workload.insertproportion=0.05"});
+  compare("fine.toml", true, {"workload.readproportion=0.5", "workload.insertproportion=0.5"}, false);
+}
+
+// Updates (and other writes than inserts) and hybrid inserts are outside
+// the model: refused by name, not predicted.
+BOOST_AUTO_TEST_CASE(other_writes_are_refused_by_name) {
+  auto refused = [](const std::string& file, const std::vector<std::string>& sets, const std::string& key) {
+    auto sc = designs::load_scenario(std::string(LOCUS_SOURCE_DIR) + "/scenarios/nam/" + file, sets);
+    BOOST_REQUIRE_MESSAGE(sc.is_ok(), sc.status().to_string());
+    auto profile = cli::model_profile_of(*sc);
+    BOOST_TEST(!profile.is_ok(), file);
+    BOOST_TEST(profile.status().message().find(key) != std::string::npos, profile.status().to_string());
+  };
+  refused("coarse.toml", {"workload.standard=a"}, "workload.readproportion");
+  refused("hybrid.toml", {"workload.readproportion=0.95", "workload.insertproportion=0.05"},
+          "workload.insertproportion");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,12 +20,16 @@
 //
 // Range scans (workload.scanproportion = 1): Table 2's bound and the
 // memory servers' CPU only, no queueing prediction (range_bound).
-// Not covered (refused by name): writes and mixes (the MVA covers point
-// queries); more than kMaxModelRecords records.
+// Inserts (workload.insertproportion, the paper's 95/5 and 50/50 mixes):
+// coarse-grained as nam.insert RPCs, fine-grained as the traversal plus
+// the leaf's lock, install and unlock, splits at the built tree's rate.
+// Not covered (refused by name): updates, deletes and other mixes; hybrid
+// inserts; more than kMaxModelRecords records.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "core/design/index_driver.h"
@@ -40,6 +44,37 @@ namespace {
 constexpr double kKeyBytes = 8;  // Table 1's K: keys, values and pointers
 // A coarse-grained range request: from key, from payload, to key, limit.
 constexpr double kRangeRequestBytes = 3 * kKeyBytes + 4;
+
+// One-sided operations of the fine-grained client path (model_profile):
+// their NIC service times and the shares of an operation.
+struct ClientPath {
+  double read_us = 0, install_us = 0, create_us = 0, atomic_us = 0;
+  double inserts = 0, splits = 0;  // share of operations; leaf splits an insert
+};
+
+// Each server's share of the client path's NIC time, from the tree built
+// for `t`'s server count: the traversal's READs by the server of each node
+// (fine_read_share), an insert's lock, install and unlock at the leaf's
+// server, a split's parent READs at the upper levels' servers, its FAA and
+// new page round-robin (even), its parent's lock, install and unlock at
+// the upper levels' servers too.
+std::vector<double> client_path_shares(const ModelTrees& t, const ClientPath& c) {
+  const size_t n = t.fine_read_share.size();
+  const double height = t.fine_height;
+  std::vector<double> time(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    const double leaf = t.fine_leaf_share[s], reads = height * t.fine_read_share[s];
+    const double upper = height > 1 ? (reads - leaf) / (height - 1) : 0;  // of one READ per upper level
+    time[s] = reads * c.read_us + c.inserts * leaf * (2 * c.atomic_us + c.install_us) +
+              c.inserts * c.splits *
+                  ((height - 1) * upper * c.read_us + upper * (2 * c.atomic_us + c.install_us) +
+                   (c.atomic_us + c.create_us) / static_cast<double>(n));
+  }
+  double sum = 0;
+  for (double x : time) sum += x;
+  for (double& x : time) x = sum > 0 ? x / sum : 0;
+  return time;
+}
 
 std::string shares_text(const std::vector<double>& v) {
   std::string t;
@@ -97,7 +132,8 @@ std::vector<std::string> table2(const scenario::Scenario& s, const NamConfig& c,
 // bytes a scan of selectivity s reads, H x P + s x L x P (hash
 // partitioning: a traversal on every server, H x P x S), beside the same
 // on the built trees and the memory servers' CPU for coarse-grained scans.
-// A bound, not a prediction: the queueing model covers point queries only.
+// A bound, not a prediction: the queueing model covers point queries and
+// inserts, not scans.
 StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const NamConfig& c) {
   const workload::WorkloadSpec& w = s.workload;
   if (w.scanlengthdistribution == workload::LengthDistribution::kZipfian) {
@@ -149,7 +185,8 @@ StatusOr<design::ModelProfile> range_bound(const scenario::Scenario& s, const Na
                   "{} {:.3f} us a scan; {:.0f} cores: {:.4g} scans/s",
                   rpcs, per_response, kRangeWork, cpu_us, cores, cores / cpu_us * 1e6)};
   m.bound_only =
-      "the nam queueing model covers point queries only (workload.readproportion = 1); for range scans "
+      "the nam queueing model covers point queries and inserts (workload.readproportion + insertproportion = 1), "
+      "not scans; for range scans "
       "(workload.scanproportion = 1) the paper's Table 2 bound above is all it gives";
   return m;
 }
@@ -164,38 +201,97 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
     if (w.effective_insertcount() == 0) return invalid_argument("workload.recordcount: the nam model needs records");
     return range_bound(s, *c);
   }
-  if (w.readproportion < 1.0) {
+  const bool hybrid = c->distribution == Distribution::kHybrid;
+  const double reads = w.readproportion, inserts = w.insertproportion;
+  if (std::abs(reads + inserts - 1.0) > 1e-9) {
+    return invalid_argument(fmt::format(
+        "workload.readproportion: the nam model covers point queries and inserts (readproportion + "
+        "insertproportion = 1), not readproportion {} with insertproportion {}",
+        reads, inserts));
+  }
+  if (inserts > 0 && hybrid) {
     return invalid_argument(
-        fmt::format("workload.readproportion: the nam model covers point queries only (readproportion = 1), not {}",
-                    w.readproportion));
+        "workload.insertproportion: the nam model covers inserts for the coarse- and fine-grained designs; hybrid "
+        "inserts (a nam.leaf RPC, then the leaf locked, installed and unlocked one-sidedly) are not in it yet");
   }
   if (w.effective_insertcount() == 0) return invalid_argument("workload.recordcount: the nam model needs records");
   LOCUS_ASSIGN_OR_RETURN(ModelTrees t, build_model_trees(s, *c, s.platform.servers));
-  const bool hybrid = c->distribution == Distribution::kHybrid;
 
   design::ModelProfile m;
-  m.reads_per_client_op = t.fine_height;
-  m.round_trips_per_client_op = t.fine_height;  // each READ's address is in the node before
-  m.read_bytes = c->page_bytes;
-  // rpc: coarse (kRangeRequestBytes) -> (more, count, one pair); hybrid
-  // (key, payload) -> (leaf pointer).
-  m.rpc_request_bytes = hybrid ? 2 * kKeyBytes : kRangeRequestBytes;
-  m.rpc_response_bytes = hybrid ? kKeyBytes : kRangeResponseHead + 2 * kKeyBytes;
-  const std::string handler = hybrid ? kLeafWork : kRangeWork;
-  m.server_cpu_us_per_server_op =
-      design::handler_cost_us(s.platform.cpu, handler, m.rpc_request_bytes + m.rpc_response_bytes);
+  // Client path, the fine-grained traversal (tree.cc, remote_access.cc): a
+  // lookup READs a page per level; an insert too, then CAS-locks the leaf,
+  // WRITEs it but its word and CAS-unlocks it. A leaf split (as many per
+  // insert as the built tree has leaves per record: its load was the same
+  // random inserts) adds an FAA for the page, a WRITE of the new leaf, and
+  // the separator's insert into the parent: the levels above READ again,
+  // the parent locked, installed and unlocked.
+  const scenario::NicSpec& nic = s.platform.nic;
+  const double height = t.fine_height, page = c->page_bytes;
+  const double splits = t.records > 0 ? t.level_nodes.front() / static_cast<double>(t.records) : 0;
+  ClientPath path;
+  path.read_us = static_cast<double>(nic.read.service_ns(c->page_bytes)) * 1e-3;
+  path.install_us = static_cast<double>(nic.write.service_ns(c->page_bytes - 8)) * 1e-3;
+  path.create_us = static_cast<double>(nic.write.service_ns(c->page_bytes)) * 1e-3;
+  path.atomic_us = static_cast<double>(nic.atomic.service_ns(8)) * 1e-3;
+  path.inserts = inserts;
+  path.splits = splits;
+  const double read_us = path.read_us, install_us = path.install_us, create_us = path.create_us,
+               atomic_us = path.atomic_us;
+  struct Ops {
+    double n = 0, service_us = 0, out_bytes = 0, in_bytes = 0;
+    void add(double count, double us, double out, double in) {
+      n += count, service_us += count * us, out_bytes += count * out, in_bytes += count * in;
+    }
+  } client;
+  client.add(height * (reads + inserts) + inserts * splits * (height - 1), read_us, 0, page);
+  client.add(inserts * (2 + splits * 3), atomic_us, 0, 8);  // lock, unlock; FAA, parent's lock and unlock
+  client.add(inserts * (1 + splits), install_us, page - 8, 0);
+  client.add(inserts * splits, create_us, page, 0);
+  m.reads_per_client_op = client.n;
+  m.round_trips_per_client_op = client.n;  // each waits for the one before
+  m.read_bytes = (client.out_bytes + client.in_bytes) / client.n;
+  m.nic_rdma_service_us = client.service_us / client.n;
+  m.link_payload_bytes = std::max(client.out_bytes, client.in_bytes) / client.n;
+  // Server path. Coarse: a nam.range RPC per lookup, (from key, from
+  // payload, to key, limit) -> (more, count, one pair), and a nam.insert
+  // per insert, (key, payload) -> (). Hybrid (point queries): a nam.leaf
+  // RPC, (key, payload) -> (leaf pointer), then the leaf's READ.
+  struct ServerOp {
+    const char* handler;
+    double share, request, response;
+  };
+  const ServerOp coarse_ops[] = {{kRangeWork, reads, kRangeRequestBytes, kRangeResponseHead + 2 * kKeyBytes},
+                                 {kInsertWork, inserts, 2 * kKeyBytes, 0}};
+  const ServerOp hybrid_ops[] = {{kLeafWork, 1, 2 * kKeyBytes, kKeyBytes}};
+  double cpu_us = 0, request = 0, response = 0, send_us = 0, recv_us = 0;
+  for (const ServerOp& op : hybrid ? std::span<const ServerOp>(hybrid_ops) : std::span<const ServerOp>(coarse_ops)) {
+    cpu_us += op.share * design::handler_cost_us(s.platform.cpu, op.handler, op.request + op.response);
+    request += op.share * op.request, response += op.share * op.response;
+    send_us += op.share * 1e6 / nic.send.ops_per_s(static_cast<uint32_t>(op.response));
+    recv_us += op.share * 1e6 / nic.recv.ops_per_s(static_cast<uint32_t>(op.request));
+  }
+  m.rpc_request_bytes = request;
+  m.rpc_response_bytes = response;
+  m.server_cpu_us_per_server_op = cpu_us;
+  m.nic_send_service_us = send_us;
+  m.nic_recv_service_us = recv_us;
+  const std::string handler = hybrid ? kLeafWork : inserts > 0 ? "nam.range and nam.insert" : kRangeWork;
   m.messages_per_server_op = 1;
   m.reads_per_server_op = hybrid ? 1 : 0;
   m.client_op_us = design::client_op_cost_us(s);
   m.scenario_server_share = c->distribution == Distribution::kFine ? 0.0 : 1.0;
   const NamConfig config = *c;
-  m.server_shares = [s, config, t](uint32_t servers) -> StatusOr<design::ServerShares> {
+  m.server_shares = [s, config, t, path](uint32_t servers) -> StatusOr<design::ServerShares> {
     ModelTrees trees = t;  // the scenario's own count: built above
     if (servers != s.platform.servers) {
       LOCUS_ASSIGN_OR_RETURN(trees, build_model_trees(s, config, servers));
     }
     const bool leaves = config.distribution == Distribution::kHybrid;
-    design::ServerShares out{trees.partition_share, leaves ? trees.hybrid_leaf_share : trees.fine_read_share, {}};
+    design::ServerShares out{trees.partition_share,
+                             leaves                ? trees.hybrid_leaf_share
+                             : path.inserts > 0    ? client_path_shares(trees, path)
+                                                   : trees.fine_read_share,
+                             {}};
     out.derivation =
         fmt::format("shares over {} servers: RPCs (partitions' keys) {}; READs ({}) {}", servers, shares_text(out.work),
                     leaves ? "hybrid leaves" : "fine tree's nodes", shares_text(out.read));
@@ -213,6 +309,14 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
       "per server {}",
       t.records, c->page_bytes, leaf_capacity(c->page_bytes), inner_capacity(c->page_bytes), levels, t.fine_height,
       shares_text(t.fine_read_share)));
+  if (inserts > 0) {
+    m.derivation.push_back(fmt::format(
+        "inserts ({:.0f}%): the traversal's READs, then CAS lock, WRITE of {:.0f} B, CAS unlock; {:.4f} leaf splits "
+        "an insert (the built tree's leaves per record), each an FAA, a {:.0f} B WRITE and the parent's {} READs, "
+        "lock, install and unlock: {:.3f} one-sided operations an operation, {:.3f} us each at the NIC; "
+        "per-server shares of that NIC time: READs by node, the leaf's work at the leaf's server",
+        100 * inserts, page - 8, splits, page, t.fine_height - 1, client.n, m.nic_rdma_service_us));
+  }
   m.derivation.push_back(fmt::format("{} partitions ({} partitioning): keys per server {}, tree heights {}",
                                      s.platform.servers, c->partitioning == Partitioning::kRange ? "range" : "hash",
                                      shares_text(t.partition_share), heights));

@@ -102,9 +102,10 @@ class ModelUpper final : public UpperLevels {
 };
 
 // Walks the subtree at p: adds to reads[server] the lookups (one per pair
-// below) that READ each node, and counts nodes per level; returns the pairs.
+// below) that READ each node, and to leaf_reads[server] those of the
+// leaves alone, and counts nodes per level; returns the pairs.
 StatusOr<uint64_t> walk(Pages& pages, RemotePtr p, std::vector<double>* reads, std::vector<double>* level_nodes,
-                        uint8_t stop_level = 0) {
+                        uint8_t stop_level = 0, std::vector<double>* leaf_reads = nullptr) {
   Node n(pages.at(p), pages.page_bytes);
   if (level_nodes->size() <= n.level()) level_nodes->resize(n.level() + 1, 0);
   (*level_nodes)[n.level()] += 1;
@@ -117,11 +118,12 @@ StatusOr<uint64_t> walk(Pages& pages, RemotePtr p, std::vector<double>* reads, s
     }
   } else {
     for (uint32_t i = 0; i < n.count(); ++i) {
-      LOCUS_ASSIGN_OR_RETURN(uint64_t below, walk(pages, n.child(i), reads, level_nodes, stop_level));
+      LOCUS_ASSIGN_OR_RETURN(uint64_t below, walk(pages, n.child(i), reads, level_nodes, stop_level, leaf_reads));
       pairs += below;
     }
   }
   if (reads != nullptr) (*reads)[p.server()] += static_cast<double>(pairs);
+  if (leaf_reads != nullptr && n.leaf()) (*leaf_reads)[p.server()] += static_cast<double>(pairs);
   return pairs;
 }
 
@@ -180,13 +182,14 @@ StatusOr<ModelTrees> build_model_trees(const scenario::Scenario& s, const NamCon
       }));
 
   // The fine tree: every node a lookup READs on its way down.
-  std::vector<double> reads(servers, 0);
+  std::vector<double> reads(servers, 0), fine_leaf_reads(servers, 0);
   LOCUS_ASSIGN_OR_RETURN(RemotePtr root, fine_access.root());
-  LOCUS_RETURN_IF_ERROR(walk(pages, root, &reads, &out.level_nodes).status());
+  LOCUS_RETURN_IF_ERROR(walk(pages, root, &reads, &out.level_nodes, 0, &fine_leaf_reads).status());
   out.fine_height = static_cast<uint32_t>(out.level_nodes.size());
   out.fine_leaves = static_cast<uint64_t>(out.level_nodes[0]);
   for (double n : out.level_nodes) out.fine_nodes += static_cast<uint64_t>(n);
   out.fine_read_share = normalised(reads);
+  out.fine_leaf_share = normalised(fine_leaf_reads);
 
   // The partitions: keys, heights; hybrid leaves by the server holding them.
   out.partition_share = normalised(keys);

@@ -22,6 +22,7 @@ struct ModelTrees {
   uint32_t fine_height = 0;  // levels of the one global tree (leaves included)
   uint64_t fine_nodes = 0, fine_leaves = 0;
   std::vector<double> fine_read_share;  // per server: its share of a lookup's node READs
+  std::vector<double> fine_leaf_share;  // per server: its share of the lookups' leaf READs
   std::vector<double> level_nodes;      // fine tree, nodes per level, leaves first
   // Per partition (coarse and hybrid): its share of the keys, its tree's
   // height; hybrid: each server's share of the leaf READs.
