@@ -100,10 +100,7 @@ Status BlinkTree::compact_leaves() {
     tries = 0;
     LOCUS_RETURN_IF_ERROR(access_.read(p, node_));
     ++stats_.gc_leaves_read;
-    if (node_.dead()) {
-      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, p, node_));
-      return Status(StatusCode::kAborted, "nam: a leaf merged during compaction");
-    }
+    LOCUS_RETURN_IF_ERROR(restart_if_merged(from, p, node_, "nam: a leaf merged during compaction"));
   }
 }
 
@@ -147,10 +144,7 @@ StatusOr<bool> BlinkTree::merge_level(uint8_t level) {
     pp = node_.sibling();
     LOCUS_RETURN_IF_ERROR(access_.read(pp, node_));
     ++stats_.gc_inner_read;
-    if (node_.dead()) {
-      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, pp, node_));
-      return Status(StatusCode::kAborted, "nam: a parent merged during the pass");
-    }
+    LOCUS_RETURN_IF_ERROR(restart_if_merged(from, pp, node_, "nam: a parent merged during the pass"));
     i = 0, tries = 0;
   }
 }
@@ -246,8 +240,8 @@ Status BlinkTree::merge_leaves() {
     const RemotePtr rp = left.sibling();
     if (rp.null()) return Status();
     LOCUS_RETURN_IF_ERROR(access_.read(rp, gone));
-    if (gone.dead()) LOCUS_RETURN_IF_ERROR(undo_half_merge(lp, rp, gone));
-    if (left.dead() || gone.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the pass");
+    LOCUS_RETURN_IF_ERROR(restart_if_merged(lp, rp, gone, "nam: a leaf merged during the pass"));
+    if (left.dead()) return Status(StatusCode::kAborted, "nam: a leaf merged during the pass");
     if (left.head() || gone.head() || !fits(left, gone) || tries >= kTriesPerLeaf) {
       lp = rp;
       std::swap(node_, extra_);  // the sibling is the next left
@@ -296,16 +290,23 @@ Status BlinkTree::merge_leaves() {
   }
 }
 
+Status BlinkTree::restart_if_merged(RemotePtr from, RemotePtr p, const Node& n, const char* what) {
+  if (!n.dead()) return Status();
+  LOCUS_RETURN_IF_ERROR(undo_half_merge(from, p, n));
+  return Status(StatusCode::kAborted, what);
+}
+
 Status BlinkTree::undo_half_merge(RemotePtr from, RemotePtr p, const Node& merged) {
   if (!merged.dead()) return Status();
-  Node& left = undo_left_;
-  Node& gone = undo_right_;
+  Node& left = undo_;
   LOCUS_RETURN_IF_ERROR(access_.read(from, left));
   if (left.dead() || left.sibling() != p) return Status();  // the copy naming p was old
   // L is unlocked (read() waits out a holder, or breaks its lock after a
   // lease and fences it): its merger gave up or is gone, and can no
   // longer install L. R, merged, changes only by this undo: lock it at the
-  // version read, so that of two undoers one wins.
+  // version read, so that of two undoers one wins. (R's copy goes where
+  // L's was: L is not needed again.)
+  Node& gone = undo_;
   LOCUS_RETURN_IF_ERROR(access_.read(p, gone));
   if (!gone.dead()) return Status(StatusCode::kAborted, "nam: a merged node made live again meanwhile");
   const uint64_t version = gone.word();

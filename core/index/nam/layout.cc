@@ -59,7 +59,7 @@ void Node::absorb(const Node& right) {
   }
   set_count(n);
   set_high(right.high_inf(), right.high());
-  set_sibling(right.dead() ? right.sibling_before_merge() : right.sibling());
+  set_sibling(right.sibling());
 }
 
 uint32_t Node::live() const {

@@ -135,9 +135,9 @@ class Node {
   // A merged node keeps its entries, its high key and, in the entry slot
   // after its last (free: a merge fits both nodes in half of one, and a
   // leaf is compacted first), its sibling from before: all a later
-  // operation needs to finish a merge whose merger gave up (or died)
-  // after marking it merged and before its left neighbour took its
-  // entries (BlinkTree::finish_merge).
+  // operation needs to undo a merge whose merger gave up (or died) after
+  // marking it merged and before its left neighbour took its entries
+  // (BlinkTree::undo_half_merge).
   bool dead() const { return (static_cast<uint8_t>(p_[9]) & kDead) != 0; }
   // Requires count() < capacity().
   void set_dead(RemotePtr into);
@@ -145,9 +145,9 @@ class Node {
   // Undoes set_dead: live again, with its sibling from before the merge.
   void revive();
   // Appends right's entries (a leaf's live ones only) and takes its high
-  // key and sibling (a merged node's sibling from before its merge): the
-  // merge of right, the next node of the same level and parent, into this
-  // one. The entries must fit.
+  // key and sibling: the merge of right, the next node of the same level
+  // and parent, into this one (right not yet marked merged). The entries
+  // must fit.
   void absorb(const Node& right);
   // Leaves: entries whose delete bit is clear.
   uint32_t live() const;

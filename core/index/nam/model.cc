@@ -31,6 +31,8 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/design/index_driver.h"
 #include "core/design/model_profile.h"
@@ -70,10 +72,7 @@ std::vector<double> client_path_shares(const ModelTrees& t, const ClientPath& c)
                   ((height - 1) * upper * c.read_us + upper * (2 * c.atomic_us + c.install_us) +
                    (c.atomic_us + c.create_us) / static_cast<double>(n));
   }
-  double sum = 0;
-  for (double x : time) sum += x;
-  for (double& x : time) x = sum > 0 ? x / sum : 0;
-  return time;
+  return normalised(std::move(time));
 }
 
 std::string shares_text(const std::vector<double>& v) {
@@ -235,18 +234,16 @@ StatusOr<design::ModelProfile> model_profile(const scenario::Scenario& s) {
   path.atomic_us = static_cast<double>(nic.atomic.service_ns(8)) * 1e-3;
   path.inserts = inserts;
   path.splits = splits;
-  const double read_us = path.read_us, install_us = path.install_us, create_us = path.create_us,
-               atomic_us = path.atomic_us;
   struct Ops {
     double n = 0, service_us = 0, out_bytes = 0, in_bytes = 0;
     void add(double count, double us, double out, double in) {
       n += count, service_us += count * us, out_bytes += count * out, in_bytes += count * in;
     }
   } client;
-  client.add(height * (reads + inserts) + inserts * splits * (height - 1), read_us, 0, page);
-  client.add(inserts * (2 + splits * 3), atomic_us, 0, 8);  // lock, unlock; FAA, parent's lock and unlock
-  client.add(inserts * (1 + splits), install_us, page - 8, 0);
-  client.add(inserts * splits, create_us, page, 0);
+  client.add(height * (reads + inserts) + inserts * splits * (height - 1), path.read_us, 0, page);
+  client.add(inserts * (2 + splits * 3), path.atomic_us, 0, 8);  // lock, unlock; FAA, parent's lock and unlock
+  client.add(inserts * (1 + splits), path.install_us, page - 8, 0);
+  client.add(inserts * splits, path.create_us, page, 0);
   m.reads_per_client_op = client.n;
   m.round_trips_per_client_op = client.n;  // each waits for the one before
   m.read_bytes = (client.out_bytes + client.in_bytes) / client.n;

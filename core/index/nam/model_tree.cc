@@ -127,14 +127,14 @@ StatusOr<uint64_t> walk(Pages& pages, RemotePtr p, std::vector<double>* reads, s
   return pairs;
 }
 
+}  // namespace
+
 std::vector<double> normalised(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   for (double& x : v) x = sum > 0 ? x / sum : 0;
   return v;
 }
-
-}  // namespace
 
 StatusOr<ModelTrees> build_model_trees(const scenario::Scenario& s, const NamConfig& c, uint32_t servers) {
   const uint64_t records = s.workload.effective_insertcount();

@@ -37,6 +37,9 @@ struct ModelTrees {
 // hybrid, for `servers` memory servers. Refuses loads larger than
 // kMaxModelRecords (the pages live in memory here).
 inline constexpr uint64_t kMaxModelRecords = 5'000'000;
+
+// v scaled to sum to 1 (all zeros stay zeros).
+std::vector<double> normalised(std::vector<double> v);
 StatusOr<ModelTrees> build_model_trees(const scenario::Scenario& s, const NamConfig& c, uint32_t servers);
 
 }  // namespace locus::nam

@@ -34,12 +34,11 @@ BlinkTree::BlinkTree(NodeAccess& access, UpperLevels* upper)
       page_bytes_(access.page_bytes()),
       searches_in_place_(access.searches_in_place()),
       in_place_map_(access.in_place_map()),
-      scratch_(5 * size_t{access.page_bytes()}),
+      scratch_(4 * size_t{access.page_bytes()}),
       node_(scratch_.data(), access.page_bytes()),
       right_(scratch_.data() + access.page_bytes(), access.page_bytes()),
       extra_(scratch_.data() + 2 * size_t{access.page_bytes()}, access.page_bytes()),
-      undo_left_(scratch_.data() + 3 * size_t{access.page_bytes()}, access.page_bytes()),
-      undo_right_(scratch_.data() + 4 * size_t{access.page_bytes()}, access.page_bytes()),
+      undo_(scratch_.data() + 3 * size_t{access.page_bytes()}, access.page_bytes()),
       head_page_(access.page_bytes()),
       head_(head_page_.data(), access.page_bytes()) {}
 
@@ -230,10 +229,7 @@ Status BlinkTree::scan(Pair from, uint64_t to_key, uint32_t limit, std::vector<P
     const RemotePtr from = p;
     p = node_.sibling();
     LOCUS_RETURN_IF_ERROR(next_in_scan(p, &unheaded));
-    if (node_.dead()) {
-      LOCUS_RETURN_IF_ERROR(undo_half_merge(from, p, node_));
-      return Status(StatusCode::kAborted, "nam: a scan met a merged node");
-    }
+    LOCUS_RETURN_IF_ERROR(restart_if_merged(from, p, node_, "nam: a scan met a merged node"));
   }
 }
 
@@ -303,10 +299,7 @@ Status BlinkTree::rebuild_once() {
     const RemotePtr next = node_.sibling();
     if (next.null()) break;
     LOCUS_RETURN_IF_ERROR(access_.read(next, extra_));
-    if (extra_.dead()) {
-      LOCUS_RETURN_IF_ERROR(undo_half_merge(p, next, extra_));
-      return Status(StatusCode::kAborted, "nam: a leaf merged during the head-node pass");
-    }
+    LOCUS_RETURN_IF_ERROR(restart_if_merged(p, next, extra_, "nam: a leaf merged during the head-node pass"));
     if (extra_.head()) {
       LOCUS_RETURN_IF_ERROR(refresh_head(head, group));
       head = next;

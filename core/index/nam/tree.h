@@ -253,6 +253,11 @@ class BlinkTree {
   // are still there: layout.h), and kAborted returned so that the
   // operation starts over (gc.cc).
   Status undo_half_merge(RemotePtr from, RemotePtr p, const Node& merged);
+  // For a walk along the siblings that starts over when it meets a merged
+  // node: OK when n (the copy of p, the sibling `from` named) is live;
+  // else undoes a half-done merge if it is one and returns kAborted
+  // saying `what`.
+  Status restart_if_merged(RemotePtr from, RemotePtr p, const Node& n, const char* what);
   // Garbage collection steps (gc.cc). A pass: with `leaves`, compaction
   // and merges from the leaves up; without, merges from level 1 up.
   Status gc_pass(bool leaves);
@@ -330,8 +335,8 @@ class BlinkTree {
     RemotePtr page;
     uint8_t level = 0;
   } spare_;
-  std::vector<std::byte> scratch_;  // node copy, right half, new root, undo_half_merge's two
-  Node node_, right_, extra_, undo_left_, undo_right_;
+  std::vector<std::byte> scratch_;  // node copy, right half, new root, undo_half_merge's
+  Node node_, right_, extra_, undo_;
   std::vector<Pair> pairs_;
   std::vector<std::pair<RemotePtr, uint64_t>> visited_;
   uint32_t head_interval_ = 0;
